@@ -1,0 +1,293 @@
+"""Command line: `sandbox-mcp [serve] [--transport stdio|http]`, `run FILE`, `check`.
+
+Exit codes: 0 fine, 1 the work failed (a snippet failed, required layers are
+missing), 2 bad configuration or usage. Logs go to stderr; stdout carries only
+MCP (serve over stdio) or the command's own answer (run, check).
+"""
+
+import argparse
+import asyncio
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import signal
+import sys
+from contextlib import contextmanager
+from dataclasses import replace
+
+from sandbox import __version__
+from sandbox.config import MIN_TOKEN_LENGTH, ConfigError, Settings, load_settings
+
+logger = logging.getLogger("sandbox")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        print(f"sandbox-mcp: configuration error: {exc}", file=sys.stderr)
+        return 2
+    _setup_logging(settings.log_level)
+    for warning in settings.warnings:
+        logger.warning("%s", warning)
+    if settings.env_file:
+        logger.info("read settings from %s", settings.env_file)
+    # SIGTERM takes the Ctrl-C path, so shutdown unwinds and the runner kills every child.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        if args.command == "run":
+            return _run_file(settings, args.file)
+        if args.command == "check":
+            return _check(settings, args.json)
+        if args.transport == "http":
+            return _serve_http(settings, args.host, args.port)
+        return _serve_stdio(settings)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sandbox-mcp",
+        description="An MCP server that runs untrusted Python in a hardened child process.",
+        epilog="Settings come from SANDBOX_* variables and a .env file; see .env.example.",
+    )
+    parser.add_argument("--version", action="version", version=f"sandbox-mcp {__version__}")
+    parser.set_defaults(command="serve", transport="stdio", host=None, port=None)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="serve MCP (the default, over stdio)")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    serve.add_argument("--host", help="HTTP bind address (default SANDBOX_HTTP_HOST, loopback only)")
+    serve.add_argument("--port", type=int, help="HTTP port (default SANDBOX_HTTP_PORT)")
+
+    run = commands.add_parser("run", help="run a file in the sandbox and print the JSON result")
+    run.add_argument("file", help="a Python file, or - for standard input")
+
+    check = commands.add_parser("check", help="show which isolation layers are active on this host")
+    check.add_argument("--json", action="store_true", help="print the layers as JSON")
+    return parser
+
+
+def _setup_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+# ----------------------------------------------------------------------------- serve
+
+
+def _serve_stdio(settings: Settings) -> int:
+    from sandbox.runner import Runner
+    from sandbox.server import build_server
+
+    # The SDK's stdio transport points fd 0/1 away from the wire while serving, and the
+    # runner starts inside it (in the lifespan), so the zygote never inherits the wire.
+    server = build_server(settings, Runner(settings.runner_config()))
+    try:
+        server.run("stdio")
+    except BaseException as exc:
+        return _startup_failure(exc)
+    return 0
+
+
+def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
+    import anyio
+    import uvicorn
+
+    from sandbox.runner import Runner
+    from sandbox.server import build_server
+
+    if not settings.api_token:
+        print(
+            f"sandbox-mcp: configuration error: SANDBOX_API_TOKEN is not set; the HTTP transport needs a "
+            f"bearer token of at least {MIN_TOKEN_LENGTH} characters",
+            file=sys.stderr,
+        )
+        return 2
+    bind = host or settings.http_host
+    if not _is_loopback(bind):
+        if host is None:
+            print(
+                f"sandbox-mcp: configuration error: SANDBOX_HTTP_HOST={bind!r} is not a loopback address; "
+                "accepted: a loopback address, or pass --host explicitly to bind another one",
+                file=sys.stderr,
+            )
+            return 2
+        logger.warning("binding %s, which is not a loopback address: the sandbox is reachable from the network", bind)
+    port = settings.http_port if port is None else port
+    if not 0 <= port <= 65535:
+        print(f"sandbox-mcp: --port {port} is invalid; accepted: 0 to 65535", file=sys.stderr)
+        return 2
+
+    server = build_server(settings, Runner(settings.runner_config()))
+    app = BearerTokenGate(server.streamable_http_app(host=bind), settings.api_token)
+    config = uvicorn.Config(app, host=bind, port=port, log_config=None, log_level=settings.log_level)
+    logger.info("serving MCP over HTTP at http://%s:%d/mcp", bind, port)
+    try:
+        anyio.run(uvicorn.Server(config).serve)
+    except BaseException as exc:
+        return _startup_failure(exc)
+    return 0
+
+
+class BearerTokenGate:
+    """ASGI wrapper: every HTTP request needs `Authorization: Bearer <token>`, else 401."""
+
+    def __init__(self, app, token: str):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            presented = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(presented, self.expected):
+                body = b'{"error": "unauthorized: send Authorization: Bearer <SANDBOX_API_TOKEN>"}'
+                await send({
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"www-authenticate", b'Bearer realm="sandbox-mcp"'),
+                    ],
+                })
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _startup_failure(exc: BaseException) -> int:
+    """Turn a refused start (required layers missing) into a message; re-raise anything else."""
+    from sandbox.runner import LayerUnavailable
+
+    found = _find(exc, LayerUnavailable)
+    if found is not None:
+        missing = "; ".join(f"{layer} ({reason})" for layer, reason in getattr(found, "missing", []))
+        logger.error("refusing to start: layers named in SANDBOX_REQUIRE are not active here: %s", missing)
+        return 1
+    if _find(exc, KeyboardInterrupt) is not None:
+        return 130
+    raise exc
+
+
+def _find(exc: BaseException, kind: type) -> BaseException | None:
+    """Find an exception of `kind` in exc, its exception groups and its causes."""
+    seen = set()
+    stack = [exc]
+    while stack:
+        current = stack.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, kind):
+            return current
+        stack.extend(getattr(current, "exceptions", ()) or ())
+        stack.extend((current.__cause__, current.__context__))
+    return None
+
+
+# ----------------------------------------------------------------------------- run and check
+
+
+@contextmanager
+def _stdio_kept_from_children():
+    """While the runner lives, fd 1 points at stderr and fd 0 at /dev/null, so nothing a
+    child inherits can write into our answer or read our input. Yields the real stdout."""
+    sys.stdout.flush()
+    saved_out, saved_in = os.dup(1), os.dup(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(2, 1)
+        os.dup2(devnull, 0)
+        yield
+    finally:
+        os.dup2(saved_out, 1)
+        os.dup2(saved_in, 0)
+        for fd in (saved_out, saved_in, devnull):
+            os.close(fd)
+
+
+def _run_file(settings: Settings, path: str) -> int:
+    try:
+        if path == "-":
+            code = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                code = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"sandbox-mcp: cannot read {path}: {exc}", file=sys.stderr)
+        return 2
+    with _stdio_kept_from_children():
+        try:
+            result = asyncio.run(_execute_once(settings, code))
+        except BaseException as exc:
+            return _startup_failure(exc)
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0 if result.get("success") else 1
+
+
+async def _execute_once(settings: Settings, code: str) -> dict:
+    from sandbox.audit import AuditLog
+    from sandbox.limits_parse import format_size
+    from sandbox.runner import Runner
+    from sandbox.server import SandboxTools
+
+    runner = Runner(settings.runner_config())
+    await runner.start()
+    try:
+        tools = SandboxTools(settings, runner, AuditLog(settings.audit_log))
+        answer = await tools.execute(
+            code, settings.timeout, True, [], format_size(settings.default_memory_limit), False
+        )
+        return answer.structured_content
+    finally:
+        await runner.aclose()
+
+
+def _check(settings: Settings, as_json: bool) -> int:
+    from sandbox.runner import Runner
+
+    async def probe() -> dict:
+        # Started without `require`, so that missing layers are reported rather than fatal.
+        runner = Runner(replace(settings.runner_config(), require=frozenset()))
+        await runner.start()
+        try:
+            return runner.layers()
+        finally:
+            await runner.aclose()
+
+    with _stdio_kept_from_children():
+        layers = asyncio.run(probe())
+    missing = sorted(name for name in settings.require if not layers.get(name, {}).get("active"))
+    if as_json:
+        print(json.dumps({"layers": layers, "required": sorted(settings.require), "missing_required": missing},
+                         indent=2))
+    else:
+        width = max(map(len, layers), default=10)
+        for name, info in layers.items():
+            state = "active" if info.get("active") else "INACTIVE"
+            print(f"{name:<{width}}  {state:<8}  {info.get('detail', '')}")
+        if settings.require:
+            print(f"required (SANDBOX_REQUIRE): {', '.join(sorted(settings.require))}"
+                  + (f"; MISSING: {', '.join(missing)}" if missing else "; all active"))
+    return 1 if missing else 0

@@ -1,0 +1,383 @@
+"""Every setting of the server, read once at start-up from SANDBOX_* environment
+variables and a `.env` file, validated, and frozen into one `Settings` object.
+
+Precedence: the real environment, then the `.env` file (SANDBOX_ENV_FILE, or
+./.env when that variable is unset), then the defaults below. A bad value raises
+`ConfigError`, whose message names the variable, the value and what is accepted;
+the command line turns it into exit code 2.
+"""
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_bool, parse_seconds, parse_size
+
+# Names of the isolation layers, as Runner.layers() reports them.
+LAYER_NAMES = ("namespaces", "seccomp", "landlock", "privilege_drop", "rlimits", "restricted_python")
+
+# Below this, CPython itself cannot start a snippet reliably.
+MIN_MEMORY_LIMIT = 16 << 20
+MAX_MEMORY_CEILING = 1 << 40
+MAX_TIMEOUT_CEILING = 86400.0
+MIN_TOKEN_LENGTH = 32
+
+# The optional module profiles and the switch that enables each; "basic" is always on.
+PROFILE_SWITCHES = {
+    "data_science": "SANDBOX_ENABLE_DATA_SCIENCE",
+    "network": "SANDBOX_ENABLE_NETWORK",
+    "filesystem": "SANDBOX_ENABLE_FILESYSTEM",
+}
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+# name -> (default as written in .env.example, one-line description)
+VARIABLES = {
+    "SANDBOX_ENV_FILE": ("./.env", "file of KEY=VALUE lines read at start; the real environment wins"),
+    "SANDBOX_TIMEOUT": ("30", "default execute_code timeout, in seconds"),
+    "SANDBOX_MAX_TIMEOUT": ("300", "largest timeout a request may ask for, in seconds"),
+    "SANDBOX_MAX_OUTPUT_SIZE": ("1048576", "stdout and stderr are each cut at this many bytes"),
+    "SANDBOX_DEFAULT_MEMORY_LIMIT": ("128m", "default execute_code memory_limit"),
+    "SANDBOX_MAX_MEMORY_LIMIT": ("1g", "largest memory_limit a request may ask for"),
+    "SANDBOX_MAX_CODE_SIZE": ("1m", "larger code is refused before any child is spawned"),
+    "SANDBOX_ENABLE_NETWORK": ("false", "network profile: host network and AF_INET sockets"),
+    "SANDBOX_ENABLE_FILESYSTEM": ("false", "filesystem profile: a private writable workspace"),
+    "SANDBOX_ENABLE_DATA_SCIENCE": ("false", "data-science profile: numpy, pandas, ... when installed"),
+    "SANDBOX_ALLOWED_IMPORTS": ("", "comma list of modules added to the enabled profiles"),
+    "SANDBOX_RESTRICTED_PYTHON": ("true", "compile snippets with RestrictedPython"),
+    "SANDBOX_REQUIRE": ("", 'comma list of layers that must be active, or "all"'),
+    "SANDBOX_MAX_CONCURRENCY": ("<CPU count>", "executions running at once; the rest queue"),
+    "SANDBOX_AUDIT_LOG": ("", "path of a JSON-lines audit log (off when empty)"),
+    "SANDBOX_POOL_SIZE": ("2", "warm children kept per isolation profile (0 = off)"),
+    "SANDBOX_API_TOKEN": ("", f"bearer token for the HTTP transport, {MIN_TOKEN_LENGTH}+ characters"),
+    "SANDBOX_HTTP_HOST": ("127.0.0.1", "HTTP transport bind address"),
+    "SANDBOX_HTTP_PORT": ("8765", "HTTP transport port"),
+    "SANDBOX_LOG_LEVEL": ("info", "one of " + ", ".join(LOG_LEVELS)),
+}
+
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_SECRET_VARIABLES = frozenset({"SANDBOX_API_TOKEN"})
+
+
+class ConfigError(ValueError):
+    """A setting with a value the server cannot use."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    timeout: float = 30.0
+    max_timeout: float = 300.0
+    max_output_size: int = 1 << 20
+    default_memory_limit: int = 128 << 20
+    max_memory_limit: int = 1 << 30
+    max_code_size: int = 1 << 20
+    enable_network: bool = False
+    enable_filesystem: bool = False
+    enable_data_science: bool = False
+    extra_imports: tuple[str, ...] = ()
+    restricted_python: bool = True
+    require: frozenset[str] = frozenset()
+    max_concurrency: int = 1
+    audit_log: str | None = None
+    pool_size: int = 2
+    api_token: str | None = field(default=None, repr=False)
+    http_host: str = "127.0.0.1"
+    http_port: int = 8765
+    log_level: str = "info"
+    env_file: str | None = None  # the .env file actually read, if any
+    warnings: tuple[str, ...] = ()  # non-fatal findings, logged once at start
+
+    @property
+    def enabled_profiles(self) -> tuple[str, ...]:
+        switches = {
+            "data_science": self.enable_data_science,
+            "network": self.enable_network,
+            "filesystem": self.enable_filesystem,
+        }
+        return ("basic",) + tuple(name for name, on in switches.items() if on)
+
+    def allowed_modules(self) -> frozenset[str]:
+        from sandbox import profiles
+
+        return frozenset(profiles.allowed_modules(self.enabled_profiles, self.extra_imports))
+
+    def runner_config(self):
+        from sandbox import profiles
+        from sandbox.runner import RunnerConfig
+
+        # Pre-importing the data-science stack in the zygote turns a 1-3 s import into a fork.
+        preload: list[str] = []
+        if self.enable_data_science:
+            preload = list(profiles.profile_modules_available("data_science"))
+        return RunnerConfig(
+            max_timeout=self.max_timeout,
+            max_memory=self.max_memory_limit,
+            max_output=self.max_output_size,
+            network=self.enable_network,
+            filesystem=self.enable_filesystem,
+            preload=tuple(preload),
+            pool_size=self.pool_size,
+            require=self.require,
+        )
+
+
+def default_concurrency() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def load_settings(environ=None, cwd: str | None = None) -> Settings:
+    """Read, merge and validate the configuration. Raises ConfigError."""
+    environ = os.environ if environ is None else environ
+    env_path = environ.get("SANDBOX_ENV_FILE", "")
+    explicit = bool(env_path)
+    if not explicit:
+        env_path = os.path.join(cwd or os.getcwd(), ".env")
+    file_values: dict[str, str] = {}
+    env_file_read = None
+    if os.path.exists(env_path) and not os.path.isdir(env_path):
+        file_values = read_env_file(env_path)
+        env_file_read = env_path
+    elif explicit:
+        raise ConfigError(f"SANDBOX_ENV_FILE={env_path!r}: no such file; accepted: the path of a readable .env file")
+
+    values = {k: v for k, v in file_values.items() if k.startswith("SANDBOX_")}
+    values.update({k: v for k, v in environ.items() if k.startswith("SANDBOX_")})
+    warnings = tuple(
+        f"unknown variable {name} ignored (known: see .env.example)" for name in sorted(values) if name not in VARIABLES
+    )
+    settings = _build(_Reader(values), warnings, env_file_read)
+    _check_extra_imports(settings)
+    return settings
+
+
+def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None) -> Settings:
+    max_timeout = read.number(
+        "SANDBOX_MAX_TIMEOUT", 300.0, 0.0, MAX_TIMEOUT_CEILING, "seconds, greater than 0 and at most 86400"
+    )
+    timeout = read.number(
+        "SANDBOX_TIMEOUT", 30.0, 0.0, max_timeout, f"seconds, greater than 0 and at most SANDBOX_MAX_TIMEOUT ({max_timeout:g})"
+    )
+    max_memory = read.size(
+        "SANDBOX_MAX_MEMORY_LIMIT", 1 << 30, MIN_MEMORY_LIMIT, MAX_MEMORY_CEILING,
+    )
+    default_memory = read.size("SANDBOX_DEFAULT_MEMORY_LIMIT", 128 << 20, MIN_MEMORY_LIMIT, max_memory)
+    return Settings(
+        timeout=timeout,
+        max_timeout=max_timeout,
+        max_output_size=read.size("SANDBOX_MAX_OUTPUT_SIZE", 1 << 20, 1 << 10, 64 << 20),
+        default_memory_limit=default_memory,
+        max_memory_limit=max_memory,
+        max_code_size=read.size("SANDBOX_MAX_CODE_SIZE", 1 << 20, 1 << 10, 16 << 20),
+        enable_network=read.boolean("SANDBOX_ENABLE_NETWORK", False),
+        enable_filesystem=read.boolean("SANDBOX_ENABLE_FILESYSTEM", False),
+        enable_data_science=read.boolean("SANDBOX_ENABLE_DATA_SCIENCE", False),
+        extra_imports=read.module_list("SANDBOX_ALLOWED_IMPORTS"),
+        restricted_python=read.boolean("SANDBOX_RESTRICTED_PYTHON", True),
+        require=read.layers("SANDBOX_REQUIRE"),
+        max_concurrency=read.integer("SANDBOX_MAX_CONCURRENCY", default_concurrency(), 1, 1024),
+        audit_log=read.audit_path("SANDBOX_AUDIT_LOG"),
+        pool_size=read.integer("SANDBOX_POOL_SIZE", 2, 0, 64),
+        api_token=read.token("SANDBOX_API_TOKEN"),
+        http_host=read.host("SANDBOX_HTTP_HOST", "127.0.0.1"),
+        http_port=read.integer("SANDBOX_HTTP_PORT", 8765, 1, 65535),
+        log_level=read.choice("SANDBOX_LOG_LEVEL", "info", LOG_LEVELS),
+        env_file=env_file,
+        warnings=warnings,
+    )
+
+
+def _check_extra_imports(settings: Settings) -> None:
+    """SANDBOX_ALLOWED_IMPORTS may add modules, never dangerous ones (os, sys, ctypes, ...)."""
+    if not settings.extra_imports:
+        return
+    from sandbox import profiles
+
+    refused = profiles.check_extra_imports(settings.extra_imports, network=settings.enable_network)
+    if refused:
+        reasons = "; ".join(_describe_refusal(item) for item in refused)
+        raise ConfigError(
+            f"SANDBOX_ALLOWED_IMPORTS={','.join(settings.extra_imports)!r} is refused: {reasons}. "
+            "Accepted: modules that do not give access to the host (os, sys, subprocess, ctypes, "
+            "importlib, builtins, ... are never allowed)"
+        )
+
+
+def _describe_refusal(item) -> str:
+    if isinstance(item, (tuple, list)) and len(item) == 2:
+        return f"{item[0]} ({item[1]})"
+    return str(item)
+
+
+class _Reader:
+    """Typed accessors over the merged SANDBOX_* values; each failure names its variable."""
+
+    def __init__(self, values: dict[str, str]):
+        self.values = values
+
+    def _raw(self, name: str) -> str | None:
+        value = self.values.get(name)
+        return None if value is None or value.strip() == "" else value
+
+    def _fail(self, name: str, value: str, accepted: str) -> ConfigError:
+        shown = f"<{len(value)} characters>" if name in _SECRET_VARIABLES else repr(value)
+        return ConfigError(f"{name}={shown} is invalid; accepted: {accepted}")
+
+    def number(self, name: str, default: float, above: float, at_most: float, accepted: str) -> float:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        try:
+            seconds = parse_seconds(raw)
+        except ValueError:
+            raise self._fail(name, raw, accepted) from None
+        if not above < seconds <= at_most:
+            raise self._fail(name, raw, accepted)
+        return seconds
+
+    def size(self, name: str, default: int, at_least: int, at_most: int) -> int:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        accepted = f"{SIZE_SYNTAX}, from {format_size(at_least)} to {format_size(at_most)}"
+        try:
+            size = parse_size(raw)
+        except ValueError:
+            raise self._fail(name, raw, accepted) from None
+        if not at_least <= size <= at_most:
+            raise self._fail(name, raw, accepted)
+        return size
+
+    def integer(self, name: str, default: int, at_least: int, at_most: int) -> int:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        accepted = f"a whole number from {at_least} to {at_most}"
+        text = raw.strip()
+        if not (text.isascii() and text.isdigit()) or not at_least <= int(text) <= at_most:
+            raise self._fail(name, raw, accepted)
+        return int(text)
+
+    def boolean(self, name: str, default: bool) -> bool:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        try:
+            return parse_bool(raw)
+        except ValueError as exc:
+            raise self._fail(name, raw, str(exc).removeprefix("expected ")) from None
+
+    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        if raw.strip().lower() not in choices:
+            raise self._fail(name, raw, "one of " + ", ".join(choices))
+        return raw.strip().lower()
+
+    def module_list(self, name: str) -> tuple[str, ...]:
+        raw = self._raw(name)
+        if raw is None:
+            return ()
+        names = [part.strip() for part in raw.split(",") if part.strip()]
+        for module in names:
+            if not _MODULE_NAME.fullmatch(module):
+                raise self._fail(name, raw, "a comma-separated list of module names such as 'numpy,yaml'")
+        return tuple(dict.fromkeys(names))
+
+    def layers(self, name: str) -> frozenset[str]:
+        raw = self._raw(name)
+        if raw is None:
+            return frozenset()
+        names = {part.strip().lower() for part in raw.split(",") if part.strip()}
+        if names == {"all"}:
+            return frozenset(LAYER_NAMES)
+        unknown = names - set(LAYER_NAMES)
+        if unknown:
+            raise self._fail(name, raw, '"all" or a comma-separated list of: ' + ", ".join(LAYER_NAMES))
+        return frozenset(names)
+
+    def audit_path(self, name: str) -> str | None:
+        raw = self._raw(name)
+        if raw is None:
+            return None
+        path = os.path.abspath(os.path.expanduser(raw.strip()))
+        if os.path.isdir(path) or not os.path.isdir(os.path.dirname(path)):
+            raise self._fail(name, raw, "the path of a file in an existing directory")
+        return path
+
+    def token(self, name: str) -> str | None:
+        raw = self._raw(name)
+        if raw is None:
+            return None
+        token = raw.strip()
+        if len(token) < MIN_TOKEN_LENGTH or any(c.isspace() or not c.isprintable() for c in token):
+            raise self._fail(name, raw, f"at least {MIN_TOKEN_LENGTH} printable characters without spaces")
+        return token
+
+    def host(self, name: str, default: str) -> str:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        host = raw.strip()
+        if len(host) > 253 or any(c.isspace() or c in "/@" for c in host):
+            raise self._fail(name, raw, "an IP address or host name such as 127.0.0.1")
+        return host
+
+
+def read_env_file(path: str) -> dict[str, str]:
+    """Parse KEY=VALUE lines: comments, blank lines, `export `, single or double quotes.
+
+    Only double-quoted values know escapes (\\n, \\t, \\", \\\\). Variables are not
+    expanded: a .env file is data, not a shell script.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"SANDBOX_ENV_FILE={path!r} cannot be read ({exc}); accepted: a readable UTF-8 file") from None
+    values: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if text.startswith("export "):
+            text = text[len("export "):].lstrip()
+        key, sep, rest = text.partition("=")
+        key = key.strip()
+        if not sep or not _ENV_KEY.fullmatch(key):
+            raise ConfigError(f"{path}, line {number}: expected KEY=VALUE; accepted: KEY=VALUE, # comments, blank lines")
+        try:
+            values[key] = _env_value(rest.strip())
+        except ValueError as exc:
+            raise ConfigError(f"{path}, line {number}: {exc}") from None
+    return values
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+
+
+def _env_value(text: str) -> str:
+    if not text or text[0] not in "\"'":
+        # Unquoted: a " #" starts a comment.
+        return text.split(" #", 1)[0].rstrip()
+    quote = text[0]
+    out: list[str] = []
+    i = 1
+    while i < len(text):
+        char = text[i]
+        if char == quote:
+            tail = text[i + 1:].strip()
+            if tail and not tail.startswith("#"):
+                raise ValueError(f"unexpected text after the closing quote: {tail[:20]!r}")
+            return "".join(out)
+        if char == "\\" and quote == '"' and i + 1 < len(text):
+            out.append(_ESCAPES.get(text[i + 1], "\\" + text[i + 1]))
+            i += 2
+            continue
+        out.append(char)
+        i += 1
+    raise ValueError(f"missing closing {quote}")

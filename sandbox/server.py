@@ -1,0 +1,562 @@
+"""The MCP face of the sandbox: three tools, their schemas, and the glue that turns
+a tool call into a runner request.
+
+No untrusted byte is parsed here: the code is only measured (len, sha256) and
+handed to the runner, which compiles and runs it in a hardened child. Every tool
+returns structured content (validated against its declared output schema) plus
+the same dict as JSON text, for clients without structured output. Refusals and
+failed executions are tool results with isError=true, never protocol errors.
+
+No `from __future__ import annotations` here: the SDK reads the tool signatures,
+whose schemas are built from this module's settings at registration time.
+"""
+
+import asyncio
+import json
+import logging
+import re
+import uuid
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
+
+from sandbox import __version__, profiles
+from sandbox.audit import AuditLog
+from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
+from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
+from sandbox.runner import ExecRequest, LayerUnavailable, Runner
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "sandbox-mcp"
+
+# The runner's error types, plus two the server produces before any child runs.
+ErrorType = Literal[
+    "syntax_error",
+    "security_violation",
+    "runtime_error",
+    "timeout",
+    "memory_limit",
+    "output_limit",
+    "internal_error",
+    "invalid_argument",  # the request itself is malformed: bad timeout, code too large, ...
+    "isolation_unavailable",  # use_container=true on a host that lacks a layer
+]
+_ERROR_TYPES = frozenset(ErrorType.__args__)
+
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+# ----------------------------------------------------------------------------- output schemas
+
+
+class SecurityEvent(BaseModel):
+    kind: str
+    detail: str = ""
+
+
+class ExecutionResult(BaseModel):
+    success: bool
+    execution_id: str
+    result: Any = Field(None, description="value of a top-level `result` variable, else of the last expression")
+    stdout: str = ""
+    stderr: str = ""
+    execution_time: float = Field(0.0, description="wall-clock seconds")
+    variables: list[str] = Field(default_factory=list, description="names the snippet defined")
+    error: str | None = None
+    error_type: ErrorType | None = None
+    line: int | None = Field(None, description="line of the error in the snippet, when known")
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    cpu_time: float | None = None
+    max_rss_bytes: int | None = None
+    security_events: list[SecurityEvent] = Field(default_factory=list)
+    traceback: str | None = None
+
+
+class ValidationError_(BaseModel):
+    line: int | None = None
+    message: str
+
+
+class Validation(BaseModel):
+    valid: bool
+    errors: list[ValidationError_] = Field(default_factory=list)
+    message: str = ""
+
+
+class CodeAnalysis(BaseModel):
+    line_count: int
+    character_count: int
+    estimated_complexity: str
+
+
+class ValidationResult(BaseModel):
+    validation: Validation
+    analysis: CodeAnalysis
+    recommendations: list[str] = Field(default_factory=list)
+
+
+class LayerInfo(BaseModel):
+    active: bool
+    detail: str = ""
+
+
+class ProfileInfo(BaseModel):
+    enabled: bool
+    switch: str | None = Field(None, description="environment variable that enables this profile")
+    modules: list[str] = Field(description="modules of this profile that are importable on this host")
+
+
+class TimeoutLimits(BaseModel):
+    default: float
+    max: float
+
+
+class MemoryLimits(BaseModel):
+    default: str
+    default_bytes: int
+    min_bytes: int
+    max: str
+    max_bytes: int
+
+
+class Limits(BaseModel):
+    timeout: TimeoutLimits
+    memory_limit: MemoryLimits
+    max_output_size: int = Field(description="bytes kept of stdout and of stderr, each")
+    max_code_size: int
+    max_concurrency: int
+
+
+class ServerInfo(BaseModel):
+    name: str
+    version: str
+
+
+class SandboxInfo(BaseModel):
+    server: ServerInfo
+    restricted_python: bool
+    profiles: dict[str, ProfileInfo]
+    extra_imports: list[str] = Field(description="modules added by SANDBOX_ALLOWED_IMPORTS")
+    allowed_modules: list[str]
+    limits: Limits
+    layers: dict[str, LayerInfo]
+    strongest_isolation_available: bool = Field(description="whether execute_code(use_container=true) can run here")
+
+
+# ----------------------------------------------------------------------------- request checks
+
+
+class RequestRefused(Exception):
+    """A tool call turned down before any child runs."""
+
+    def __init__(self, error_type: str, message: str, security_kind: str | None = None):
+        super().__init__(message)
+        self.error_type = error_type
+        self.security_kind = security_kind  # set when the refusal is also a security event
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_timeout(value: object, settings: Settings) -> float:
+    accepted = f"a number of seconds greater than 0 and at most {settings.max_timeout:g} (SANDBOX_MAX_TIMEOUT)"
+    try:
+        seconds = parse_seconds(value)
+    except ValueError:
+        seconds = None
+    if seconds is None or not 0 < seconds <= settings.max_timeout:
+        raise RequestRefused("invalid_argument", f"timeout must be {accepted}; got {_shown(value)}")
+    return seconds
+
+
+def check_memory_limit(value: object, settings: Settings) -> int:
+    accepted = (
+        f"{SIZE_SYNTAX}, from {format_size(MIN_MEMORY_LIMIT)} to "
+        f"{format_size(settings.max_memory_limit)} (SANDBOX_MAX_MEMORY_LIMIT)"
+    )
+    try:
+        size = parse_size(value)
+    except ValueError:
+        size = None
+    if size is None or not MIN_MEMORY_LIMIT <= size <= settings.max_memory_limit:
+        raise RequestRefused("invalid_argument", f"memory_limit must be {accepted}; got {_shown(value)}")
+    return size
+
+
+def check_code_size(code: str, settings: Settings) -> None:
+    """Cheap on purpose: a length, never a parse."""
+    limit = settings.max_code_size
+    # A str of n characters is at most 4n bytes of UTF-8: skip encoding when it cannot matter.
+    size = len(code) if len(code) > limit else len(code.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise RequestRefused(
+            "invalid_argument",
+            f"code is {size} bytes; the limit is {limit} bytes ({format_size(limit)}, SANDBOX_MAX_CODE_SIZE)",
+        )
+
+
+def narrow_imports(requested: list[str], allowed: frozenset[str], settings: Settings) -> frozenset[str]:
+    """allowed_imports can only narrow the configured modules, never widen them."""
+    if not requested:
+        return allowed
+    for name in requested:
+        if not isinstance(name, str) or not _MODULE_NAME.fullmatch(name):
+            raise RequestRefused("invalid_argument", f"allowed_imports: {_shown(name)} is not a module name")
+    refused = [name for name in dict.fromkeys(requested) if name not in allowed]
+    if refused:
+        reasons = "; ".join(f"{name} ({_why_not_allowed(name, settings)})" for name in refused)
+        raise RequestRefused(
+            "security_violation",
+            f"allowed_imports asks for modules this server does not allow: {reasons}. "
+            "allowed_imports can only narrow the modules the server's profiles allow; "
+            "get_sandbox_info lists them.",
+            security_kind="blocked_import",
+        )
+    return frozenset(requested)
+
+
+def _why_not_allowed(name: str, settings: Settings) -> str:
+    try:
+        dangerous = profiles.check_extra_imports([name], network=settings.enable_network)
+    except Exception:  # the explanation is a courtesy; never fail the refusal on it
+        dangerous = []
+    if dangerous:
+        item = dangerous[0]
+        return f"never allowed: {item[1]}" if isinstance(item, (tuple, list)) and len(item) == 2 else "never allowed"
+    for profile, switch in PROFILE_SWITCHES.items():
+        if profile not in settings.enabled_profiles and name in profiles.PROFILES.get(profile, ()):
+            return f"in the {profile} profile, which is off; the operator can set {switch}=true"
+    return "not in the enabled profiles; the operator can add it with SANDBOX_ALLOWED_IMPORTS"
+
+
+def describe_missing_layers(missing) -> str:
+    """The message for use_container=true on a host that cannot provide every layer."""
+    parts = "; ".join(f"{layer} ({reason or 'no reason given'})" for layer, reason in missing)
+    return (
+        "use_container=true asks for the strongest isolation this host offers, with every layer "
+        f"active, but these layers are not available here: {parts}. There is no container runtime; "
+        "run without use_container to accept the layers that are active (get_sandbox_info lists "
+        "them), or move to a host that provides the missing ones."
+    )
+
+
+# ----------------------------------------------------------------------------- the tools
+
+
+class SandboxTools:
+    """State shared by the tools: settings, the runner, the audit log, the concurrency slots."""
+
+    def __init__(self, settings: Settings, runner: Runner, audit: AuditLog):
+        self.settings = settings
+        self.runner = runner
+        self.audit = audit
+        self.allowed = settings.allowed_modules()
+        # Bounds children running at once; the rest wait here without blocking the loop.
+        self.slots = asyncio.Semaphore(settings.max_concurrency)
+
+    # --- execute_code
+
+    async def execute(self, code, timeout, capture_output, allowed_imports, memory_limit, use_container):
+        settings = self.settings
+        execution_id = uuid.uuid4().hex
+        seconds = memory = None
+        imports = list(allowed_imports or [])
+        try:
+            seconds = check_timeout(timeout, settings)
+            memory = check_memory_limit(memory_limit, settings)
+            check_code_size(code, settings)
+            modules = narrow_imports(imports, self.allowed, settings)
+            if use_container:
+                self._check_every_layer()
+        except RequestRefused as refused:
+            return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container)
+
+        request = ExecRequest(
+            code=code,
+            timeout=seconds,
+            memory_limit=memory,
+            allowed_modules=modules,
+            restricted=settings.restricted_python,
+            capture_output=capture_output,
+            strict=use_container,
+        )
+        audit_args = dict(
+            code=code,
+            profiles=list(settings.enabled_profiles),
+            allowed_imports=imports,
+            timeout=seconds,
+            memory_limit=memory,
+            use_container=use_container,
+        )
+        try:
+            async with self.slots:
+                raw = await self.runner.execute(request)
+        except LayerUnavailable as exc:
+            refused = RequestRefused("isolation_unavailable", describe_missing_layers(exc.missing), "missing_layer")
+            return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container)
+        except Exception:
+            logger.exception("runner failed on execution %s", execution_id)
+            raw = {"success": False, "execution_id": execution_id, "error_type": "internal_error",
+                   "error": "the sandbox failed to run this request; see the server log"}
+        except BaseException:
+            # Cancelled (notifications/cancelled, client gone, shutdown): the runner
+            # has killed the child on its way out; record it and let it propagate.
+            self.audit.execution(execution_id=execution_id, result=None, outcome="cancelled", **audit_args)
+            raise
+        result = normalize_execution(raw, execution_id)
+        if not capture_output:
+            result["stdout"] = result["stderr"] = ""
+            result["stdout_truncated"] = result["stderr_truncated"] = False
+        self.audit.execution(execution_id=result["execution_id"], result=result, **audit_args)
+        return tool_result(result, is_error=not result["success"])
+
+    def _check_every_layer(self) -> None:
+        missing = [(name, info.get("detail", "")) for name, info in self.runner.layers().items() if not info.get("active")]
+        if missing:
+            raise RequestRefused("isolation_unavailable", describe_missing_layers(missing), "missing_layer")
+
+    def _refuse(self, refused, execution_id, code, imports, seconds, memory, use_container):
+        result = ExecutionResult(
+            success=False, execution_id=execution_id, error=str(refused), error_type=refused.error_type
+        ).model_dump(mode="json")
+        self.audit.execution(
+            execution_id=execution_id, code=code, profiles=list(self.settings.enabled_profiles),
+            allowed_imports=imports, timeout=seconds, memory_limit=memory, use_container=use_container, result=result,
+        )
+        if refused.security_kind:
+            self.audit.security(refused.security_kind, str(refused), execution_id)
+        return tool_result(result, is_error=True)
+
+    # --- validate_code
+
+    async def validate(self, code):
+        execution_id = uuid.uuid4().hex
+        profiles_on = list(self.settings.enabled_profiles)
+        try:
+            check_code_size(code, self.settings)
+        except RequestRefused as refused:
+            result = refused_validation(code, str(refused))
+            self.audit.validation(execution_id=execution_id, code=code, profiles=profiles_on, result=result,
+                                  outcome="error")
+            return tool_result(result, is_error=True)
+        try:
+            async with self.slots:
+                raw = await self.runner.validate(
+                    code, allowed_modules=self.allowed, restricted=self.settings.restricted_python
+                )
+            result = ValidationResult.model_validate(raw).model_dump(mode="json")
+            outcome = "success"
+        except (ValidationError, Exception) as exc:
+            if not isinstance(exc, ValidationError):
+                logger.exception("runner failed to validate %s", execution_id)
+            result = refused_validation(code, "the sandbox failed to validate this code; see the server log")
+            outcome = "error"
+        except BaseException:
+            self.audit.validation(execution_id=execution_id, code=code, profiles=profiles_on, result=None,
+                                  outcome="cancelled")
+            raise
+        self.audit.validation(execution_id=execution_id, code=code, profiles=profiles_on, result=result,
+                              outcome=outcome)
+        return tool_result(result, is_error=outcome != "success")
+
+    # --- get_sandbox_info
+
+    def info(self) -> dict:
+        s = self.settings
+        profile_info = {}
+        for name in profiles.PROFILES:
+            profile_info[name] = ProfileInfo(
+                enabled=name in s.enabled_profiles,
+                switch=PROFILE_SWITCHES.get(name),
+                modules=sorted(profiles.profile_modules_available(name)),
+            )
+        layers = {name: LayerInfo(active=bool(v.get("active")), detail=str(v.get("detail", "")))
+                  for name, v in self.runner.layers().items()}
+        return SandboxInfo(
+            server=ServerInfo(name=SERVER_NAME, version=__version__),
+            restricted_python=s.restricted_python,
+            profiles=profile_info,
+            extra_imports=list(s.extra_imports),
+            allowed_modules=sorted(self.allowed),
+            limits=Limits(
+                timeout=TimeoutLimits(default=s.timeout, max=s.max_timeout),
+                memory_limit=MemoryLimits(
+                    default=format_size(s.default_memory_limit), default_bytes=s.default_memory_limit,
+                    min_bytes=MIN_MEMORY_LIMIT, max=format_size(s.max_memory_limit), max_bytes=s.max_memory_limit,
+                ),
+                max_output_size=s.max_output_size,
+                max_code_size=s.max_code_size,
+                max_concurrency=s.max_concurrency,
+            ),
+            layers=layers,
+            strongest_isolation_available=bool(layers) and all(layer.active for layer in layers.values()),
+        ).model_dump(mode="json")
+
+
+def normalize_execution(raw: object, execution_id: str) -> dict:
+    """Keep the runner's answer to the declared schema: known keys, known error types."""
+    if not isinstance(raw, dict):
+        raw = {"success": False, "error": "the sandbox returned no result", "error_type": "internal_error"}
+    raw = dict(raw)
+    raw.setdefault("execution_id", execution_id)
+    if raw.get("error_type") is not None and raw.get("error_type") not in _ERROR_TYPES:
+        raw["error_type"] = "internal_error"
+    if not raw.get("success") and raw.get("error_type") is None:
+        raw["error_type"] = "internal_error"
+    try:
+        return ExecutionResult.model_validate(raw).model_dump(mode="json")
+    except ValidationError:
+        logger.error("runner result for %s does not match the schema; reporting an internal error", execution_id)
+        return ExecutionResult(
+            success=False, execution_id=str(raw.get("execution_id")), error_type="internal_error",
+            error="the sandbox returned a malformed result",
+        ).model_dump(mode="json")
+
+
+def refused_validation(code: str, message: str) -> dict:
+    # Counting characters and newlines is not parsing: safe to do here.
+    return ValidationResult(
+        validation=Validation(valid=False, errors=[ValidationError_(line=None, message=message)], message=message),
+        analysis=CodeAnalysis(line_count=code.count("\n") + 1, character_count=len(code), estimated_complexity="unknown"),
+        recommendations=[],
+    ).model_dump(mode="json")
+
+
+def tool_result(data: dict, *, is_error: bool = False) -> CallToolResult:
+    """Structured content plus the same dict as JSON text."""
+    text = json.dumps(data, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
+
+
+# ----------------------------------------------------------------------------- assembly
+
+
+def log_layers(layers: dict) -> None:
+    for name in sorted(layers, key=lambda n: (LAYER_NAMES + (n,)).index(n)):
+        info = layers[name]
+        if info.get("active"):
+            logger.info("isolation layer %-18s active   %s", name, info.get("detail", ""))
+        else:
+            logger.warning("isolation layer %-18s INACTIVE %s", name, info.get("detail", ""))
+
+
+def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = None) -> MCPServer:
+    """An MCPServer whose lifespan starts the runner and always closes it (killing every child)."""
+    tools = SandboxTools(settings, runner, audit or AuditLog(settings.audit_log))
+
+    @asynccontextmanager
+    async def lifespan(_server):
+        await runner.start()
+        try:
+            log_layers(runner.layers())
+            logger.info(
+                "ready: profiles %s, restricted python %s, concurrency %d",
+                ",".join(settings.enabled_profiles), "on" if settings.restricted_python else "OFF",
+                settings.max_concurrency,
+            )
+            yield {}
+        finally:
+            await runner.aclose()
+
+    server = MCPServer(
+        SERVER_NAME,
+        version=__version__,
+        instructions=(
+            "Runs Python snippets in a hardened, isolated child process (namespaces, seccomp, Landlock, "
+            "rlimits, RestrictedPython). Each call starts from a clean state: nothing persists between calls. "
+            "Call get_sandbox_info to see the allowed modules and limits."
+        ),
+        lifespan=lifespan,
+        log_level=settings.log_level.upper(),
+    )
+    _register_tools(server, tools)
+    return server
+
+
+def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
+    s = tools.settings
+    basic = sorted(profiles.profile_modules_available("basic"))
+    network_note = "Network access is enabled." if s.enable_network else "There is no network access."
+    files_note = (
+        "A private, empty, writable workspace is available." if s.enable_filesystem else "No file can be written."
+    )
+
+    timeout_schema = {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "maximum": s.max_timeout,
+        "default": s.timeout,
+        "description": f"wall-clock limit in seconds, at most {s.max_timeout:g}",
+    }
+    memory_schema = {
+        "type": ["string", "integer"],
+        "default": format_size(s.default_memory_limit),
+        "description": (
+            f'memory limit: bytes, or a size such as "64m", "512k", "1g"; '
+            f"from {format_size(MIN_MEMORY_LIMIT)} to {format_size(s.max_memory_limit)}"
+        ),
+    }
+
+    async def execute_code(
+        code: Annotated[str, Field(description="Python source to run. Set `result` or end with an expression "
+                                               "to return a value; print() output comes back as stdout.")],
+        timeout: Annotated[Any, WithJsonSchema(timeout_schema)] = s.timeout,
+        capture_output: Annotated[bool, Field(description="return stdout and stderr (false: discard them)")] = True,
+        allowed_imports: Annotated[
+            list[Annotated[str, Field(max_length=200)]],
+            Field(max_length=500, description="narrow the importable modules to these (empty: every module the "
+                                              "server allows); can never add a module"),
+        ] = [],  # noqa: B006 - never mutated
+        memory_limit: Annotated[Any, WithJsonSchema(memory_schema)] = format_size(s.default_memory_limit),
+        use_container: Annotated[bool, Field(description="require the strongest isolation this host offers: "
+                                                         "fail unless every isolation layer is active")] = False,
+    ) -> Annotated[CallToolResult, ExecutionResult]:
+        return await tools.execute(code, timeout, capture_output, allowed_imports, memory_limit, use_container)
+
+    execute_code.__doc__ = (
+        "Execute Python code in an isolated sandbox and return its result, stdout, stderr and the "
+        "variables it defined. Each call is a fresh process: no state is kept between calls. "
+        f"{network_note} {files_note} Importable modules: {', '.join(basic)}"
+        + (f", plus the {', '.join(s.enabled_profiles[1:])} profile(s)" if len(s.enabled_profiles) > 1 else "")
+        + (f", plus {', '.join(s.extra_imports)}" if s.extra_imports else "")
+        + ". Failures report error_type: syntax_error, security_violation, runtime_error, timeout, "
+        "memory_limit, output_limit, internal_error, invalid_argument or isolation_unavailable."
+    )
+
+    async def validate_code(
+        code: Annotated[str, Field(description="Python source to check without running it")],
+    ) -> Annotated[CallToolResult, ValidationResult]:
+        """Check Python code against the sandbox's rules (syntax, RestrictedPython policy, allowed
+        imports) without running it; returns the problems found, a small analysis and recommendations."""
+        return await tools.validate(code)
+
+    async def get_sandbox_info() -> Annotated[CallToolResult, SandboxInfo]:
+        """Describe this sandbox: module profiles and the modules each allows, resource limits
+        (defaults and maxima), the isolation layers really active on this host, and the version."""
+        return tool_result(tools.info())
+
+    server.add_tool(
+        execute_code,
+        title="Execute Python in the sandbox",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                    open_world_hint=s.enable_network),
+    )
+    server.add_tool(
+        validate_code,
+        title="Validate Python for the sandbox",
+        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                    open_world_hint=False),
+    )
+    server.add_tool(
+        get_sandbox_info,
+        title="Describe the sandbox",
+        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                    open_world_hint=False),
+    )
