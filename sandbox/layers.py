@@ -1,0 +1,114 @@
+"""Which isolation layers are really active on this host.
+
+"Offered" is not taken on trust: the zygote runs a probe execution through
+the real hardening sequence with every layer the host seems to offer. A layer
+whose setup fails in the probe is reported inactive with the reason and the
+probe is repeated without it; afterwards every execution applies exactly the
+layers that passed, and a failure of any of them is fatal for that execution.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import child as child_mod
+from . import landlock, rlimits, seccomp
+from .layer_names import KERNEL_LAYERS
+
+
+
+PROBE_CODE = "result = 6 * 7"
+
+
+def hard_limits(config: dict) -> rlimits.Limits:
+    return rlimits.Limits(
+        cpu_seconds=int(config["max_timeout"]) + 1,
+        memory_bytes=int(config["max_memory"]),
+        file_size_bytes=int(config.get("max_file_size", 16 << 20)),
+        open_files=int(config.get("max_open_files", 64)),
+        processes=int(config.get("max_processes", 32)),
+        memlock_bytes=0,
+    )
+
+
+def establish(zygote, config: dict):
+    """Return (ChildSpec with the active layers, report {layer: {active, detail}})."""
+    disabled = set(config.get("disabled_layers", ()))
+    network = bool(config.get("network", False))
+    report: dict[str, dict] = {}
+    candidates = [name for name in KERNEL_LAYERS if name not in disabled]
+    for name in KERNEL_LAYERS:
+        if name in disabled:
+            report[name] = {"active": False, "detail": "disabled by SANDBOX_UNSAFE_DISABLE_LAYERS"}
+
+    program = None
+    if "seccomp" in candidates:
+        ok, reason = seccomp.seccomp_status()
+        if ok:
+            program = seccomp.build_filter(allow_inet=network)
+        else:
+            candidates.remove("seccomp")
+            report["seccomp"] = {"active": False, "detail": reason}
+    abi = landlock.abi_version()
+    if "landlock" in candidates and abi == 0:
+        candidates.remove("landlock")
+        report["landlock"] = {"active": False, "detail": "this kernel offers no Landlock (ABI 0)"}
+
+    for _attempt in range(len(KERNEL_LAYERS) + 1):
+        spec = _spec(config, candidates, program if "seccomp" in candidates else None)
+        probe = zygote.run_one(spec, {"code": PROBE_CODE, "timeout": 10, "restricted": True,
+                                      "allowed_modules": [], "memory_limit": 64 << 20,
+                                      "capture_output": True})
+        if probe.setup_error and probe.setup_error.get("layer") in candidates:
+            layer = probe.setup_error["layer"]
+            candidates.remove(layer)
+            report[layer] = {"active": False,
+                             "detail": f"setup failed on this host: {probe.setup_error.get('error')}"}
+            continue
+        frame = probe.result_frame or {}
+        if frame.get("success") and frame.get("result") == 42:
+            break
+        raise RuntimeError(f"the sandbox probe failed: setup={probe.setup_error} "
+                           f"frame_error={probe.frame_error} frame={str(frame)[:300]} "
+                           f"status={probe.status} stderr={bytes(probe.out['stderr'])[:500]!r}")
+
+    for name in candidates:
+        report[name] = {"active": True, "detail": _detail(name, config, abi, program)}
+    return spec, report
+
+
+def _spec(config: dict, layers, program) -> child_mod.ChildSpec:
+    return child_mod.ChildSpec(
+        layers=frozenset(layers),
+        network=bool(config.get("network", False)),
+        hard_limits=hard_limits(config),
+        seccomp_program=program,
+        zygote_pid=os.getpid(),
+        sandbox_uid=int(config.get("sandbox_uid", 65534)),
+        sandbox_gid=int(config.get("sandbox_gid", 65534)),
+        tmp_size=int(config.get("tmp_size", 16 << 20)),
+        tmp_inodes=int(config.get("tmp_inodes", 4096)),
+    )
+
+
+def _detail(name: str, config: dict, abi: int, program) -> str:
+    root = os.geteuid() == 0
+    if name == "namespaces":
+        net = "host network (network profile)" if config.get("network") else "an empty network namespace"
+        return ("user, pid, mount, ipc and uts namespaces and " + net + "; private root with the Python "
+                "installation read-only, an empty size-capped tmpfs /tmp and a fresh /proc")
+    if name == "privilege_drop":
+        who = (f"runs as uid/gid {config.get('sandbox_uid', 65534)}:{config.get('sandbox_gid', 65534)} "
+               "with no supplementary groups" if root else f"runs as the unprivileged uid {os.getuid()}")
+        return who + "; every capability set empty (bounding and ambient too), no_new_privs, not dumpable"
+    if name == "rlimits":
+        return "CPU (hard = soft + 1 s), data and address space, file size, open files, processes, core 0, memlock 0"
+    if name == "landlock":
+        return f"ABI {abi}: read only the Python installation and system libraries, write only the private /tmp"
+    if name == "seccomp":
+        return (f"allow-list filter of {len(program) // 8} BPF instructions: foreign-architecture and x32 "
+                "calls kill, execve/fork/ptrace/mount/unshare/bpf/io_uring/keyctl and more refused, "
+                "unknown calls ENOSYS, sockets " + ("AF_UNIX/INET/INET6" if config.get("network") else "AF_UNIX only"))
+    return ""
+
+

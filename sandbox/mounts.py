@@ -1,0 +1,122 @@
+"""The private filesystem view of one execution.
+
+Run by the namespace's PID 1 (it must be inside the new pid namespace for the
+fresh /proc to show only the sandbox). The host tree is replaced by a tmpfs
+root holding: the Python installation and system libraries read-only at their
+usual paths, a few device nodes, an empty size-capped /tmp and a new /proc.
+Everything else of the host, /etc, /home, /root, the host's /tmp, is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import kernel
+
+NEW_ROOT = "/tmp/.sandbox-root"  # inside a tmpfs mounted over /tmp in our private mount namespace
+DEVICES = ("null", "zero", "full", "random", "urandom")
+SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib")
+NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf",
+                 "/etc/ssl", "/etc/ca-certificates", "/usr/share/ca-certificates", "/etc/services",
+                 "/etc/protocols")
+
+_ST_FLAGS = {  # statvfs flags that a remount inside a user namespace must keep
+    os.ST_NOSUID: kernel.MS_NOSUID,
+    os.ST_NODEV: kernel.MS_NODEV,
+    os.ST_NOEXEC: kernel.MS_NOEXEC,
+}
+
+
+def python_paths() -> list[str]:
+    """What the interpreter needs to keep importing: prefixes, sys.path entries
+    (directories or zip files such as our own .pyz) and this package."""
+    package_dir = os.path.dirname(os.path.abspath(__file__))
+    # The directory holding this package may be a checkout with a .env file
+    # or a .git; only the package itself is exposed, never its parent.
+    project_dir = os.path.realpath(os.path.dirname(package_dir))
+    hidden = {project_dir} if os.path.exists(os.path.join(project_dir, "pyproject.toml")) else set()
+    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, package_dir}
+    candidates.update(p for p in sys.path if p and os.path.realpath(p) not in hidden)
+    return _outermost(p for p in map(os.path.realpath, candidates) if os.path.exists(p))
+
+
+def readable_paths(*, network: bool) -> list[str]:
+    paths = python_paths() + [p for p in SYSTEM_LIBS if os.path.isdir(p)]
+    if network:
+        paths += [p for p in NETWORK_FILES if os.path.exists(p)]
+    return _outermost(os.path.realpath(p) for p in paths)
+
+
+def _outermost(paths) -> list[str]:
+    """Drop paths already contained in another path of the list."""
+    result: list[str] = []
+    for p in sorted(set(paths)):
+        if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in result):
+            result.append(p)
+    return result
+
+
+def build_root(*, network: bool, tmp_size: int, tmp_inodes: int, hostname: str = "sandbox") -> None:
+    """Replace the filesystem view with the private root (caller: PID 1 of the
+    new pid namespace, holding CAP_SYS_ADMIN over the new mount namespace)."""
+    # Nothing we mount may propagate back to the host.
+    kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
+    sources = readable_paths(network=network)
+    # Open every source before /tmp is covered, in case a source lives there.
+    source_fds = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in sources}
+    dev_fds = {d: os.open(f"/dev/{d}", os.O_PATH | os.O_CLOEXEC) for d in DEVICES if os.path.exists(f"/dev/{d}")}
+    try:
+        kernel.mount("tmpfs", "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=64k,mode=0700")
+        os.mkdir(NEW_ROOT, 0o755)
+        kernel.mount("tmpfs", NEW_ROOT, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=1m,mode=0755")
+        for path, fd in source_fds.items():
+            _bind(fd, NEW_ROOT + path, read_only=True)
+        for link in ("/lib", "/lib64", "/lib32", "/libx32"):
+            # merged-/usr hosts: keep the symlinks the dynamic loader expects
+            if os.path.islink(link) and not os.path.lexists(NEW_ROOT + link):
+                os.symlink(os.readlink(link), NEW_ROOT + link)
+        os.makedirs(NEW_ROOT + "/dev", 0o755, exist_ok=True)
+        for name, fd in dev_fds.items():
+            _bind(fd, f"{NEW_ROOT}/dev/{name}", read_only=False)
+        os.makedirs(NEW_ROOT + "/tmp", exist_ok=True)
+        kernel.mount("tmpfs", NEW_ROOT + "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
+                     f"size={tmp_size},nr_inodes={tmp_inodes},mode=1777")
+        os.makedirs(NEW_ROOT + "/proc", exist_ok=True)
+        kernel.mount("proc", NEW_ROOT + "/proc", "proc",
+                     kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC)
+    finally:
+        for fd in (*source_fds.values(), *dev_fds.values()):
+            os.close(fd)
+    # pivot_root(new, new) stacks the old root on top of the new one; detaching
+    # it leaves no path back to the host tree (no put_old directory needed).
+    os.chdir(NEW_ROOT)
+    kernel.pivot_root(".", ".")
+    kernel.umount2(".", kernel.MNT_DETACH)
+    os.chdir("/")
+    kernel.mount(None, "/", None, kernel.MS_REMOUNT | kernel.MS_BIND | kernel.MS_RDONLY
+                 | kernel.MS_NOSUID | kernel.MS_NODEV)
+    kernel.sethostname(hostname)
+
+
+def _bind(fd: int, target: str, *, read_only: bool) -> None:
+    source = f"/proc/self/fd/{fd}"
+    if os.path.isdir(source):
+        os.makedirs(target, 0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+        if not os.path.exists(target):
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+    kernel.mount(source, target, None, kernel.MS_BIND | kernel.MS_REC)
+    flags = kernel.MS_REMOUNT | kernel.MS_BIND | kernel.MS_NOSUID
+    flags |= _locked_flags(target)
+    if read_only:
+        flags |= kernel.MS_RDONLY | kernel.MS_NODEV
+    kernel.mount(None, target, None, flags)
+
+
+def _locked_flags(path: str) -> int:
+    """Flags already on the source mount: a remount inside a user namespace
+    that tried to clear them would be refused."""
+    st = os.statvfs(path)
+    return sum(ms for st_flag, ms in _ST_FLAGS.items() if st.f_flag & st_flag)

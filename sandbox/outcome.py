@@ -1,0 +1,215 @@
+"""Turning what a child did into the result the client sees.
+
+Everything that comes from a child is hostile input: the result frame is
+schema-checked and capped here, and when there is no usable frame the exit
+status decides the error. The zygote calls compose(); the server only relays.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass, field
+
+ERROR_TYPES = frozenset({"syntax_error", "security_violation", "runtime_error", "timeout",
+                         "memory_limit", "output_limit", "internal_error"})
+MAX_TEXT = 20_000          # error messages and tracebacks
+MAX_VARIABLES = 100
+MAX_EVENTS = 50
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
+
+
+@dataclass
+class ChildOutcome:
+    """What the zygote observed about one execution."""
+    execution_id: str
+    op: str = "execute"
+    frame: dict | None = None
+    frame_error: str | None = None
+    setup_error: dict | None = None
+    status: int | None = None           # raw wait status of stage 1
+    cpu_time: float = 0.0
+    max_rss_bytes: int = 0
+    stdout: bytes = b""
+    stderr: bytes = b""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    timed_out: bool = False
+    output_flooded: bool = False
+    cancelled: bool = False
+    elapsed: float = 0.0
+    timeout: float = 0.0
+    memory_limit: int = 0
+    capture_output: bool = True
+    extra_events: list = field(default_factory=list)
+
+
+def compose(o: ChildOutcome) -> dict:
+    if o.op == "validate":
+        return _validation(o)
+    result = {
+        "success": False,
+        "execution_id": o.execution_id,
+        "result": None,
+        "stdout": _text(o.stdout) if o.capture_output else "",
+        "stderr": _text(o.stderr) if o.capture_output else "",
+        "stdout_truncated": o.stdout_truncated,
+        "stderr_truncated": o.stderr_truncated,
+        "execution_time": round(o.elapsed, 6),
+        "cpu_time": round(o.cpu_time, 6),
+        "max_rss_bytes": o.max_rss_bytes,
+        "variables": [],
+        "error": None,
+        "error_type": None,
+        "line": None,
+        "security_events": list(o.extra_events),
+    }
+    error = _limit_or_failure(o)
+    if error is None:
+        checked = check_execute_frame(o.frame)
+        if isinstance(checked, str):
+            error = ("internal_error", checked)
+        else:
+            result.update(checked)
+            result["security_events"] = list(o.extra_events) + checked["security_events"]
+            return sanitize(result)
+    result["error_type"], result["error"] = error
+    if error[0] == "security_violation" and o.status is not None and _signal(o.status) == signal.SIGSYS:
+        result["security_events"].append({"kind": "seccomp_kill", "detail": "killed by seccomp (SIGSYS)"})
+    sig = _signal(o.status)
+    if sig:
+        result["signal"] = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+    return sanitize(result)
+
+
+def _limit_or_failure(o: ChildOutcome):
+    """An (error_type, message) when the run ended by a limit or a failure
+    rather than with a result frame; None when the frame decides."""
+    if o.cancelled:
+        return ("internal_error", "the execution was cancelled")
+    if o.timed_out:
+        return ("timeout", f"execution exceeded the time limit of {o.timeout:g} s and was killed")
+    if o.output_flooded:
+        return ("output_limit", "the snippet kept writing far past the output limit and was killed")
+    if o.setup_error is not None:
+        layer = str(o.setup_error.get("layer"))[:50]
+        return ("internal_error", f"the sandbox could not apply the {layer} layer "
+                f"({str(o.setup_error.get('error'))[:300]}); nothing was run")
+    if o.frame is not None and o.frame_error is None:
+        return None
+    sig = _signal(o.status)
+    if sig in (signal.SIGXCPU, signal.SIGKILL):
+        return ("timeout", f"execution exceeded the CPU time limit of {o.timeout:g} s and was killed")
+    if sig == signal.SIGSYS:
+        return ("security_violation", "the snippet made a forbidden system call and was killed (seccomp)")
+    if sig in CRASH_SIGNALS:
+        name = signal.Signals(sig).name
+        return ("runtime_error", f"the Python interpreter crashed ({name}); the sandbox contained it")
+    if sig:
+        return ("runtime_error", f"the snippet was killed by signal {sig}")
+    if o.frame_error:
+        return ("internal_error", f"the sandbox child sent an invalid result ({o.frame_error})")
+    code = os.WEXITSTATUS(o.status) if o.status is not None and os.WIFEXITED(o.status) else None
+    return ("internal_error", f"the sandbox child exited (status {code}) without a result")
+
+
+def _signal(status: int | None) -> int:
+    """The signal that ended the snippet: stage 1 itself, or the snippet as
+    relayed by the init as exit status 128+N."""
+    if status is None:
+        return 0
+    if os.WIFSIGNALED(status):
+        return os.WTERMSIG(status)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) >= 128:
+        return os.WEXITSTATUS(status) - 128
+    return 0
+
+
+def check_execute_frame(frame) -> dict | str:
+    """The schema of an execute result frame; a string describes a violation."""
+    if not isinstance(frame, dict) or frame.get("kind") != "result":
+        return "result frame has the wrong shape"
+    if not isinstance(frame.get("success"), bool):
+        return "result frame lacks a boolean success"
+    error_type = frame.get("error_type")
+    if error_type is not None and error_type not in ERROR_TYPES:
+        return "result frame has an unknown error_type"
+    if frame["success"] == (error_type is not None):
+        return "result frame success and error_type disagree"
+    variables = frame.get("variables") or []
+    if not isinstance(variables, list) or not all(isinstance(v, str) for v in variables):
+        return "result frame variables are not a list of names"
+    line = frame.get("line")
+    if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
+        return "result frame line is not an integer"
+    events = frame.get("security_events") or []
+    if not isinstance(events, list):
+        return "result frame security_events is not a list"
+    checked = {
+        "success": frame["success"],
+        "result": frame.get("result"),
+        "variables": [v[:200] for v in variables[:MAX_VARIABLES]],
+        "error": _cap(frame.get("error")),
+        "error_type": error_type,
+        "line": line,
+        "security_events": [
+            {"kind": _cap(str(e.get("kind")), 50), "detail": _cap(str(e.get("detail")), 500)}
+            for e in events[:MAX_EVENTS] if isinstance(e, dict)
+        ],
+    }
+    if frame.get("traceback") is not None:
+        checked["traceback"] = _cap(str(frame["traceback"]))
+    if frame.get("result_truncated"):
+        checked["result_truncated"] = True
+    return checked
+
+
+def _validation(o: ChildOutcome) -> dict:
+    frame = o.frame if o.frame_error is None else None
+    ok = (isinstance(frame, dict) and frame.get("kind") == "result"
+          and isinstance(frame.get("validation"), dict) and isinstance(frame.get("analysis"), dict))
+    if ok:
+        reply = {k: frame.get(k) for k in ("validation", "analysis", "recommendations")}
+        if not isinstance(reply["recommendations"], list):
+            reply["recommendations"] = []
+        reply["validation"]["valid"] = bool(reply["validation"].get("valid"))
+        return sanitize({"execution_id": o.execution_id, **reply})
+    failure = _limit_or_failure(o) or ("internal_error", "the validator returned no usable answer")
+    return sanitize({
+        "execution_id": o.execution_id,
+        "validation": {"valid": False, "errors": [{"line": None, "message": failure[1]}],
+                       "message": f"validation failed: {failure[1]}"},
+        "analysis": {"line_count": 0, "character_count": 0, "estimated_complexity": "unknown"},
+        "recommendations": [],
+        "error_type": failure[0],
+    })
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "backslashreplace")
+
+
+def _cap(text, limit: int = MAX_TEXT):
+    if text is None:
+        return None
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + f"... [truncated {len(text) - limit} characters]"
+
+
+def sanitize(value, _depth: int = 0):
+    """Strings that came through JSON may hold lone surrogates, which cannot be
+    encoded as UTF-8 on the MCP channel: escape them. Depth is bounded by the
+    child's encoder; this guard only stops pathological frames."""
+    if _depth > 200:
+        return "<too deep>"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [sanitize(v, _depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {sanitize(str(k), _depth + 1): sanitize(v, _depth + 1) for k, v in value.items()}
+    return value

@@ -1,0 +1,305 @@
+"""The server side of the fork server: starts the zygote, sends it requests
+and hands back results. Used by the MCP server (asyncio) and the CLI.
+
+The zygote is spawned with a clean environment (no secret of the server's
+reaches it, hence none can reach a child) and with stdout pointing nowhere:
+the server's stdout is the MCP channel. If the zygote dies, in-flight
+requests fail with internal_error and the next request starts a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from . import protocol
+from .layer_names import ALL_LAYERS, KERNEL_LAYERS
+
+HELLO_TIMEOUT = 120.0         # the zygote imports the profile's modules first
+ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1",
+              "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+BOOT = ("import sys, json; c = json.loads(sys.argv[1]); sys.path[:] = c['sys_path']; "
+        "from sandbox.zygote import main; main()")
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    max_timeout: float = 300.0
+    max_memory: int = 1 << 30
+    max_output: int = 1 << 20
+    network: bool = False
+    filesystem: bool = False
+    preload: tuple = ()
+    pool_size: int = 2
+    require: frozenset = frozenset()
+    disabled_layers: frozenset = frozenset()   # test/diagnostic switch: SANDBOX_UNSAFE_DISABLE_LAYERS
+    restricted_python: bool = True             # what get_sandbox_info reports as the default
+    sandbox_uid: int = 65534
+    sandbox_gid: int = 65534
+    tmp_size: int = 16 << 20
+
+
+@dataclass(frozen=True)
+class ExecRequest:
+    code: str
+    timeout: float
+    memory_limit: int
+    allowed_modules: frozenset
+    restricted: bool = True
+    capture_output: bool = True
+    strict: bool = False
+
+
+class LayerUnavailable(RuntimeError):
+    def __init__(self, missing: list):
+        self.missing = missing
+        super().__init__("required isolation layers are not active here: "
+                         + "; ".join(f"{name} ({reason})" for name, reason in missing))
+
+
+@dataclass
+class _Zygote:
+    process: asyncio.subprocess.Process
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    pending: dict = field(default_factory=dict)
+    task: asyncio.Task | None = None
+    alive: bool = True
+
+
+class Runner:
+    def __init__(self, config: RunnerConfig):
+        self.config = config
+        self._zygote: _Zygote | None = None
+        self._layers: dict | None = None
+        self._start_lock = asyncio.Lock()
+        self._closed = False
+
+    # ---- lifecycle -----------------------------------------------------
+    async def start(self) -> None:
+        async with self._start_lock:
+            if self._zygote is not None and self._zygote.alive:
+                return
+            self._zygote = await self._spawn_zygote()
+        self._check_required(self.config.require)
+
+    async def _spawn_zygote(self) -> _Zygote:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        config = {
+            "sys_path": _zygote_sys_path(),
+            "parent_pid": os.getpid(),
+            "ctl_fd": theirs.fileno(),
+            "max_timeout": self.config.max_timeout,
+            "max_memory": self.config.max_memory,
+            "max_output": self.config.max_output,
+            "network": self.config.network,
+            "filesystem": self.config.filesystem,
+            "preload": list(self.config.preload),
+            "pool_size": self.config.pool_size,
+            "disabled_layers": sorted(self.config.disabled_layers),
+            "sandbox_uid": self.config.sandbox_uid,
+            "sandbox_gid": self.config.sandbox_gid,
+            "tmp_size": self.config.tmp_size,
+        }
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=None,
+                pass_fds=(theirs.fileno(),), env=ZYGOTE_ENV, cwd="/", close_fds=True)
+        finally:
+            theirs.close()
+        reader, writer = await asyncio.open_unix_connection(sock=ours)
+        zygote = _Zygote(process=process, reader=reader, writer=writer)
+        try:
+            hello = await asyncio.wait_for(_read_message(reader), HELLO_TIMEOUT)
+        except Exception as exc:
+            process.kill()
+            await process.wait()
+            raise RuntimeError(f"the sandbox fork server did not start ({type(exc).__name__}: {exc}); "
+                               "see its messages on stderr") from None
+        self._layers = dict(hello["layers"])
+        self._layers["restricted_python"] = (
+            {"active": True, "detail": "RestrictedPython compiles every snippet with its full guard set "
+                                       "and an import allow-list of module proxies"}
+            if self.config.restricted_python else
+            {"active": False, "detail": "switched off by SANDBOX_RESTRICTED_PYTHON=false: "
+                                        "the kernel layers alone are the boundary"})
+        zygote.task = asyncio.ensure_future(self._read_loop(zygote))
+        return zygote
+
+    async def aclose(self) -> None:
+        self._closed = True
+        zygote, self._zygote = self._zygote, None
+        if zygote is None:
+            return
+        try:
+            zygote.writer.write(protocol.encode({"op": "shutdown"}))
+            await zygote.writer.drain()
+        except (ConnectionError, RuntimeError):
+            pass
+        zygote.writer.close()
+        try:
+            await asyncio.wait_for(zygote.process.wait(), 5)
+        except asyncio.TimeoutError:
+            zygote.process.kill()
+            await zygote.process.wait()
+        if zygote.task:
+            zygote.task.cancel()
+
+    def layers(self) -> dict:
+        if self._layers is None:
+            return {name: {"active": False, "detail": "not started yet"} for name in ALL_LAYERS}
+        return {name: dict(self._layers[name]) for name in ALL_LAYERS if name in self._layers}
+
+    def missing_layers(self, names=None) -> list:
+        """(layer, reason) for each layer in `names` (default: every kernel
+        layer plus RestrictedPython) that is not active."""
+        names = ALL_LAYERS if names is None else names
+        current = self.layers()
+        return [(n, current.get(n, {}).get("detail", "unknown layer")) for n in names
+                if not current.get(n, {}).get("active")]
+
+    def zygote_pid(self) -> int | None:
+        return self._zygote.process.pid if self._zygote and self._zygote.alive else None
+
+    def _check_required(self, names) -> None:
+        missing = self.missing_layers(sorted(names))
+        if missing:
+            raise LayerUnavailable(missing)
+
+    # ---- requests -------------------------------------------------------
+    async def execute(self, request: ExecRequest) -> dict:
+        if request.strict:
+            missing = self.missing_layers([*KERNEL_LAYERS] + (["restricted_python"] if request.restricted else []))
+            if missing and self._layers is not None:
+                return _refusal(missing)
+        body = {
+            "code": request.code,
+            "timeout": min(float(request.timeout), self.config.max_timeout),
+            "memory_limit": min(int(request.memory_limit), self.config.max_memory),
+            "allowed_modules": sorted(request.allowed_modules),
+            "restricted": bool(request.restricted),
+            "capture_output": bool(request.capture_output),
+            "max_output": self.config.max_output,
+        }
+        return await self._call("execute", body, body["timeout"])
+
+    async def validate(self, code: str, *, allowed_modules, restricted: bool = True) -> dict:
+        body = {"code": code, "timeout": 10.0, "memory_limit": min(256 << 20, self.config.max_memory),
+                "allowed_modules": sorted(allowed_modules), "restricted": bool(restricted),
+                "capture_output": False, "max_output": 4096}
+        return await self._call("validate", body, 10.0)
+
+    async def _call(self, op: str, body: dict, timeout: float) -> dict:
+        if self._closed:
+            raise RuntimeError("the runner is closed")
+        if self._zygote is None or not self._zygote.alive:
+            await self.start()
+        zygote = self._zygote
+        request_id = uuid.uuid4().hex
+        future = asyncio.get_running_loop().create_future()
+        zygote.pending[request_id] = (future, op)
+        started = time.monotonic()
+        try:
+            zygote.writer.write(protocol.encode({"op": op, "id": request_id, "request": body}))
+            await zygote.writer.drain()
+            # the zygote enforces the timeout; this only guards against a hung zygote
+            return await asyncio.wait_for(asyncio.shield(future), timeout + 30)
+        except asyncio.CancelledError:
+            await self._cancel(zygote, request_id)
+            raise
+        except (asyncio.TimeoutError, ConnectionError) as exc:
+            await self._cancel(zygote, request_id)
+            return _internal_error(request_id, op, f"the fork server did not answer ({type(exc).__name__})",
+                                   time.monotonic() - started)
+        finally:
+            zygote.pending.pop(request_id, None)
+
+    async def _cancel(self, zygote: _Zygote, request_id: str) -> None:
+        try:
+            zygote.writer.write(protocol.encode({"op": "cancel", "id": request_id}))
+            await zygote.writer.drain()
+        except (ConnectionError, RuntimeError):
+            pass
+
+    async def _read_loop(self, zygote: _Zygote) -> None:
+        try:
+            while True:
+                message = await _read_message(zygote.reader)
+                entry = zygote.pending.get(message.get("id"))
+                if entry and not entry[0].done():
+                    entry[0].set_result(message["result"])
+        except (asyncio.IncompleteReadError, ConnectionError, protocol.FrameError):
+            pass
+        finally:
+            zygote.alive = False
+            if not self._closed:
+                print("sandbox: the fork server exited; it will be restarted on the next request",
+                      file=sys.stderr, flush=True)
+            for request_id, (future, op) in list(zygote.pending.items()):
+                if not future.done():
+                    future.set_result(_internal_error(request_id, op, "the sandbox fork server died", 0.0))
+            try:
+                zygote.process.kill()
+            except ProcessLookupError:
+                pass
+
+
+async def _read_message(reader: asyncio.StreamReader) -> dict:
+    header = await reader.readexactly(protocol.HEADER.size)
+    (size,) = protocol.HEADER.unpack(header)
+    if size > 256 << 20:
+        raise protocol.FrameError("oversized control frame")
+    return protocol.decode(await reader.readexactly(size))
+
+
+def _zygote_sys_path() -> list:
+    """The zygote runs with -I -S: give it exactly the import path we use,
+    plus the directory holding this package."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [package_parent] + [p for p in sys.path if p and os.path.exists(p)]
+    return list(dict.fromkeys(os.path.abspath(p) for p in paths))
+
+
+def _internal_error(request_id: str, op: str, message: str, elapsed: float) -> dict:
+    if op == "validate":
+        return {"execution_id": request_id, "error_type": "internal_error",
+                "validation": {"valid": False, "errors": [{"line": None, "message": message}],
+                               "message": message},
+                "analysis": {"line_count": 0, "character_count": 0, "estimated_complexity": "unknown"},
+                "recommendations": []}
+    return {"success": False, "execution_id": request_id, "result": None, "stdout": "", "stderr": "",
+            "execution_time": round(elapsed, 6), "variables": [], "error": message,
+            "error_type": "internal_error", "line": None, "security_events": []}
+
+
+def _refusal(missing: list) -> dict:
+    names = ", ".join(f"{name} ({reason})" for name, reason in missing)
+    result = _internal_error(uuid.uuid4().hex, "execute",
+                             "use_container=true asks for the strongest isolation, but this host cannot "
+                             f"provide every layer; missing: {names}", 0.0)
+    result["error_type"] = "security_violation"
+    result["security_events"] = [{"kind": "layer_missing", "detail": names[:500]}]
+    return result
+
+
+def run_sync(code: str, config: RunnerConfig | None = None, **request) -> dict:
+    """Run one snippet with a fresh runner (the CLI's `run`)."""
+    config = config or RunnerConfig(pool_size=0)
+
+    async def go():
+        runner = Runner(config)
+        await runner.start()
+        try:
+            return await runner.execute(ExecRequest(code=code, **request))
+        finally:
+            await runner.aclose()
+
+    return asyncio.run(go())

@@ -1,0 +1,461 @@
+"""The fork server: a single-threaded process, started once by the runner
+with a clean environment, that forks and supervises every sandbox child.
+
+Why a separate process: the MCP server is asyncio with threads, and neither
+forking a threaded process nor unshare(CLONE_NEWUSER) in one is safe. The
+zygote has RestrictedPython and the profile's modules imported already, so a
+child pays nothing for them, and it keeps a warm pool of children hardened in
+advance and waiting for their request.
+
+One event loop (selectors) watches the control socket to the runner, every
+child's pipes and a pidfd per child. Wall-clock timeouts, output caps and
+cancellation are enforced here: the snippet's tree is SIGKILLed through its
+stage-1 process, whose death takes the whole pid namespace with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import selectors
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+
+from . import child as child_mod
+from . import outcome, protocol, rlimits
+
+READ_CHUNK = 1 << 16
+SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
+EXIT_GRACE = 2.0          # after stage 1 exited, wait at most this for pipe EOF
+CONTROL_FRAME_CAP = 64 << 20
+
+
+def log(message: str) -> None:
+    print(f"sandbox-zygote[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Child:
+    pid: int
+    pidfd: int
+    result_r: int
+    stdout_r: int
+    stderr_r: int
+    request_w: int | None
+    started: float
+    state: str = "starting"          # starting -> ready -> running -> finished
+    request: dict | None = None      # the server's request once assigned
+    nonce: str = ""
+    pending: bytes = b""             # request bytes not yet written
+    deadline: float | None = None
+    dispatched: float = 0.0
+    frames: protocol.FrameReader = field(default_factory=lambda: protocol.FrameReader(child_mod.MAX_RESULT))
+    open_fds: set = field(default_factory=set)
+    out: dict = field(default_factory=lambda: {"stdout": bytearray(), "stderr": bytearray()})
+    truncated: dict = field(default_factory=lambda: {"stdout": False, "stderr": False})
+    written_total: int = 0
+    result_frame: dict | None = None
+    frame_error: str | None = None
+    setup_error: dict | None = None
+    status: int | None = None
+    rusage: object = None
+    exited_at: float | None = None
+    timed_out: bool = False
+    flooded: bool = False
+    cancelled: bool = False
+    report: bool = True              # False for the start-up probe: nobody awaits it
+
+
+class Zygote:
+    def __init__(self, ctl: socket.socket, config: dict):
+        self.ctl = ctl
+        self.ctl.setblocking(False)
+        self.config = config
+        self.selector = selectors.DefaultSelector()
+        self.ctl_reader = protocol.FrameReader(CONTROL_FRAME_CAP)
+        self.ctl_out = bytearray()
+        self.children: dict[int, Child] = {}       # by pid
+        self.pool_size = int(config.get("pool_size", 0))
+        self.max_output = int(config["max_output"])
+        self.spawn_backoff_until = 0.0
+        self.running = True
+        self.selector.register(self.ctl, selectors.EVENT_READ, ("ctl", None))
+        self.spec: child_mod.ChildSpec | None = None
+        self.layer_report: dict = {}
+
+    # ---- start-up -------------------------------------------------------
+    def prepare(self) -> None:
+        from . import layers
+        self.spec, self.layer_report = layers.establish(self, self.config)
+        self.send({"op": "hello", "pid": os.getpid(), "layers": self.layer_report,
+                   "active": sorted(self.spec.layers)})
+
+    # ---- the loop -------------------------------------------------------
+    def run(self) -> None:
+        while self.running:
+            self.refill_pool()
+            timeout = self.next_timer()
+            for key, mask in self.selector.select(timeout):
+                kind, obj = key.data
+                try:
+                    self.dispatch(kind, obj, key.fileobj, mask)
+                except Exception as exc:  # noqa: BLE001 - one bad child must not stop the server
+                    log(f"error handling {kind}: {type(exc).__name__}: {exc}")
+            self.check_timers()
+        self.kill_all()
+
+    def dispatch(self, kind: str, obj, fileobj, mask) -> None:
+        if kind == "ctl":
+            if mask & selectors.EVENT_READ:
+                self.read_control()
+            if mask & selectors.EVENT_WRITE:
+                self.flush_control()
+        elif kind == "pidfd":
+            self.on_exit(obj)
+        elif kind == "request":
+            self.write_request(obj)
+        else:
+            self.on_readable(obj, kind, fileobj)
+
+    def next_timer(self) -> float | None:
+        now = time.monotonic()
+        deadlines = []
+        for c in self.children.values():
+            if c.deadline is not None:
+                deadlines.append(c.deadline)
+            if c.state == "starting":
+                deadlines.append(c.started + SETUP_TIMEOUT)
+            if c.exited_at is not None:
+                deadlines.append(c.exited_at + EXIT_GRACE)
+        if self.pool_needs_refill() and self.spawn_backoff_until > now:
+            deadlines.append(self.spawn_backoff_until)
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - now)
+
+    def check_timers(self) -> None:
+        now = time.monotonic()
+        for c in list(self.children.values()):
+            if c.deadline is not None and now >= c.deadline and c.status is None and not c.timed_out:
+                c.timed_out = True
+                self.kill(c)
+            elif c.state == "starting" and now >= c.started + SETUP_TIMEOUT and c.status is None:
+                c.setup_error = c.setup_error or {"layer": "startup", "error": "child did not become ready"}
+                self.kill(c)
+            if c.exited_at is not None and now >= c.exited_at + EXIT_GRACE:
+                for fd in list(c.open_fds):
+                    self.close_fd(c, fd)
+                self.maybe_finish(c)
+
+    # ---- control channel -------------------------------------------------
+    def read_control(self) -> None:
+        try:
+            data = self.ctl.recv(1 << 20)
+        except BlockingIOError:
+            return
+        if not data:
+            # the runner is gone: nobody can use our children any more
+            self.running = False
+            return
+        for message in self.ctl_reader.feed(data):
+            self.handle(message)
+
+    def handle(self, message: dict) -> None:
+        op = message.get("op")
+        if op in ("execute", "validate"):
+            self.start_request(message)
+        elif op == "cancel":
+            for c in self.children.values():
+                if c.request is not None and c.request.get("id") == message.get("id") and c.status is None:
+                    c.cancelled = True
+                    self.kill(c)
+        elif op == "shutdown":
+            self.running = False
+        else:
+            log(f"unknown control op {op!r}")
+
+    def send(self, message: dict) -> None:
+        self.ctl_out += protocol.encode(message)
+        self.flush_control()
+
+    def flush_control(self) -> None:
+        while self.ctl_out:
+            try:
+                sent = self.ctl.send(self.ctl_out)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.running = False
+                return
+            del self.ctl_out[:sent]
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.ctl_out else 0)
+        self.selector.modify(self.ctl, events, ("ctl", None))
+
+    # ---- children --------------------------------------------------------
+    def start_request(self, message: dict) -> None:
+        child = self.take_ready() or self.spawn()
+        if child is None:
+            self.send({"id": message.get("id"), "result": outcome.compose(outcome.ChildOutcome(
+                execution_id=message.get("id", ""), op=message.get("op", "execute"),
+                setup_error={"layer": "startup", "error": "could not fork a sandbox child"}))})
+            return
+        child.request = message
+        child.nonce = secrets.token_hex(16)
+        body = dict(message.get("request") or {})
+        body.update(op=message["op"], nonce=child.nonce)
+        child.pending = protocol.encode(body)
+        child.dispatched = time.monotonic()
+        if child.state == "ready":
+            self.begin_running(child)
+        self.write_request(child)
+
+    def begin_running(self, child: Child) -> None:
+        child.state = "running"
+        timeout = float((child.request.get("request") or {}).get("timeout", 30))
+        child.deadline = time.monotonic() + timeout
+
+    def take_ready(self) -> Child | None:
+        for c in self.children.values():
+            if c.state == "ready" and c.request is None and c.status is None:
+                return c
+        return None
+
+    def pool_needs_refill(self) -> bool:
+        idle = sum(1 for c in self.children.values()
+                   if c.request is None and c.status is None and c.state in ("starting", "ready"))
+        return idle < self.pool_size
+
+    def refill_pool(self) -> None:
+        if self.spec is not None and self.pool_needs_refill() and time.monotonic() >= self.spawn_backoff_until:
+            self.spawn()
+
+    def spawn(self, spec: child_mod.ChildSpec | None = None) -> Child | None:
+        spec = spec or self.spec
+        pipes = [os.pipe() for _ in range(4)]  # request, result, stdout, stderr
+        (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w) = pipes
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            log(f"fork failed: {exc}")
+            for pair in pipes:
+                for fd in pair:
+                    os.close(fd)
+            self.spawn_backoff_until = time.monotonic() + 1.0
+            return None
+        if pid == 0:
+            child_mod.stage1(spec, child_mod.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w))
+            os._exit(child_mod.SETUP_FAILED)  # stage1 never returns
+        for fd in (req_r, res_w, out_w, err_w):
+            os.close(fd)
+        c = Child(pid=pid, pidfd=os.pidfd_open(pid), result_r=res_r, stdout_r=out_r, stderr_r=err_r,
+                  request_w=req_w, started=time.monotonic())
+        for fd, kind in ((res_r, "result"), (out_r, "stdout"), (err_r, "stderr")):
+            os.set_blocking(fd, False)
+            c.open_fds.add(fd)
+            self.selector.register(fd, selectors.EVENT_READ, (kind, c))
+        os.set_blocking(req_w, False)
+        self.selector.register(c.pidfd, selectors.EVENT_READ, ("pidfd", c))
+        self.children[pid] = c
+        return c
+
+    def write_request(self, c: Child) -> None:
+        if c.request_w is None:
+            return
+        try:
+            while c.pending:
+                written = os.write(c.request_w, c.pending)
+                c.pending = c.pending[written:]
+        except BlockingIOError:
+            pass
+        except OSError:
+            c.pending = b""  # the child is gone; its exit will be reported
+        registered = c.request_w in self.selector.get_map()
+        if c.pending and not registered:
+            self.selector.register(c.request_w, selectors.EVENT_WRITE, ("request", c))
+        elif not c.pending and c.request is not None:
+            if registered:
+                self.selector.unregister(c.request_w)
+            os.close(c.request_w)
+            c.request_w = None
+
+    def on_readable(self, c: Child, kind: str, fd: int) -> None:
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.close_fd(c, fd)
+            self.maybe_finish(c)
+            return
+        if kind == "result":
+            self.on_result_bytes(c, data)
+        else:
+            self.on_output(c, kind, data)
+
+    def on_result_bytes(self, c: Child, data: bytes) -> None:
+        if c.frame_error:
+            return  # the stream is already known to be corrupt; drain and ignore
+        try:
+            frames = c.frames.feed(data)
+        except protocol.FrameError as exc:
+            c.frame_error = str(exc)
+            return
+        for frame in frames:
+            kind = frame.get("kind") if isinstance(frame, dict) else None
+            if kind == "ready" and c.state == "starting":
+                c.state = "ready"
+                if c.request is not None:
+                    self.begin_running(c)
+            elif kind == "setup_error" and c.state == "starting":
+                c.setup_error = frame
+            elif kind == "result" and c.state == "running" and c.result_frame is None:
+                if frame.get("nonce") != c.nonce:
+                    c.frame_error = "result frame does not carry this execution's nonce"
+                else:
+                    c.result_frame = frame
+            else:
+                # a second result, or a frame out of turn: someone is writing
+                # into the result pipe who should not be
+                c.frame_error = "unexpected extra frame on the result channel"
+                c.result_frame = None
+
+    def on_output(self, c: Child, stream: str, data: bytes) -> None:
+        request = (c.request or {}).get("request") or {}
+        cap = min(int(request.get("max_output", self.max_output)), self.max_output)
+        buf = c.out[stream]
+        room = cap - len(buf)
+        if room > 0:
+            buf += data[:room]
+        if len(data) > max(room, 0):
+            c.truncated[stream] = True
+        c.written_total += len(data)
+        if c.written_total > max(8 * cap, 8 << 20) and not c.flooded and c.status is None:
+            c.flooded = True
+            self.kill(c)
+
+    def on_exit(self, c: Child) -> None:
+        try:
+            pid, status, rusage = os.wait4(c.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status, rusage = c.pid, 0, None
+        if pid == 0:
+            return
+        self.selector.unregister(c.pidfd)
+        os.close(c.pidfd)
+        c.status, c.rusage, c.exited_at = status, rusage, time.monotonic()
+        if c.request_w is not None:
+            if c.request_w in self.selector.get_map():
+                self.selector.unregister(c.request_w)
+            os.close(c.request_w)
+            c.request_w = None
+        if c.request is None and c.setup_error:
+            log(f"a pooled child failed to start: {c.setup_error}")
+            self.spawn_backoff_until = time.monotonic() + 1.0
+        self.maybe_finish(c)
+
+    def close_fd(self, c: Child, fd: int) -> None:
+        if fd in c.open_fds:
+            c.open_fds.discard(fd)
+            self.selector.unregister(fd)
+            os.close(fd)
+
+    def maybe_finish(self, c: Child) -> None:
+        """Report once the process is reaped and its pipes are drained."""
+        if c.status is None or c.open_fds or c.state == "finished":
+            return
+        c.state = "finished"
+        del self.children[c.pid]
+        if c.request is None or not c.report:
+            return  # an idle pooled child died (killed from outside, or failed setup), or a probe
+        self.send({"id": c.request.get("id"), "result": outcome.compose(self.outcome_of(c))})
+
+    def outcome_of(self, c: Child) -> outcome.ChildOutcome:
+        request = c.request.get("request") or {}
+        ru = c.rusage
+        return outcome.ChildOutcome(
+            execution_id=c.request.get("id", ""),
+            op=c.request.get("op", "execute"),
+            frame=c.result_frame,
+            frame_error=c.frame_error,
+            setup_error=c.setup_error,
+            status=c.status,
+            cpu_time=(ru.ru_utime + ru.ru_stime) if ru else 0.0,
+            max_rss_bytes=(ru.ru_maxrss * 1024) if ru else 0,
+            stdout=bytes(c.out["stdout"]),
+            stderr=bytes(c.out["stderr"]),
+            stdout_truncated=c.truncated["stdout"],
+            stderr_truncated=c.truncated["stderr"],
+            timed_out=c.timed_out,
+            output_flooded=c.flooded,
+            cancelled=c.cancelled,
+            elapsed=(c.exited_at or time.monotonic()) - c.dispatched,
+            timeout=float(request.get("timeout", 0)),
+            memory_limit=int(request.get("memory_limit", 0)),
+            capture_output=bool(request.get("capture_output", True)),
+        )
+
+    def kill(self, c: Child) -> None:
+        # stage 1's death fires stage 2's parent-death SIGKILL; the death of
+        # the namespace's init kills everything else inside it
+        try:
+            signal.pidfd_send_signal(c.pidfd, signal.SIGKILL)
+        except (OSError, AttributeError):
+            try:
+                os.kill(c.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def kill_all(self) -> None:
+        for c in list(self.children.values()):
+            if c.status is None:
+                self.kill(c)
+        for c in list(self.children.values()):
+            try:
+                os.waitpid(c.pid, 0)
+            except ChildProcessError:
+                pass
+
+    # ---- synchronous use during start-up (layer probing) ------------------
+    def run_one(self, spec: child_mod.ChildSpec, request: dict, timeout: float = 20.0) -> Child:
+        """Run one request on a fresh child to completion, blocking."""
+        c = self.spawn(spec)
+        if c is None:
+            raise OSError("fork failed")
+        message = {"op": "execute", "id": "probe", "request": request}
+        c.request = message
+        c.report = False
+        c.nonce = secrets.token_hex(16)
+        c.pending = protocol.encode({**request, "op": "execute", "nonce": c.nonce})
+        c.dispatched = time.monotonic()
+        self.write_request(c)
+        end = time.monotonic() + timeout
+        while c.state != "finished" and time.monotonic() < end:
+            for key, mask in self.selector.select(0.05):
+                kind, obj = key.data
+                if kind != "ctl" and obj is c:
+                    self.dispatch(kind, obj, key.fileobj, mask)
+            self.check_timers()
+        if c.state != "finished":
+            self.kill(c)
+            os.waitpid(c.pid, 0)
+        return c
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    from . import privileges
+    privileges.set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != config["parent_pid"]:
+        os._exit(1)  # the runner died before we were ready
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when we stop
+    ctl = socket.socket(fileno=config["ctl_fd"])
+    zygote = Zygote(ctl, config)
+    zygote.prepare()
+    zygote.run()
+    os._exit(0)
