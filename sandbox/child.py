@@ -233,6 +233,8 @@ def _drop_privileges(spec: ChildSpec, *, keep_pdeathsig: bool) -> None:
     if "privilege_drop" not in spec.layers:
         return
     if _is_root():
+        # the bounding set can only be emptied while CAP_SETPCAP is held
+        kernel.drop_bounding_set()
         privileges.drop_to_user(spec.sandbox_uid, spec.sandbox_gid)
         if keep_pdeathsig:  # stage 2, the init: uid drop + no_new_privs is enough, it never execs
             privileges.set_parent_death_signal(signal.SIGKILL)

@@ -70,6 +70,15 @@ def set_dumpable(on: bool) -> None:
                        ctypes.c_ulong(0), ctypes.c_ulong(0)), "prctl(PR_SET_DUMPABLE)")
 
 
+def drop_bounding_set() -> None:
+    """PR_CAPBSET_DROP every capability (needs CAP_SETPCAP, so: while still root)."""
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last = int(f.read())
+    for cap in range(last + 1):
+        _check(_libc.prctl(ctypes.c_int(24), ctypes.c_ulong(cap), ctypes.c_ulong(0),
+                           ctypes.c_ulong(0), ctypes.c_ulong(0)), "prctl(PR_CAPBSET_DROP)")
+
+
 def close_range_from(first: int) -> None:
     """Close every descriptor >= first (close_range, with a portable fallback)."""
     try:

@@ -1,0 +1,47 @@
+# The self-test is `make test`; `make install && bin/sandbox-mcp` serves stdio.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: install install-datascience dev serve-http test test-root test-user dist bench fuzz soak clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install-datascience: install
+	$(PY) -m pip install -q -e '.[datascience,test]'
+
+dev: install
+	$(PY) bin/sandbox-mcp serve
+
+serve-http: install
+	$(PY) bin/sandbox-mcp serve --transport http
+
+# The whole suite as root, then again as an ordinary user created for it.
+test: test-root test-user
+
+test-root: install
+	$(PY) -m pytest -q -m "not slow" tests
+
+test-user: install
+	$(PY) tests/run_as_user.py
+
+dist: install
+	$(PY) tools/build_pyz.py
+
+bench: install
+	$(PY) bench/run.py
+
+fuzz: install
+	$(PY) -m pytest -q -m slow tests/test_fuzz.py
+
+soak: install
+	$(PY) bench/soak.py
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache

@@ -1,0 +1,82 @@
+"""Run the test suite again as an ordinary user.
+
+The machine's default Python may live where an unprivileged uid cannot read
+(root's home), so this builds a virtual environment from the system-wide
+python3, copies the checkout to a directory the user owns, creates the user
+if needed, and runs pytest as that user with `runuser`. As a non-root caller
+it simply runs the suite in place: the caller is already the ordinary user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+
+USER = os.environ.get("SANDBOX_TEST_USER", "sbxtest")
+BASE = "/var/tmp/sandbox-usertest"
+SYSTEM_PYTHON = os.environ.get("SANDBOX_TEST_USER_PYTHON", "/usr/bin/python3")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+
+
+def main() -> int:
+    pytest_args = ["-q", "-m", "not slow", *sys.argv[1:]] or []
+    if os.geteuid() != 0:
+        return subprocess.call([sys.executable, "-m", "pytest", *pytest_args, "tests"], cwd=ROOT)
+    if not os.path.exists(SYSTEM_PYTHON):
+        print(f"run_as_user: {SYSTEM_PYTHON} is missing: install Debian's python3 and python3-venv", file=sys.stderr)
+        return 1
+    ensure_user()
+    venv = ensure_venv()
+    src = copy_checkout()
+    env = {"PATH": "/usr/bin:/bin", "HOME": src, "LANG": "C.UTF-8", "SANDBOX_TEST_AS_USER": "1"}
+    print(f"run_as_user: running the suite as {USER} with {venv}/bin/python", flush=True)
+    return subprocess.call(["runuser", "-u", USER, "--", f"{venv}/bin/python", "-m", "pytest",
+                            "-p", "no:cacheprovider", *pytest_args, "tests"], cwd=src, env=env)
+
+
+def ensure_user() -> None:
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.check_call(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER])
+
+
+def ensure_venv() -> str:
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        key = hashlib.sha256(f.read() + SYSTEM_PYTHON.encode()).hexdigest()[:16]
+    venv = os.path.join(BASE, f"venv-{key}")
+    if not os.path.exists(os.path.join(venv, ".ready")):
+        shutil.rmtree(venv, ignore_errors=True)
+        os.makedirs(BASE, mode=0o755, exist_ok=True)
+        subprocess.check_call([SYSTEM_PYTHON, "-m", "venv", venv])
+        deps = ["mcp>=2.0", "RestrictedPython>=9.0", "pytest>=7", "hypothesis>=6"]
+        subprocess.check_call([f"{venv}/bin/python", "-m", "pip", "install", "-q", *deps])
+        open(os.path.join(venv, ".ready"), "w").close()
+    os.chmod(BASE, 0o755)
+    return venv
+
+
+def copy_checkout() -> str:
+    """The checkout, and shared/ beside it (the red-team corpus), owned by the user."""
+    dest = os.path.join(BASE, "work")
+    shutil.rmtree(dest, ignore_errors=True)
+    ignore = shutil.ignore_patterns(".venv", ".git", "build", "dist", "__pycache__", ".pytest_cache",
+                                    "node_modules", ".hypothesis")
+    shutil.copytree(ROOT, os.path.join(dest, "repo"), ignore=ignore)
+    if os.path.isdir(SHARED):
+        shutil.copytree(SHARED, os.path.join(dest, "shared"), ignore=ignore)
+    info = pwd.getpwnam(USER)
+    for dirpath, dirnames, filenames in os.walk(dest):
+        os.chown(dirpath, info.pw_uid, info.pw_gid)
+        for name in filenames:
+            os.chown(os.path.join(dirpath, name), info.pw_uid, info.pw_gid)
+    return os.path.join(dest, "repo")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

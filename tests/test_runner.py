@@ -1,0 +1,352 @@
+"""The hardened runner end to end through its API: ordinary snippets, each
+kernel layer alone against the attack it must stop (RestrictedPython off so
+the snippet may use os, socket and ctypes freely), bad input, limits, and the
+life cycle of the fork server and its children."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import tempfile
+import time
+
+import pytest
+
+from runner_harness import MiB, SyncRunner, descendants, only_layers
+
+IS_ROOT = os.geteuid() == 0
+
+
+@pytest.fixture(scope="module")
+def full():
+    runner = SyncRunner()
+    yield runner
+    runner.close()
+
+
+def ok(result: dict) -> dict:
+    assert result["success"], result
+    return result
+
+
+def failed(result: dict, error_type: str) -> dict:
+    assert not result["success"], result
+    assert result["error_type"] == error_type, result
+    return result
+
+
+# ---- ordinary use -----------------------------------------------------------
+
+def test_every_layer_is_active_here(full):
+    layers = full.layers()
+    for name in ("namespaces", "privilege_drop", "rlimits", "landlock", "seccomp", "restricted_python"):
+        assert layers[name]["active"], (name, layers[name])
+
+
+def test_result_stdout_and_shape(full):
+    r = ok(full.run('result = 2 + 2\nprint(f"The answer is: {result}")'))
+    assert r["result"] == 4
+    assert r["stdout"] == "The answer is: 4\n"
+    assert r["variables"] == ["result"]
+    for key in ("execution_id", "stderr", "execution_time", "cpu_time", "max_rss_bytes"):
+        assert key in r
+    assert r["max_rss_bytes"] > 0
+
+
+def test_last_expression_is_the_result(full):
+    assert ok(full.run("x = 20\nx * 2 + 2"))["result"] == 42
+
+
+def test_runtime_error_has_line(full):
+    r = failed(full.run("a = 1\nb = 0\nc = a / b\n"), "runtime_error")
+    assert r["line"] == 3
+    assert "ZeroDivisionError" in r["error"]
+
+
+def test_import_outside_profile_is_security_violation(full):
+    r = failed(full.run("import os\nresult = os.getpid()"), "security_violation")
+    assert "os" in r["error"]
+
+
+def test_output_is_truncated_and_marked():
+    runner = SyncRunner(max_output=1000)
+    try:
+        r = ok(runner.run("for i in range(500):\n    print('x' * 20)"))
+        assert r["stdout_truncated"] and len(r["stdout"]) == 1000
+    finally:
+        runner.close()
+
+
+def test_output_flood_is_killed_with_output_limit():
+    runner = SyncRunner(max_output=10_000)
+    try:
+        r = failed(runner.run("while True:\n    print('A' * 1000)", timeout=20), "output_limit")
+        assert r["stdout_truncated"] and len(r["stdout"]) == 10_000
+        assert r["execution_time"] < 15
+    finally:
+        runner.close()
+
+
+def test_output_before_a_timeout_is_kept(full):
+    r = failed(full.run("print('before', flush=True)\nwhile True:\n    pass", timeout=1), "timeout")
+    assert "before" in r["stdout"]
+
+
+# ---- limits ------------------------------------------------------------------
+
+def test_wall_clock_timeout_kills(full):
+    start = time.monotonic()
+    failed(full.run("import time\ntime.sleep(60)", timeout=1), "timeout")
+    assert time.monotonic() - start < 5
+
+
+def test_cpu_bound_c_call_is_killed(full):
+    start = time.monotonic()
+    r = full.run("x = sum(range(10**12))", timeout=1)
+    assert r["error_type"] == "timeout", r
+    assert time.monotonic() - start < 5
+
+
+def test_memory_limit(full):
+    failed(full.run("data = b'x' * (512 * 1024 * 1024)", memory=64 * MiB), "memory_limit")
+    ok(full.run("data = b'x' * (16 * 1024 * 1024)\nresult = len(data)", memory=64 * MiB))
+
+
+def test_requested_limits_never_exceed_the_maxima(full):
+    # asks for 10 TB and a day; the configured maxima (512 MiB) apply
+    r = full.run("x = bytearray(1024 * 1024 * 1024)", memory=10**13, timeout=5)
+    assert r["error_type"] == "memory_limit", r
+
+
+# ---- each kernel layer alone ----------------------------------------------------
+
+@pytest.fixture()
+def host_secret():
+    fd, path = tempfile.mkstemp(prefix="sbx-host-secret-", dir="/tmp")
+    os.write(fd, b"HOSTSECRET-31337")
+    os.close(fd)
+    os.chmod(path, 0o644)  # world-readable: only the sandbox layers can stop the read
+    yield path
+    os.unlink(path)
+
+
+READ_SECRET = "import sys\ntry:\n    print(open({path!r}).read())\nexcept OSError as e:\n    print('blocked', type(e).__name__)\n"
+
+
+def test_namespaces_alone_hide_host_files_processes_and_network(host_secret):
+    runner = SyncRunner(disabled_layers=only_layers("namespaces"))
+    try:
+        r = runner.run(READ_SECRET.format(path=host_secret), restricted=False)
+        assert "HOSTSECRET" not in r["stdout"] and "blocked FileNotFoundError" in r["stdout"], r
+        r = ok(runner.run("import os\nresult = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())",
+                          restricted=False))
+        assert r["result"] == [1, 2], r   # only the init and the snippet
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+            port = listener.getsockname()[1]
+            r = runner.run(f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)",
+                           restricted=False)
+            assert r["error_type"] == "runtime_error" and "OSError" in (r["error"] + r.get("traceback", "")), r
+        r = ok(runner.run("import os\nresult = os.getppid()", restricted=False))
+        assert r["result"] == 1  # the parent chain outside the namespace is invisible
+        r = ok(runner.run("import socket\nresult = socket.gethostname()", restricted=False))
+        assert r["result"] == "sandbox"
+    finally:
+        runner.close()
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="the uid drop applies when the server runs as root")
+def test_privilege_drop_alone_denies_root_files_and_capabilities():
+    fd, path = tempfile.mkstemp(prefix="sbx-root-only-", dir="/tmp")
+    os.write(fd, b"ROOTONLY")
+    os.close(fd)
+    os.chmod(path, 0o600)
+    runner = SyncRunner(disabled_layers=only_layers("privilege_drop"))
+    try:
+        r = runner.run(READ_SECRET.format(path=path), restricted=False)
+        assert "ROOTONLY" not in r["stdout"] and "blocked PermissionError" in r["stdout"], r
+        r = ok(runner.run(
+            "import os\nst = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\n"
+            "result = [st[k].strip() for k in ('CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs')]"
+            " + [os.getuid(), os.getgroups()]", restricted=False))
+        assert r["result"] == ["0000000000000000"] * 5 + ["1", 65534, []], r
+        r = runner.run("open('/etc/sbx-canary-write', 'w').write('x')", restricted=False)
+        assert r["error_type"] == "runtime_error" and "PermissionError" in r["error"], r
+        assert not os.path.exists("/etc/sbx-canary-write")
+    finally:
+        runner.close()
+        os.unlink(path)
+
+
+def test_landlock_alone_denies_reads_writes_and_tcp(host_secret):
+    runner = SyncRunner(disabled_layers=only_layers("landlock"))
+    try:
+        r = runner.run(READ_SECRET.format(path=host_secret), restricted=False)
+        assert "HOSTSECRET" not in r["stdout"] and "blocked PermissionError" in r["stdout"], r
+        target = host_secret + ".written"
+        r = runner.run(f"open({target!r}, 'w').write('x')", restricted=False)
+        assert r["error_type"] == "runtime_error" and not os.path.exists(target), r
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+            port = listener.getsockname()[1]
+            r = runner.run(f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)",
+                           restricted=False)
+            assert r["error_type"] == "runtime_error" and "PermissionError" in r["error"], r
+        # ABI >= 6 scopes signals: the fork server outside the domain cannot be signalled
+        r = runner.run("import os, signal\nos.kill(os.getppid(), 0)", restricted=False)
+        assert r["error_type"] == "runtime_error" and "PermissionError" in r["error"], r
+    finally:
+        runner.close()
+
+
+SECCOMP_PROBES = {
+    "socket(AF_INET)": ("import socket\nsocket.socket(socket.AF_INET)", "EAFNOSUPPORT", "Address family"),
+    "fork": ("import os\nos.fork()", "EPERM", "Operation not permitted"),
+    "execve": ("import os\nos.execv('/bin/true', ['true'])", "EPERM", "Operation not permitted"),
+    "unshare": ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                "assert libc.unshare(0x10000000) == -1\nraise OSError(ctypes.get_errno(), 'unshare')",
+                "EPERM", "[Errno 1]"),
+    "ptrace": ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+               "assert libc.ptrace(16, 1, 0, 0) == -1\nraise OSError(ctypes.get_errno(), 'ptrace')",
+               "EPERM", "[Errno 1]"),
+    "mount": ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+              "assert libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) == -1\n"
+              "raise OSError(ctypes.get_errno(), 'mount')", "EPERM", "[Errno 1]"),
+}
+
+
+@pytest.fixture(scope="module")
+def seccomp_only():
+    runner = SyncRunner(disabled_layers=only_layers("seccomp"))
+    yield runner
+    runner.close()
+
+
+@pytest.mark.parametrize("probe", sorted(SECCOMP_PROBES))
+def test_seccomp_alone_refuses(seccomp_only, probe):
+    code, _errno_name, text = SECCOMP_PROBES[probe]
+    r = seccomp_only.run(code, restricted=False)
+    assert r["error_type"] == "runtime_error", r
+    assert text in r["error"], r
+
+
+def test_seccomp_alone_kills_x32_calls(seccomp_only):
+    r = seccomp_only.run("import ctypes\nctypes.CDLL(None).syscall(0x40000000 | 39)", restricted=False)
+    assert r["error_type"] == "security_violation" and r.get("signal") == "SIGSYS", r
+
+
+def test_rlimits_alone(tmp_path):
+    runner = SyncRunner(disabled_layers=only_layers("rlimits"), max_memory=256 * MiB)
+    try:
+        failed(runner.run("x = bytearray(400 * 1024 * 1024)", memory=64 * MiB, restricted=False), "memory_limit")
+        r = runner.run("while True:\n    pass", timeout=1, restricted=False)
+        assert r["error_type"] == "timeout", r
+        big = tmp_path / "big"
+        os.chmod(tmp_path, 0o777)
+        r = runner.run(f"open({str(big)!r}, 'wb').write(b'x' * (32 << 20))", restricted=False)
+        assert r["error_type"] == "runtime_error" and "File too large" in r["error"], r
+        r = runner.run("import os\nfds = [os.open('/dev/null', os.O_RDONLY) for _ in range(200)]", restricted=False)
+        assert r["error_type"] == "runtime_error" and "Too many open files" in r["error"], r
+        r = runner.run("import threading, time\n"
+                       "ts = [threading.Thread(target=time.sleep, args=(2,)) for _ in range(100)]\n"
+                       "[t.start() for t in ts]", restricted=False)
+        assert r["error_type"] == "runtime_error" and "thread" in r["error"], r
+    finally:
+        runner.close()
+
+
+def test_all_kernel_layers_together_without_restricted_python(full, host_secret):
+    r = full.run(READ_SECRET.format(path=host_secret), restricted=False)
+    assert "HOSTSECRET" not in r["stdout"], r
+    r = full.run("import os\nresult = sorted(os.environ)", restricted=False)
+    assert "SANDBOX_CANARY_SECRET" not in str(r["result"]), r
+    r = ok(full.run("import os\nopen_fds = []\nfor fd in range(64):\n    try:\n        os.fstat(fd)\n"
+                    "        open_fds.append(fd)\n    except OSError:\n        pass\nresult = open_fds",
+                    restricted=False))
+    assert r["result"] == [0, 1, 2, 4], r  # stdin (/dev/null), stdout, stderr, the result pipe
+
+
+# ---- bad input -------------------------------------------------------------------
+
+@pytest.mark.parametrize("code,error_type", [
+    ("", None),
+    ("x = 1\x00", "syntax_error"),
+    ("x = '\ud800'", None),
+    ("def f(:\n", "syntax_error"),
+    ("x = " + "-" * 6000 + "1", "syntax_error"),
+    ("x = " + "[" * 100_000 + "]" * 100_000, "syntax_error"),
+])
+def test_bad_source_gets_a_structured_answer(full, code, error_type):
+    r = full.run(code)
+    assert r["error_type"] in ({error_type, "security_violation"} if error_type else {None}), r
+    ok(full.run("result = 1"))
+
+
+def test_ten_megabytes_of_code(full):
+    r = full.run("x = 1\n" * (10 * MiB // 6), timeout=20)
+    assert r["success"] or r["error_type"] in ("timeout", "memory_limit", "syntax_error"), r
+    ok(full.run("result = 1"))
+
+
+def test_segfault_is_reported_and_contained(full):
+    r = failed(full.run("import ctypes\nctypes.string_at(0)", restricted=False), "runtime_error")
+    assert r.get("signal") == "SIGSEGV", r
+    ok(full.run("result = 1"))
+
+
+def test_child_that_closes_or_corrupts_its_result_pipe(full):
+    r = full.run("import os\nos.close(4)", restricted=False)
+    assert r["error_type"] == "internal_error", r
+    r = full.run("import os\nos.write(4, b'garbage' * 100)", restricted=False)
+    assert r["error_type"] == "internal_error" and "garbage" not in r["error"], r
+    r = full.run("import os\nos.write(4, b'\\x00\\x00\\x00\\x02{}')", restricted=False)
+    assert r["error_type"] == "internal_error", r
+    ok(full.run("result = 1"))
+
+
+def test_forged_result_frame_is_rejected(full):
+    forged = ("import os, json, struct\nbody = json.dumps({'kind': 'result', 'success': True, "
+              "'result': 'ESCAPED:forged', 'nonce': None}).encode()\n"
+              "os.write(4, struct.pack('>I', len(body)) + body)\nos._exit(0)")
+    r = full.run(forged, restricted=False)
+    assert "ESCAPED" not in str(r) and r["error_type"] == "internal_error", r
+
+
+def test_threads_work_but_fork_does_not(full):
+    r = ok(full.run("import threading\nout = []\nts = [threading.Thread(target=out.append, args=(i,)) "
+                    "for i in range(8)]\nfor t in ts:\n    t.start()\nfor t in ts:\n    t.join()\n"
+                    "result = sorted(out)", restricted=False))
+    assert r["result"] == list(range(8))
+    r = full.run("import os\nos.fork()", restricted=False)
+    assert r["error_type"] == "runtime_error", r
+    ok(full.run("result = 1"))
+
+
+# ---- life cycle -------------------------------------------------------------------
+
+def test_zygote_killed_is_healed():
+    runner = SyncRunner()
+    try:
+        ok(runner.run("result = 1"))
+        os.kill(runner.runner.zygote_pid(), signal.SIGKILL)
+        time.sleep(0.3)
+        assert ok(runner.run("result = 2"))["result"] == 2
+    finally:
+        runner.close()
+
+
+def test_no_child_outlives_the_runner():
+    runner = SyncRunner(pool_size=2)
+    zygote = runner.runner.zygote_pid()
+    ok(runner.run("result = 1"))
+    time.sleep(0.5)
+    assert descendants(zygote), "the pool should hold children"
+    children = descendants(zygote)
+    runner.close()
+    time.sleep(1.0)
+    alive = [pid for pid in children + [zygote] if os.path.exists(f"/proc/{pid}") and
+             open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    assert not alive
