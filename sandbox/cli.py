@@ -33,8 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(settings.log_level)
     for warning in settings.warnings:
         logger.warning("%s", warning)
-    if settings.env_file:
+    if settings.env_file and settings.env_file != os.devnull:
         logger.info("read settings from %s", settings.env_file)
+    if settings.disabled_layers:
+        logger.warning("SANDBOX_UNSAFE_DISABLE_LAYERS=%s: these isolation layers are OFF (testing only)",
+                       ",".join(sorted(settings.disabled_layers)))
     # SIGTERM takes the Ctrl-C path, so shutdown unwinds and the runner kills every child.
     signal.signal(signal.SIGTERM, _interrupt)
     try:

@@ -11,10 +11,11 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_bool, parse_seconds, parse_size
 
 # Names of the isolation layers, as Runner.layers() reports them.
-LAYER_NAMES = ("namespaces", "seccomp", "landlock", "privilege_drop", "rlimits", "restricted_python")
+LAYER_NAMES = ALL_LAYERS
 
 # Below this, CPython itself cannot start a snippet reliably.
 MIN_MEMORY_LIMIT = 16 << 20
@@ -46,6 +47,7 @@ VARIABLES = {
     "SANDBOX_ALLOWED_IMPORTS": ("", "comma list of modules added to the enabled profiles"),
     "SANDBOX_RESTRICTED_PYTHON": ("true", "compile snippets with RestrictedPython"),
     "SANDBOX_REQUIRE": ("", 'comma list of layers that must be active, or "all"'),
+    "SANDBOX_UNSAFE_DISABLE_LAYERS": ("", "TESTING ONLY: comma list of kernel layers to switch off"),
     "SANDBOX_MAX_CONCURRENCY": ("<CPU count>", "executions running at once; the rest queue"),
     "SANDBOX_AUDIT_LOG": ("", "path of a JSON-lines audit log (off when empty)"),
     "SANDBOX_POOL_SIZE": ("2", "warm children kept per isolation profile (0 = off)"),
@@ -78,6 +80,7 @@ class Settings:
     extra_imports: tuple[str, ...] = ()
     restricted_python: bool = True
     require: frozenset[str] = frozenset()
+    disabled_layers: frozenset[str] = frozenset()  # test/diagnostic switch, logged loudly
     max_concurrency: int = 1
     audit_log: str | None = None
     pool_size: int = 2
@@ -119,6 +122,8 @@ class Settings:
             preload=tuple(preload),
             pool_size=self.pool_size,
             require=self.require,
+            disabled_layers=self.disabled_layers,
+            restricted_python=self.restricted_python,
         )
 
 
@@ -177,7 +182,8 @@ def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None) -> 
         enable_data_science=read.boolean("SANDBOX_ENABLE_DATA_SCIENCE", False),
         extra_imports=read.module_list("SANDBOX_ALLOWED_IMPORTS"),
         restricted_python=read.boolean("SANDBOX_RESTRICTED_PYTHON", True),
-        require=read.layers("SANDBOX_REQUIRE"),
+        require=read.layers("SANDBOX_REQUIRE", LAYER_NAMES, allow_all=True),
+        disabled_layers=read.layers("SANDBOX_UNSAFE_DISABLE_LAYERS", KERNEL_LAYERS),
         max_concurrency=read.integer("SANDBOX_MAX_CONCURRENCY", default_concurrency(), 1, 1024),
         audit_log=read.audit_path("SANDBOX_AUDIT_LOG"),
         pool_size=read.integer("SANDBOX_POOL_SIZE", 2, 0, 64),
@@ -196,13 +202,15 @@ def _check_extra_imports(settings: Settings) -> None:
         return
     from sandbox import profiles
 
-    refused = profiles.check_extra_imports(settings.extra_imports, network=settings.enable_network)
+    refused = profiles.check_extra_imports(
+        settings.extra_imports, network=settings.enable_network, filesystem=settings.enable_filesystem
+    )
     if refused:
         reasons = "; ".join(_describe_refusal(item) for item in refused)
         raise ConfigError(
-            f"SANDBOX_ALLOWED_IMPORTS={','.join(settings.extra_imports)!r} is refused: {reasons}. "
-            "Accepted: modules that do not give access to the host (os, sys, subprocess, ctypes, "
-            "importlib, builtins, ... are never allowed)"
+            f"SANDBOX_ALLOWED_IMPORTS={','.join(settings.extra_imports)!r} is refused: {reasons}; "
+            "accepted: modules that give no access to the host (os, sys, subprocess, ctypes, "
+            "importlib, builtins, ... never are; socket needs the network profile, io the filesystem one)"
         )
 
 
@@ -288,16 +296,16 @@ class _Reader:
                 raise self._fail(name, raw, "a comma-separated list of module names such as 'numpy,yaml'")
         return tuple(dict.fromkeys(names))
 
-    def layers(self, name: str) -> frozenset[str]:
+    def layers(self, name: str, known: tuple[str, ...], allow_all: bool = False) -> frozenset[str]:
         raw = self._raw(name)
         if raw is None:
             return frozenset()
         names = {part.strip().lower() for part in raw.split(",") if part.strip()}
-        if names == {"all"}:
-            return frozenset(LAYER_NAMES)
-        unknown = names - set(LAYER_NAMES)
-        if unknown:
-            raise self._fail(name, raw, '"all" or a comma-separated list of: ' + ", ".join(LAYER_NAMES))
+        if allow_all and names == {"all"}:
+            return frozenset(known)
+        if not names or names - set(known):
+            accepted = ('"all" or ' if allow_all else "") + "a comma-separated list of: " + ", ".join(known)
+            raise self._fail(name, raw, accepted)
         return frozenset(names)
 
     def audit_path(self, name: str) -> str | None:

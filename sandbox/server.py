@@ -209,7 +209,7 @@ def narrow_imports(requested: list[str], allowed: frozenset[str], settings: Sett
     for name in requested:
         if not isinstance(name, str) or not _MODULE_NAME.fullmatch(name):
             raise RequestRefused("invalid_argument", f"allowed_imports: {_shown(name)} is not a module name")
-    refused = [name for name in dict.fromkeys(requested) if name not in allowed]
+    refused = [name for name in dict.fromkeys(requested) if not profiles.is_allowed(name, allowed)]
     if refused:
         reasons = "; ".join(f"{name} ({_why_not_allowed(name, settings)})" for name in refused)
         raise RequestRefused(
@@ -223,16 +223,12 @@ def narrow_imports(requested: list[str], allowed: frozenset[str], settings: Sett
 
 
 def _why_not_allowed(name: str, settings: Settings) -> str:
-    try:
-        dangerous = profiles.check_extra_imports([name], network=settings.enable_network)
-    except Exception:  # the explanation is a courtesy; never fail the refusal on it
-        dangerous = []
-    if dangerous:
-        item = dangerous[0]
-        return f"never allowed: {item[1]}" if isinstance(item, (tuple, list)) and len(item) == 2 else "never allowed"
     for profile, switch in PROFILE_SWITCHES.items():
-        if profile not in settings.enabled_profiles and name in profiles.PROFILES.get(profile, ()):
+        if profile not in settings.enabled_profiles and profiles.is_allowed(name, profiles.PROFILES[profile]):
             return f"in the {profile} profile, which is off; the operator can set {switch}=true"
+    why = profiles.refusal_reason(name, network=settings.enable_network, filesystem=settings.enable_filesystem)
+    if why is not None:
+        return f"never allowed: {why}"
     return "not in the enabled profiles; the operator can add it with SANDBOX_ALLOWED_IMPORTS"
 
 
@@ -352,7 +348,7 @@ class SandboxTools:
                     code, allowed_modules=self.allowed, restricted=self.settings.restricted_python
                 )
             result = ValidationResult.model_validate(raw).model_dump(mode="json")
-            outcome = "success"
+            outcome = "error" if raw.get("error_type") else "success"  # the runner's internal_error
         except (ValidationError, Exception) as exc:
             if not isinstance(exc, ValidationError):
                 logger.exception("runner failed to validate %s", execution_id)
