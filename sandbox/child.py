@@ -22,19 +22,20 @@ from __future__ import annotations
 import io
 import math
 import os
+import resource
 import select
 import signal
 import sys
 from dataclasses import dataclass, replace
 
-from . import kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits, seccomp
+from . import artifacts, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits, seccomp
 
 SETUP_FAILED = 121  # exit status of a stage that could not apply a layer
 
 # The fds stage 3 works with; everything else is closed before the snippet.
 STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD = 0, 1, 2, 3, 4
 MAX_REQUEST = 64 << 20
-MAX_RESULT = 8 << 20
+MAX_RESULT = 24 << 20
 CHILD_ENV = {
     "PATH": "/usr/bin:/bin",
     "HOME": "/tmp",
@@ -57,6 +58,8 @@ class ChildSpec:
     hard_limits: object        # rlimits.Limits: the configured maxima
     seccomp_program: bytes | None
     zygote_pid: int
+    filesystem: bool = False   # the filesystem profile: a writable /workspace, the snippet's cwd
+    workspace_size: int = 64 << 20
     sandbox_uid: int = 65534
     sandbox_gid: int = 65534
     tmp_size: int = 16 << 20
@@ -115,7 +118,8 @@ def _stage2(spec: ChildSpec, alive_r: int) -> None:
         os.close(alive_r)
         layer = "namespaces"
         if "namespaces" in spec.layers:
-            mounts.build_root(network=spec.network, tmp_size=spec.tmp_size, tmp_inodes=spec.tmp_inodes)
+            mounts.build_root(network=spec.network, tmp_size=spec.tmp_size, tmp_inodes=spec.tmp_inodes,
+                              workspace_size=spec.workspace_size if spec.filesystem else 0)
         init_pid = os.getpid()  # 1 inside a new pid namespace
         pid = os.fork()
         if pid == 0:
@@ -147,6 +151,8 @@ def _stage3(spec: ChildSpec, parent_pid: int) -> None:
         if "landlock" in spec.layers:
             layer = "landlock"
             writable = ["/tmp"] if "namespaces" in spec.layers else []
+            if spec.filesystem and "namespaces" in spec.layers:
+                writable.append(artifacts.WORKSPACE)
             devices = [f"/dev/{d}" for d in mounts.DEVICES]
             landlock.restrict(mounts.readable_paths(network=spec.network) + devices, writable,
                               allow_tcp=spec.network)
@@ -168,19 +174,32 @@ def _serve_one_request(spec: ChildSpec, baseline) -> None:
         stdout, stderr = _stream(STDOUT), _stream(STDERR)
         sys.stdout, sys.stderr = stdout, stderr
         allowed = frozenset(request.get("allowed_modules", ()))
+        if spec.filesystem and "namespaces" in spec.layers:
+            os.chdir(artifacts.WORKSPACE)
+            try:
+                artifacts.write_input_files(request.get("files") or {})
+            except (artifacts.BadInputFile, OSError) as exc:
+                _write_error("runtime_error", f"invalid input file: {exc}"[:500], request)
+                os._exit(0)
         if request.get("op") == "validate":
             reply = restricted.validate(request["code"], restricted=request.get("restricted", True),
                                         allowed_modules=allowed)
         else:
             reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
                                        allowed_modules=allowed, stdout=stdout, stderr=stderr)
+        if request.get("op") != "validate":
+            reply.update(_artifacts(spec))
         for stream in (stdout, stderr):
             try:
                 stream.flush()
             except BaseException:  # noqa: BLE001 - a closed or broken stream loses nothing else
                 pass
-        reply = {"kind": "result", "nonce": request.get("nonce"), **reply}
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        reply = {"kind": "result", "nonce": request.get("nonce"), **reply,
+                 "usage": {"cpu_time": usage.ru_utime + usage.ru_stime, "max_rss_bytes": usage.ru_maxrss * 1024}}
         protocol.write_frame_fd(RESULT_FD, _fit(reply))
+        # EOF now, not after the kernel has torn down our address space at exit
+        kernel.close_range_from(STDOUT)
     except MemoryError:
         _write_error("memory_limit", "the sandbox ran out of memory while reporting the result",
                      locals().get("request"))
@@ -188,6 +207,21 @@ def _serve_one_request(spec: ChildSpec, baseline) -> None:
         _write_error("internal_error", f"the sandbox child failed: {type(exc).__name__}",
                      locals().get("request"))
     os._exit(0)
+
+
+def _artifacts(spec: ChildSpec) -> dict:
+    """Figures and out/ files of the run; their failure never hides the result."""
+    extra = {}
+    try:
+        images, truncated = artifacts.render_figures()
+        if images or truncated:
+            extra.update(images=images, images_truncated=truncated)
+        if spec.filesystem and "namespaces" in spec.layers:
+            files, truncated = artifacts.collect_output_files()
+            extra.update(files=files, files_truncated=truncated)
+    except BaseException as exc:  # noqa: BLE001
+        extra["artifacts_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    return extra
 
 
 def _lower_limits(spec: ChildSpec, request: dict, baseline) -> None:
@@ -210,11 +244,17 @@ def _stream(fd: int) -> io.TextIOWrapper:
 
 def _fit(reply: dict) -> dict:
     """Keep the result frame under MAX_RESULT: an oversized result value is
-    replaced by a truncated repr instead of failing the whole execution."""
+    replaced by a truncated repr, then artifacts are dropped, instead of
+    failing the whole execution."""
     if len(protocol.encode(reply)) <= MAX_RESULT:
         return reply
-    text = repr(reply.get("result"))[: MAX_RESULT // 4]
-    return {**reply, "result": text, "result_truncated": True}
+    reply = {**reply, "result": repr(reply.get("result"))[: MAX_RESULT // 4], "result_truncated": True}
+    for key in ("files", "images"):
+        if len(protocol.encode(reply)) <= MAX_RESULT:
+            break
+        if reply.get(key):
+            reply = {**reply, key: [], f"{key}_truncated": True}
+    return reply
 
 
 def _write_error(error_type: str, message: str, request) -> None:

@@ -81,6 +81,8 @@ def _spec(config: dict, layers, program) -> child_mod.ChildSpec:
     return child_mod.ChildSpec(
         layers=frozenset(layers),
         network=bool(config.get("network", False)),
+        filesystem=bool(config.get("filesystem", False)),
+        workspace_size=int(config.get("workspace_size", 64 << 20)),
         hard_limits=hard_limits(config),
         seccomp_program=program,
         zygote_pid=os.getpid(),

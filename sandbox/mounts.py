@@ -15,6 +15,7 @@ import sys
 from . import kernel
 
 NEW_ROOT = "/tmp/.sandbox-root"  # inside a tmpfs mounted over /tmp in our private mount namespace
+WORKSPACE = "/workspace"    # the filesystem profile's writable, size-capped working directory
 DEVICES = ("null", "zero", "full", "random", "urandom")
 SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib")
 NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf",
@@ -57,7 +58,8 @@ def _outermost(paths) -> list[str]:
     return result
 
 
-def build_root(*, network: bool, tmp_size: int, tmp_inodes: int, hostname: str = "sandbox") -> None:
+def build_root(*, network: bool, tmp_size: int, tmp_inodes: int, workspace_size: int = 0,
+               hostname: str = "sandbox") -> None:
     """Replace the filesystem view with the private root (caller: PID 1 of the
     new pid namespace, holding CAP_SYS_ADMIN over the new mount namespace)."""
     # Nothing we mount may propagate back to the host.
@@ -82,6 +84,10 @@ def build_root(*, network: bool, tmp_size: int, tmp_inodes: int, hostname: str =
         os.makedirs(NEW_ROOT + "/tmp", exist_ok=True)
         kernel.mount("tmpfs", NEW_ROOT + "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
                      f"size={tmp_size},nr_inodes={tmp_inodes},mode=1777")
+        if workspace_size:
+            os.makedirs(NEW_ROOT + WORKSPACE, exist_ok=True)
+            kernel.mount("tmpfs", NEW_ROOT + WORKSPACE, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
+                         f"size={workspace_size},nr_inodes={tmp_inodes},mode=1777")
         os.makedirs(NEW_ROOT + "/proc", exist_ok=True)
         kernel.mount("proc", NEW_ROOT + "/proc", "proc",
                      kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC)

@@ -161,6 +161,15 @@ def check_execute_frame(frame) -> dict | str:
         checked["traceback"] = _cap(str(frame["traceback"]))
     if frame.get("result_truncated"):
         checked["result_truncated"] = True
+    for key, fields in (("images", ("mime_type", "base64")), ("files", ("path", "size", "base64"))):
+        items = frame.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list) or not all(
+                isinstance(i, dict) and all(f in i for f in fields) for i in items):
+            return f"result frame {key} have the wrong shape"
+        checked[key] = [{f: i[f] for f in fields} for i in items]
+        checked[f"{key}_truncated"] = bool(frame.get(f"{key}_truncated"))
     return checked
 
 

@@ -44,6 +44,7 @@ class RunnerConfig:
     sandbox_uid: int = 65534
     sandbox_gid: int = 65534
     tmp_size: int = 16 << 20
+    workspace_size: int = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class ExecRequest:
     restricted: bool = True
     capture_output: bool = True
     strict: bool = False
+    files: dict | None = None          # filesystem profile: {relative path: text | {"base64": ...}}
 
 
 class LayerUnavailable(RuntimeError):
@@ -107,6 +109,7 @@ class Runner:
             "sandbox_uid": self.config.sandbox_uid,
             "sandbox_gid": self.config.sandbox_gid,
             "tmp_size": self.config.tmp_size,
+            "workspace_size": self.config.workspace_size,
         }
         try:
             process = await asyncio.create_subprocess_exec(
@@ -189,6 +192,8 @@ class Runner:
             "capture_output": bool(request.capture_output),
             "max_output": self.config.max_output,
         }
+        if request.files:
+            body["files"] = request.files
         return await self._call("execute", body, body["timeout"])
 
     async def validate(self, code: str, *, allowed_modules, restricted: bool = True) -> dict:

@@ -141,7 +141,8 @@ class Zygote:
         now = time.monotonic()
         for c in list(self.children.values()):
             if c.deadline is not None and now >= c.deadline and c.status is None and not c.timed_out:
-                c.timed_out = True
+                c.timed_out = c.state != "finished"  # after an early reply this only reaps a straggler
+                c.deadline = None
                 self.kill(c)
             elif c.state == "starting" and now >= c.started + SETUP_TIMEOUT and c.status is None:
                 c.setup_error = c.setup_error or {"layer": "startup", "error": "child did not become ready"}
@@ -366,11 +367,21 @@ class Zygote:
             os.close(fd)
 
     def maybe_finish(self, c: Child) -> None:
-        """Report once the process is reaped and its pipes are drained."""
-        if c.status is None or c.open_fds or c.state == "finished":
+        """Report once the pipes are drained and either the process is reaped
+        or a valid result frame arrived. The second case answers without
+        waiting for the exit chain (snippet, init, stage 1, namespace
+        teardown); the child is still reaped later, and killed if it has not
+        gone within EXIT_GRACE."""
+        if c.status is not None and not c.open_fds and c.pid in self.children:
+            del self.children[c.pid]
+        if c.state == "finished" or c.open_fds:
+            return
+        early = c.result_frame is not None and c.frame_error is None
+        if c.status is None and not early:
             return
         c.state = "finished"
-        del self.children[c.pid]
+        if c.status is None:
+            c.deadline = time.monotonic() + EXIT_GRACE
         if c.request is None or not c.report:
             return  # an idle pooled child died (killed from outside, or failed setup), or a probe
         self.send({"id": c.request.get("id"), "result": outcome.compose(self.outcome_of(c))})
@@ -378,6 +389,15 @@ class Zygote:
     def outcome_of(self, c: Child) -> outcome.ChildOutcome:
         request = c.request.get("request") or {}
         ru = c.rusage
+        usage = (c.result_frame or {}).get("usage") if ru is None else None
+        if isinstance(usage, dict):  # early reply: the child's own figures, capped and typed
+            cpu = usage.get("cpu_time")
+            rss = usage.get("max_rss_bytes")
+            cpu_time = float(cpu) if isinstance(cpu, (int, float)) and 0 <= cpu < 1e6 else 0.0
+            max_rss = int(rss) if isinstance(rss, int) and 0 <= rss < 1 << 40 else 0
+        else:
+            cpu_time = (ru.ru_utime + ru.ru_stime) if ru else 0.0
+            max_rss = (ru.ru_maxrss * 1024) if ru else 0
         return outcome.ChildOutcome(
             execution_id=c.request.get("id", ""),
             op=c.request.get("op", "execute"),
@@ -385,8 +405,8 @@ class Zygote:
             frame_error=c.frame_error,
             setup_error=c.setup_error,
             status=c.status,
-            cpu_time=(ru.ru_utime + ru.ru_stime) if ru else 0.0,
-            max_rss_bytes=(ru.ru_maxrss * 1024) if ru else 0,
+            cpu_time=cpu_time,
+            max_rss_bytes=max_rss,
             stdout=bytes(c.out["stdout"]),
             stderr=bytes(c.out["stderr"]),
             stdout_truncated=c.truncated["stdout"],
@@ -394,7 +414,7 @@ class Zygote:
             timed_out=c.timed_out,
             output_flooded=c.flooded,
             cancelled=c.cancelled,
-            elapsed=(c.exited_at or time.monotonic()) - c.dispatched,
+            elapsed=time.monotonic() - c.dispatched,
             timeout=float(request.get("timeout", 0)),
             memory_limit=int(request.get("memory_limit", 0)),
             capture_output=bool(request.get("capture_output", True)),

@@ -1,0 +1,108 @@
+"""What crosses the sandbox boundary besides the result value: input files put
+into the workspace before the run, files the snippet writes under out/, and
+matplotlib figures rendered as PNG. Runs inside the hardened child, so the
+client's file names and contents are only ever parsed there."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import stat
+import sys
+
+from .mounts import WORKSPACE
+OUT_DIR = "out"
+MAX_INPUT_FILES = 50
+MAX_OUTPUT_FILES = 20
+MAX_OUTPUT_BYTES = 4 << 20          # all returned files together
+MAX_IMAGES = 8
+MAX_IMAGE_BYTES = 1 << 20           # per PNG
+
+
+class BadInputFile(ValueError):
+    pass
+
+
+def write_input_files(files: dict) -> None:
+    """Create each file under the workspace. Names are relative paths without
+    '..'; contents are text, or base64 when the value is {"base64": "..."}."""
+    if len(files) > MAX_INPUT_FILES:
+        raise BadInputFile(f"at most {MAX_INPUT_FILES} input files")
+    for name, value in files.items():
+        path = _safe_path(name)
+        data = _content(name, value)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+
+
+def _safe_path(name) -> str:
+    if not isinstance(name, str) or not name or "\x00" in name or len(name) > 255:
+        raise BadInputFile(f"invalid file name {name!r:.80}")
+    parts = name.split("/")
+    if name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise BadInputFile(f"file name must be a relative path without '.' or '..': {name!r:.80}")
+    return os.path.join(WORKSPACE, *parts)
+
+
+def _content(name: str, value) -> bytes:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, dict) and isinstance(value.get("base64"), str):
+        try:
+            return base64.b64decode(value["base64"], validate=True)
+        except ValueError:
+            raise BadInputFile(f"{name}: invalid base64") from None
+    raise BadInputFile(f"{name}: content must be text or {{\"base64\": ...}}")
+
+
+def collect_output_files() -> tuple[list, bool]:
+    """Regular files under workspace/out (symlinks and specials are skipped),
+    base64-encoded, capped in number and total size."""
+    root = os.path.join(WORKSPACE, OUT_DIR)
+    found, total, truncated = [], 0, False
+    if not os.path.isdir(root):
+        return found, truncated
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError:
+                continue
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    continue
+                if len(found) >= MAX_OUTPUT_FILES:
+                    return found, True
+                data = f.read(MAX_OUTPUT_BYTES - total + 1)
+            if total + len(data) > MAX_OUTPUT_BYTES:
+                return found, True
+            total += len(data)
+            found.append({"path": os.path.relpath(path, WORKSPACE), "size": len(data),
+                          "base64": base64.b64encode(data).decode("ascii")})
+    return found, truncated
+
+
+def render_figures() -> tuple[list, bool]:
+    """Every open matplotlib figure as a PNG, if the snippet used pyplot."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return [], False
+    images, truncated = [], False
+    for number in pyplot.get_fignums():
+        if len(images) >= MAX_IMAGES:
+            truncated = True
+            break
+        buf = io.BytesIO()
+        pyplot.figure(number).savefig(buf, format="png", dpi=100)
+        data = buf.getvalue()
+        if len(data) > MAX_IMAGE_BYTES:
+            truncated = True
+            continue
+        images.append({"mime_type": "image/png", "base64": base64.b64encode(data).decode("ascii")})
+    pyplot.close("all")
+    return images, truncated
