@@ -190,6 +190,11 @@ def _startup_failure(exc: BaseException) -> int:
         return 1
     if _find(exc, KeyboardInterrupt) is not None:
         return 130
+    if isinstance(exc, Exception):
+        # e.g. the fork server could not start: one clear line, the traceback at debug level.
+        logger.debug("start-up failure", exc_info=exc)
+        logger.error("sandbox-mcp stopped: %s", exc)
+        return 1
     raise exc
 
 

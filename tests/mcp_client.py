@@ -25,11 +25,12 @@ import tempfile
 import threading
 import time
 import uuid
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -139,6 +140,44 @@ async def open_session(
                 os.unlink(stderr_path)
 
 
+class BlockingServer:
+    """A SandboxServer driven from synchronous code (pytest tests, scripts) through an
+    event loop running in a helper thread."""
+
+    def __init__(self, server: SandboxServer, portal):
+        self.server = server
+        self.portal = portal
+
+    def call(self, name: str, arguments: "dict | None" = None, timeout: "float | None" = None):
+        return self.portal.call(self.server.call, name, arguments, timeout)
+
+    def run(self, async_fn, *args):
+        """Run `await async_fn(server, *args)` on the session's loop (e.g. to gather calls)."""
+        return self.portal.call(async_fn, self.server, *args)
+
+    @property
+    def pid(self) -> "int | None":
+        return self.server.pid
+
+    @property
+    def tools(self) -> dict:
+        return self.server.tools
+
+    def stderr_text(self) -> str:
+        return self.server.stderr_text()
+
+    def descendants(self) -> list[int]:
+        return self.server.descendants()
+
+
+@contextmanager
+def blocking_session(env: "dict[str, str] | None" = None, **kwargs):
+    """open_session for synchronous callers: `with blocking_session(env) as server: server.call(...)`."""
+    with start_blocking_portal() as portal:
+        with portal.wrap_async_context_manager(open_session(env, **kwargs)) as server:
+            yield BlockingServer(server, portal)
+
+
 # ----------------------------------------------------------------------------- raw JSON-RPC
 
 
@@ -171,15 +210,29 @@ class RawServer:
     def send(self, message: dict) -> None:
         self.send_raw(json.dumps(message) + "\n")
 
-    def request(self, method: str, params: "dict | None" = None, timeout: float = 30.0) -> dict:
-        """Send a request and return the response with the same id (other lines are kept)."""
+    def start_request(self, method: str, params: "dict | None" = None) -> int:
+        """Send a request without waiting; returns its id."""
         request_id = self._next_id
         self._next_id += 1
         message = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
         self.send(message)
+        return request_id
+
+    def response_to(self, request_id: int, timeout: float = 30.0) -> dict:
         return self.wait_for(lambda m: m.get("id") == request_id and ("result" in m or "error" in m), timeout)
+
+    def request(self, method: str, params: "dict | None" = None, timeout: float = 30.0) -> dict:
+        """Send a request and return the response with the same id (other lines are kept)."""
+        return self.response_to(self.start_request(method, params), timeout)
+
+    def call_tool(self, name: str, arguments: dict, timeout: float = 30.0) -> dict:
+        return self.request("tools/call", {"name": name, "arguments": arguments}, timeout)
+
+    def cancel(self, request_id: int, reason: str = "test") -> None:
+        self.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": request_id, "reason": reason}})
 
     def initialize(self) -> dict:
         response = self.request(

@@ -1,0 +1,562 @@
+"""End to end: bin/sandbox-mcp started as a subprocess, driven by the `mcp` package's
+own client over stdio (and by bare JSON-RPC lines where the wire itself is tested).
+
+Nothing here is faked: the server forks real hardened children through the runner.
+"""
+
+import json
+import math
+import os
+import signal
+import stat
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mcp_client import (  # noqa: E402
+    RawServer,
+    blocking_session,
+    cpu_ticks,
+    descendants,
+    result_text,
+    structured,
+    wait_until,
+)
+
+LAYERS = {"namespaces", "seccomp", "landlock", "privilege_drop", "rlimits", "restricted_python"}
+
+
+@pytest.fixture(scope="module")
+def server():
+    """One server with the default configuration, shared by the tests that do not change it."""
+    with blocking_session({"SANDBOX_MAX_CONCURRENCY": "4"}) as running:
+        yield running
+
+
+def execute(server, code, **arguments):
+    data, result = server.call("execute_code", {"code": code, **arguments})
+    return data, result
+
+
+def ok(server, code, **arguments) -> dict:
+    data, result = execute(server, code, **arguments)
+    assert not result.is_error and data["success"], data
+    return data
+
+
+def refused(server, arguments: dict) -> tuple[dict, str]:
+    """A call that must come back as a tool error (isError), with its text."""
+    data, result = server.call("execute_code", arguments)
+    assert result.is_error, result
+    return data, result_text(result)
+
+
+def all_layers_active(server) -> bool:
+    info, _ = server.call("get_sandbox_info")
+    return info["strongest_isolation_available"]
+
+
+# ----------------------------------------------------------------------------- tools and schemas
+
+
+def test_tools_are_listed_with_input_and_output_schemas(server):
+    assert set(server.tools) == {"execute_code", "validate_code", "get_sandbox_info"}
+    execute_tool = server.tools["execute_code"]
+    properties = execute_tool.input_schema["properties"]
+    assert execute_tool.input_schema["required"] == ["code"]
+    assert set(properties) == {"code", "timeout", "capture_output", "allowed_imports", "memory_limit", "use_container"}
+    assert properties["code"]["type"] == "string"
+    assert properties["timeout"]["type"] == "number"
+    assert properties["timeout"]["default"] == 30 and properties["timeout"]["maximum"] == 300
+    assert properties["memory_limit"]["default"] == "128m"
+    assert properties["allowed_imports"]["type"] == "array" and properties["allowed_imports"]["default"] == []
+    assert properties["capture_output"] == {**properties["capture_output"], "type": "boolean", "default": True}
+    assert properties["use_container"]["default"] is False
+    for name, required in {
+        "execute_code": {"success", "execution_id"},
+        "validate_code": {"validation", "analysis"},
+        "get_sandbox_info": {"server", "profiles", "limits", "layers", "restricted_python"},
+    }.items():
+        schema = server.tools[name].output_schema
+        assert schema["type"] == "object" and required <= set(schema["required"]), (name, schema)
+        assert server.tools[name].description
+    output = server.tools["execute_code"].output_schema["properties"]
+    for field in ("result", "stdout", "stderr", "execution_time", "variables", "error", "error_type", "line"):
+        assert field in output
+
+
+def test_results_carry_structured_content_and_the_same_json_text(server):
+    data, result = execute(server, "result = 6 * 7")
+    assert result.structured_content == data
+    assert json.loads(result_text(result)) == data
+
+
+def test_layers_are_logged_at_start(server):
+    log = server.stderr_text()
+    for layer in LAYERS:
+        assert f"isolation layer {layer}" in log
+
+
+# ----------------------------------------------------------------------------- the reference README
+
+
+def test_readme_basic_execution(server):
+    data = ok(server, "result = 2 + 2\nprint(f'The answer is: {result}')", timeout=10, capture_output=True)
+    assert data["result"] == 4
+    assert data["stdout"] == "The answer is: 4\n"
+    assert data["stderr"] == ""
+    assert "result" in data["variables"]
+    assert data["execution_id"] and data["execution_time"] >= 0
+
+
+def test_readme_data_analysis_with_allowed_imports(server):
+    code = "import math\ndata = [1, 2, 3, 4, 5]\nresult = sum(data) / len(data)\nprint(f'Average: {result}')"
+    data = ok(server, code, allowed_imports=["math"], timeout=15)
+    assert data["result"] == 3.0 and data["stdout"] == "Average: 3.0\n"
+
+
+def test_readme_statistics(server):
+    code = (
+        "import statistics\n"
+        "data = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n"
+        "mean = statistics.mean(data)\nmedian = statistics.median(data)\nstdev = statistics.stdev(data)\n"
+        "result = {'mean': mean, 'median': median, 'std_dev': stdev}\n"
+        "print(f'Statistics: {result}')\n"
+    )
+    data = ok(server, code)
+    assert data["result"]["mean"] == 5.5 and data["result"]["median"] == 5.5
+    assert abs(data["result"]["std_dev"] - 3.0276503540974917) < 1e-9
+    assert data["stdout"].startswith("Statistics: {'mean': 5.5")
+
+
+def test_readme_fibonacci(server):
+    code = (
+        "def fibonacci(n):\n    if n <= 1:\n        return n\n    return fibonacci(n-1) + fibonacci(n-2)\n\n"
+        "result = [fibonacci(i) for i in range(10)]\nprint('Fibonacci sequence:', result)\n"
+    )
+    data = ok(server, code)
+    assert data["result"] == [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]
+    assert data["stdout"] == "Fibonacci sequence: [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]\n"
+
+
+def test_readme_bubble_sort(server):
+    code = (
+        "def bubble_sort(arr):\n    n = len(arr)\n    for i in range(n):\n        for j in range(0, n-i-1):\n"
+        "            if arr[j] > arr[j+1]:\n                arr[j], arr[j+1] = arr[j+1], arr[j]\n    return arr\n\n"
+        "test_data = [64, 34, 25, 12, 22, 11, 90]\nresult = bubble_sort(test_data.copy())\nprint(f'Sorted: {result}')\n"
+    )
+    data = ok(server, code)
+    assert data["result"] == [11, 12, 22, 25, 34, 64, 90]
+    assert data["stdout"] == "Sorted: [11, 12, 22, 25, 34, 64, 90]\n"
+
+
+def test_readme_leibniz_pi(server):
+    code = (
+        "import math\n\ndef calculate_pi_leibniz(terms):\n    pi_approx = 0\n    for i in range(terms):\n"
+        "        pi_approx += ((-1) ** i) / (2 * i + 1)\n    return pi_approx * 4\n\n"
+        "result = calculate_pi_leibniz(1000)\nprint(f'Pi approximation: {result}')\n"
+        "print(f'Difference from math.pi: {abs(result - math.pi)}')\n"
+    )
+    data = ok(server, code)
+    assert abs(data["result"] - math.pi) < 2e-3
+    assert data["stdout"].startswith("Pi approximation: 3.14")
+
+
+def test_readme_validate_code_refuses_os(server):
+    data, result = server.call("validate_code", {"code": "import os\nos.system('rm -rf /')"})
+    assert not result.is_error  # the tool worked; the code is what is invalid
+    assert data["validation"]["valid"] is False
+    assert any("os" in error["message"] for error in data["validation"]["errors"])
+    assert data["analysis"]["line_count"] == 2
+    assert data["analysis"]["character_count"] == len("import os\nos.system('rm -rf /')")
+    assert isinstance(data["recommendations"], list)
+
+
+def test_validate_code_accepts_good_code_and_reports_syntax_errors(server):
+    data, _ = server.call("validate_code", {"code": "import math\nresult = math.sqrt(16)"})
+    assert data["validation"]["valid"] is True and data["validation"]["errors"] == []
+    data, _ = server.call("validate_code", {"code": "def broken(:\n    pass"})
+    assert data["validation"]["valid"] is False
+    assert data["validation"]["errors"][0]["line"] == 1
+
+
+def test_readme_container_example_with_numpy():
+    pytest.importorskip("numpy")
+    code = "import numpy as np\ndata = np.array([1, 2, 3, 4, 5])\nresult = np.mean(data)"
+    with blocking_session({"SANDBOX_ENABLE_DATA_SCIENCE": "true"}) as server:
+        arguments = {"code": code, "use_container": True, "memory_limit": "256m", "timeout": 30}
+        data, result = server.call("execute_code", arguments)
+        if all_layers_active(server):
+            assert not result.is_error, data
+            assert data["result"] == 3.0
+        else:
+            assert data["error_type"] == "isolation_unavailable"
+
+
+# ----------------------------------------------------------------------------- each parameter
+
+
+def test_timeout_stops_the_code_and_returns_promptly(server):
+    started = time.monotonic()
+    data, result = execute(server, "while True:\n    pass", timeout=1)
+    elapsed = time.monotonic() - started
+    assert result.is_error and data["error_type"] == "timeout", data
+    assert elapsed < 1 + 2, elapsed
+
+
+def test_memory_limit_stops_a_large_allocation(server):
+    data, result = execute(server, "data = bytearray(100 * 1024 * 1024)\nresult = len(data)", memory_limit="32m")
+    assert result.is_error and data["error_type"] == "memory_limit", data
+    # The same allocation fits under a larger limit.
+    assert ok(server, "data = bytearray(100 * 1024 * 1024)\nresult = len(data)", memory_limit="512m")["result"] == (
+        100 * 1024 * 1024
+    )
+
+
+def test_memory_limit_accepts_the_documented_spellings(server):
+    for limit in ("64m", "1g", "65536k", 64 * 1024 * 1024, "67108864"):
+        assert ok(server, "result = 1", memory_limit=limit)["result"] == 1
+
+
+def test_allowed_imports_narrow_the_configured_modules(server):
+    assert ok(server, "import math\nresult = math.floor(2.5)", allowed_imports=["math"])["result"] == 2
+    data, result = execute(server, "import json\nresult = json.dumps(1)", allowed_imports=["math"])
+    assert result.is_error and data["error_type"] == "security_violation"
+    assert "json" in data["error"]
+    # Without narrowing, json is part of the basic profile.
+    assert ok(server, "import json\nresult = json.dumps(1)")["result"] == "1"
+
+
+def test_allowed_imports_can_never_widen(server):
+    for module in ("os", "subprocess", "socket", "ctypes"):
+        data, text = refused(server, {"code": f"import {module}", "allowed_imports": [module]})
+        assert data["error_type"] == "security_violation"
+        assert module in data["error"]
+        assert "allowed_imports" in data["error"]
+    data, _ = refused(server, {"code": "import socket", "allowed_imports": ["math", "socket"]})
+    assert "SANDBOX_ENABLE_NETWORK" in data["error"]  # says how the operator could allow it
+
+
+def test_capture_output_false_omits_stdout_and_stderr(server):
+    data = ok(server, "print('hello')\nresult = 5", capture_output=False)
+    assert data["stdout"] == "" and data["stderr"] == ""
+    assert data["result"] == 5
+
+
+def test_use_container_succeeds_when_every_layer_is_active(server):
+    info, _ = server.call("get_sandbox_info")
+    data, result = execute(server, "result = 2 + 2", use_container=True)
+    inactive = sorted(name for name, layer in info["layers"].items() if not layer["active"])
+    if not inactive:
+        assert not result.is_error and data["result"] == 4
+    else:  # an ordinary user on a host without some layer
+        assert result.is_error and data["error_type"] == "isolation_unavailable"
+        for name in inactive:
+            assert name in data["error"]
+
+
+def test_use_container_names_the_missing_layer():
+    with blocking_session({"SANDBOX_UNSAFE_DISABLE_LAYERS": "landlock"}) as server:
+        info, _ = server.call("get_sandbox_info")
+        assert info["layers"]["landlock"]["active"] is False
+        assert info["layers"]["landlock"]["detail"]
+        assert info["strongest_isolation_available"] is False
+        data, result = execute(server, "result = 1", use_container=True)
+        assert result.is_error and data["error_type"] == "isolation_unavailable"
+        assert "landlock (" in data["error"] and "use_container" in data["error"]
+        # Without use_container the call runs on the layers that are active.
+        assert ok(server, "result = 1")["result"] == 1
+        assert "SANDBOX_UNSAFE_DISABLE_LAYERS=landlock" in server.stderr_text()
+
+
+def test_missing_layer_message_names_each_layer_and_why():
+    from sandbox.server import describe_missing_layers
+
+    message = describe_missing_layers([("seccomp", "kernel built without seccomp"), ("landlock", "")])
+    assert "seccomp (kernel built without seccomp)" in message
+    assert "landlock (no reason given)" in message
+    assert "use_container" in message and "container runtime" in message
+
+
+def test_get_sandbox_info(server):
+    data, result = server.call("get_sandbox_info")
+    assert not result.is_error
+    assert data["server"]["name"] == "sandbox-mcp" and data["server"]["version"]
+    assert data["restricted_python"] is True
+    assert data["profiles"]["basic"]["enabled"] is True
+    assert {"math", "json", "statistics"} <= set(data["profiles"]["basic"]["modules"])
+    for name in ("data_science", "network", "filesystem"):
+        assert data["profiles"][name]["enabled"] is False
+        assert data["profiles"][name]["switch"].startswith("SANDBOX_ENABLE_")
+    assert "os" not in data["allowed_modules"] and "math" in data["allowed_modules"]
+    limits = data["limits"]
+    assert limits["timeout"] == {"default": 30.0, "max": 300.0}
+    assert limits["memory_limit"]["default"] == "128m" and limits["memory_limit"]["max"] == "1g"
+    assert limits["max_output_size"] == 1048576 and limits["max_concurrency"] == 4
+    assert set(data["layers"]) == LAYERS
+    for name, layer in data["layers"].items():
+        assert isinstance(layer["active"], bool) and layer["detail"], name
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def test_missing_or_mistyped_code_is_a_tool_error(server):
+    for arguments, fragment in (({}, "code"), ({"code": 5}, "code"), ({"code": None}, "code")):
+        data, result = server.call("execute_code", arguments)
+        assert result.is_error and fragment in result_text(result)
+
+
+@pytest.mark.parametrize("timeout", [0, -1, 10**9, "abc", True, [], "nan", "inf"])
+def test_bad_timeout_is_refused_with_the_accepted_range(server, timeout):
+    data, text = refused(server, {"code": "result = 1", "timeout": timeout})
+    assert data["error_type"] == "invalid_argument"
+    assert "timeout" in data["error"] and "at most 300" in data["error"]
+
+
+def test_numeric_string_timeout_is_accepted(server):
+    assert ok(server, "result = 1", timeout="5")["result"] == 1
+
+
+@pytest.mark.parametrize("limit", ["lots", "1k", "2g", -5, "", "12q"])
+def test_bad_memory_limit_is_refused_with_the_accepted_range(server, limit):
+    data, _ = refused(server, {"code": "result = 1", "memory_limit": limit})
+    assert data["error_type"] == "invalid_argument"
+    assert "memory_limit" in data["error"] and "16m" in data["error"] and "1g" in data["error"]
+
+
+def test_bad_allowed_imports_are_refused(server):
+    for value in (["not a module"], ["os;rm"], "math"):
+        data, result = server.call("execute_code", {"code": "result = 1", "allowed_imports": value})
+        assert result.is_error, value
+        assert "allowed_imports" in result_text(result)
+
+
+def test_unknown_tool_is_a_tool_error(server):
+    data, result = server.call("no_such_tool", {})
+    assert result.is_error and "no_such_tool" in result_text(result)
+
+
+def test_huge_code_is_refused_before_any_child_runs(server):
+    code = "x = 1\n" * (10 * 1024 * 1024 // 6)
+    started = time.monotonic()
+    data, text = refused(server, {"code": code})
+    assert time.monotonic() - started < 10
+    assert data["error_type"] == "invalid_argument"
+    assert "SANDBOX_MAX_CODE_SIZE" in data["error"] and "1048576" in data["error"]
+    data, result = server.call("validate_code", {"code": code})
+    assert result.is_error and "SANDBOX_MAX_CODE_SIZE" in data["validation"]["message"]
+
+
+def test_code_is_python_source_never_json(server):
+    # The SDK pre-parses JSON-looking strings for non-str parameters; `code` must stay text.
+    assert ok(server, "[1, 2]")["result"] == [1, 2]
+    assert ok(server, "123")["result"] == 123
+
+
+def test_snippet_errors_are_tool_results(server):
+    data, result = execute(server, "x = 1\ny = 1 / 0")
+    assert result.is_error and data["error_type"] == "runtime_error" and data["line"] == 2
+    data, result = execute(server, "def f(:\n  pass")
+    assert result.is_error and data["error_type"] == "syntax_error" and data["line"] == 1
+
+
+# ----------------------------------------------------------------------------- the wire
+
+
+def test_stdout_carries_only_json_rpc():
+    noisy = "import json\nfor i in range(200):\n    print('x' * 100, i)\nresult = 'done'"
+    with RawServer() as raw:
+        raw.initialize()
+        response = raw.call_tool("execute_code", {"code": noisy})
+        assert response["result"]["structuredContent"]["result"] == "done"
+        raw.call_tool("execute_code", {"code": "while True:\n    pass", "timeout": 0.5})
+        raw.call_tool("validate_code", {"code": "import os"})
+        raw.call_tool("execute_code", {"code": "x = 1 / 0"})
+        raw.request("tools/list")
+        assert raw.close() == 0
+    assert len(raw.lines) >= 6
+    for line in raw.lines:
+        assert line.endswith(b"\n")
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0", line[:200]
+        assert "id" in message or "method" in message
+
+
+def test_invalid_json_rpc_lines_do_not_stop_the_server():
+    with RawServer() as raw:
+        raw.initialize()
+        for garbage in (b"not json at all\n", b"{}\n", b'{"jsonrpc": "2.0"}\n', b"[1, 2, 3]\n",
+                        b'{"jsonrpc": "2.0", "id": 99, "method": 5}\n', b"\xff\xfe\x00garbage\n", b"\n",
+                        b'{"jsonrpc": "2.0", "id": 98, "method": "no/such/method"}\n'):
+            raw.send_raw(garbage)
+        response = raw.call_tool("execute_code", {"code": "result = 2 + 2"})
+        assert response["result"]["structuredContent"]["result"] == 4
+        assert raw.close() == 0
+
+
+# ----------------------------------------------------------------------------- concurrency
+
+
+async def _sleep_four_times(server):
+    times = []
+
+    async def one():
+        data, result = await server.call("execute_code", {"code": "import time\ntime.sleep(1)\nresult = 1"})
+        assert not result.is_error, structured(result)
+        times.append(time.monotonic())
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as group:
+        for _ in range(4):
+            group.start_soon(one)
+    return time.monotonic() - started
+
+
+def test_calls_run_concurrently_up_to_the_limit():
+    with blocking_session({"SANDBOX_MAX_CONCURRENCY": "4"}) as server:
+        ok(server, "result = 0")  # warm up
+        elapsed = server.run(_sleep_four_times)
+    assert elapsed < 3.5, elapsed
+
+
+def test_concurrency_one_serializes_the_calls():
+    with blocking_session({"SANDBOX_MAX_CONCURRENCY": "1"}) as server:
+        ok(server, "result = 0")
+        elapsed = server.run(_sleep_four_times)
+    assert elapsed >= 3.9, elapsed
+
+
+# ----------------------------------------------------------------------------- cancellation and shutdown
+
+
+def _burning_child(root_pid: int, before: dict, timeout: float = 20.0) -> int:
+    """The descendant of root_pid that burns CPU (the `while True` snippet)."""
+    found = []
+
+    def look():
+        for pid in descendants(root_pid):
+            if cpu_ticks(pid) - before.get(pid, 0) >= 30:
+                found.append(pid)
+                return True
+        return False
+
+    assert wait_until(look, timeout), "no sandbox child started burning CPU"
+    return found[0]
+
+
+def _ticks(root_pid: int) -> dict:
+    return {pid: cpu_ticks(pid) for pid in descendants(root_pid)}
+
+
+def test_cancelled_request_kills_its_child_and_the_server_goes_on():
+    with RawServer({"SANDBOX_POOL_SIZE": "0"}) as raw:
+        raw.initialize()
+        raw.call_tool("execute_code", {"code": "result = 0"})  # the fork server is up
+        baseline = descendants(raw.process.pid)
+        before = _ticks(raw.process.pid)
+        request_id = raw.start_request("tools/call", {"name": "execute_code",
+                                                      "arguments": {"code": "while True:\n    pass", "timeout": 120}})
+        burner = _burning_child(raw.process.pid, before)
+        raw.cancel(request_id)
+        assert wait_until(lambda: burner not in descendants(raw.process.pid), 10), "child survived its cancellation"
+        assert wait_until(lambda: len(descendants(raw.process.pid)) <= len(baseline), 10)
+        response = raw.call_tool("execute_code", {"code": "result = 'still here'"})
+        assert response["result"]["structuredContent"]["result"] == "still here"
+        assert raw.close() == 0
+    answered = [json.loads(line) for line in raw.lines]
+    assert not any(m.get("id") == request_id for m in answered), "a cancelled request must not be answered"
+
+
+def test_sdk_client_cancellation_kills_the_child():
+    async def give_up_after_a_while(server):
+        with anyio.move_on_after(2):
+            await server.call("execute_code", {"code": "while True:\n    pass", "timeout": 120})
+            raise AssertionError("the endless loop returned")
+
+    with blocking_session({"SANDBOX_POOL_SIZE": "0"}) as server:
+        ok(server, "result = 0")
+        baseline = len(server.descendants())
+        server.run(give_up_after_a_while)
+        assert wait_until(lambda: len(server.descendants()) <= baseline, 10), server.descendants()
+        assert ok(server, "result = 3")["result"] == 3
+
+
+@pytest.mark.parametrize("how", ["stdin_eof", "sigterm"])
+def test_client_going_away_or_shutdown_kills_every_child(how):
+    with RawServer() as raw:
+        raw.initialize()
+        raw.call_tool("execute_code", {"code": "result = 0"})
+        before = _ticks(raw.process.pid)
+        raw.start_request("tools/call", {"name": "execute_code",
+                                         "arguments": {"code": "while True:\n    pass", "timeout": 120}})
+        burner = _burning_child(raw.process.pid, before)
+        tree = descendants(raw.process.pid)
+        if how == "sigterm":
+            raw.process.send_signal(signal.SIGTERM)
+        raw.close(timeout=15)
+    survivors = [pid for pid in tree if _alive(pid)]
+    assert wait_until(lambda: not any(_alive(pid) for pid in tree), 10), survivors
+    assert not _alive(burner)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------------- audit log
+
+
+def test_audit_log_records_calls_without_code_or_output(tmp_path):
+    audit = tmp_path / "audit.log"
+    token = "T" * 40
+    code = "secret_marker = 'CODE-MARKER-1234'\nprint('OUTPUT-MARKER-5678')\nresult = 1"
+    with blocking_session({"SANDBOX_AUDIT_LOG": str(audit), "SANDBOX_API_TOKEN": token}) as server:
+        first = ok(server, code)
+        refused(server, {"code": "import os  # CODE-MARKER-1234", "allowed_imports": ["os"]})
+        blocked, _ = execute(server, "import subprocess  # CODE-MARKER-1234")
+        server.call("validate_code", {"code": "import os  # CODE-MARKER-1234"})
+    assert stat.S_IMODE(os.stat(audit).st_mode) == 0o600
+    text = audit.read_text()
+    for secret in ("CODE-MARKER-1234", "OUTPUT-MARKER-5678", token):
+        assert secret not in text
+    records = [json.loads(line) for line in text.splitlines()]
+    executions = [r for r in records if r["event"] == "execution"]
+    assert len(executions) == 3
+    success = executions[0]
+    assert success["execution_id"] == first["execution_id"]
+    assert success["outcome"] == "success" and success["error_type"] is None
+    assert len(success["code_sha256"]) == 64 and success["code_size"] == len(code.encode())
+    assert success["profiles"] == ["basic"]
+    assert success["limits"] == {"timeout": 30.0, "memory": 128 << 20}
+    for field in ("timestamp", "cpu_time", "max_rss_bytes", "execution_time"):
+        assert field in success
+    assert success["timestamp"].endswith("+00:00")
+    assert executions[1]["outcome"] == "error" and executions[1]["error_type"] == "security_violation"
+    assert blocked["error_type"] == "security_violation" and executions[2]["error_type"] == "security_violation"
+    security = [r for r in records if r["event"] == "security"]
+    refusal = [r for r in security if r["execution_id"] == executions[1]["execution_id"]]
+    assert refusal and refusal[0]["kind"] == "blocked_import" and "os" in refusal[0]["detail"]
+    assert [r for r in security if r["execution_id"] == executions[2]["execution_id"]], security
+    validations = [r for r in records if r["event"] == "validation"]
+    assert len(validations) == 1 and validations[0]["valid"] is False
+
+
+def test_unwritable_audit_log_does_not_stop_the_server(tmp_path):
+    audit = tmp_path / "audit.log"
+    with blocking_session({"SANDBOX_AUDIT_LOG": str(audit)}) as server:
+        ok(server, "result = 1")
+        audit.unlink()
+        audit.mkdir()  # now every append fails
+        assert ok(server, "result = 2")["result"] == 2
+        assert "audit log" in server.stderr_text()
