@@ -143,7 +143,9 @@ def _stage3(spec: ChildSpec, parent_pid: int) -> None:
         privileges.set_parent_death_signal(signal.SIGKILL)
         if os.getppid() != parent_pid:
             os._exit(SETUP_FAILED)
-        os.dup2(os.open("/dev/null", os.O_RDONLY), STDIN)
+        null = os.open("/dev/null", os.O_RDONLY)  # inside the private root now
+        os.dup2(null, STDIN)
+        os.close(null)
         baseline = rlimits.memory_baseline()
         if "rlimits" in spec.layers:
             layer = "rlimits"
@@ -337,7 +339,8 @@ def _move_pipes_low(pipes: ChildPipes) -> ChildPipes:
     temp = [os.dup(fd) for fd in (pipes.stdout, pipes.stderr, pipes.request, pipes.result)]
     for target, fd in zip((STDOUT, STDERR, REQUEST_FD, RESULT_FD), temp):
         os.dup2(fd, target)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), STDIN)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, STDIN)  # (null and the temporaries are closed by the caller's close_range)
     return ChildPipes(request=REQUEST_FD, result=RESULT_FD, stdout=STDOUT, stderr=STDERR)
 
 

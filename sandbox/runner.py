@@ -205,16 +205,15 @@ class Runner:
     async def _call(self, op: str, body: dict, timeout: float) -> dict:
         if self._closed:
             raise RuntimeError("the runner is closed")
-        if self._zygote is None or not self._zygote.alive:
-            await self.start()
-        zygote = self._zygote
         request_id = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
-        zygote.pending[request_id] = (future, op)
         started = time.monotonic()
         try:
-            zygote.writer.write(protocol.encode({"op": op, "id": request_id, "request": body}))
-            await zygote.writer.drain()
+            zygote = await self._send(request_id, future, op, body)
+        except (ConnectionError, RuntimeError) as exc:
+            return _internal_error(request_id, op, f"the fork server is unavailable ({type(exc).__name__})",
+                                   time.monotonic() - started)
+        try:
             # the zygote enforces the timeout; this only guards against a hung zygote
             return await asyncio.wait_for(asyncio.shield(future), timeout + 30)
         except asyncio.CancelledError:
@@ -226,6 +225,25 @@ class Runner:
                                    time.monotonic() - started)
         finally:
             zygote.pending.pop(request_id, None)
+
+    async def _send(self, request_id: str, future, op: str, body: dict) -> _Zygote:
+        """Hand the request to a live zygote; one that died since the last
+        request (its socket refuses the write) is replaced once."""
+        for attempt in (1, 2):
+            if self._zygote is None or not self._zygote.alive:
+                await self.start()
+            zygote = self._zygote
+            zygote.pending[request_id] = (future, op)
+            try:
+                zygote.writer.write(protocol.encode({"op": op, "id": request_id, "request": body}))
+                await zygote.writer.drain()
+                return zygote
+            except (ConnectionError, RuntimeError):
+                zygote.pending.pop(request_id, None)
+                zygote.alive = False
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     async def _cancel(self, zygote: _Zygote, request_id: str) -> None:
         try:

@@ -474,8 +474,9 @@ def main() -> None:
     if os.getppid() != config["parent_pid"]:
         os._exit(1)  # the runner died before we were ready
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when we stop
-    from . import restricted
-    restricted.preload(config.get("preload", ()))  # children inherit the imports, paying nothing
+    from . import profiles, restricted
+    # children inherit the imports and pay nothing for them
+    restricted.preload(sorted(profiles.allowed_modules(["basic"])) + list(config.get("preload", ())))
     ctl = socket.socket(fileno=config["ctl_fd"])
     zygote = Zygote(ctl, config)
     zygote.prepare()

@@ -24,9 +24,9 @@ SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 
 
 def main() -> int:
-    pytest_args = ["-q", "-m", "not slow", *sys.argv[1:]] or []
+    pytest_args = ["-q", "-m", "not slow", *(sys.argv[1:] or ["tests"])]
     if os.geteuid() != 0:
-        return subprocess.call([sys.executable, "-m", "pytest", *pytest_args, "tests"], cwd=ROOT)
+        return subprocess.call([sys.executable, "-m", "pytest", *pytest_args], cwd=ROOT)
     if not os.path.exists(SYSTEM_PYTHON):
         print(f"run_as_user: {SYSTEM_PYTHON} is missing: install Debian's python3 and python3-venv", file=sys.stderr)
         return 1
@@ -36,7 +36,7 @@ def main() -> int:
     env = {"PATH": "/usr/bin:/bin", "HOME": src, "LANG": "C.UTF-8", "SANDBOX_TEST_AS_USER": "1"}
     print(f"run_as_user: running the suite as {USER} with {venv}/bin/python", flush=True)
     return subprocess.call(["runuser", "-u", USER, "--", f"{venv}/bin/python", "-m", "pytest",
-                            "-p", "no:cacheprovider", *pytest_args, "tests"], cwd=src, env=env)
+                            "-p", "no:cacheprovider", *pytest_args], cwd=src, env=env)
 
 
 def ensure_user() -> None:

@@ -1,0 +1,122 @@
+"""The network and filesystem profiles are enforced below Python: each test
+runs with RestrictedPython off, so only the kernel layers decide."""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import threading
+
+import pytest
+
+from runner_harness import MiB, SyncRunner
+
+
+@pytest.fixture(scope="module")
+def local_http():
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"hello from the host"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+GET = ("import urllib.request\n"
+       "result = urllib.request.urlopen('http://127.0.0.1:{port}/', timeout=3).read().decode()")
+RAW_CONNECT = ("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ns.settimeout(3)\n"
+               "s.connect(('127.0.0.1', {port}))\nresult = 'connected'")
+
+
+def test_network_off_refuses_even_without_restricted_python(local_http):
+    runner = SyncRunner(network=False)
+    try:
+        r = runner.run(RAW_CONNECT.format(port=local_http), restricted=False)
+        assert r["error_type"] == "runtime_error" and "Address family not supported" in r["error"], r
+        r = runner.run(GET.format(port=local_http), restricted=False)
+        assert not r["success"] and "hello" not in str(r), r
+    finally:
+        runner.close()
+
+
+def test_network_on_reaches_a_local_server(local_http):
+    runner = SyncRunner(network=True)
+    try:
+        r = runner.run(GET.format(port=local_http), restricted=False)
+        assert r["success"] and r["result"] == "hello from the host", r
+        # other socket families stay closed in the network profile
+        r = runner.run("import socket\nsocket.socket(socket.AF_PACKET, socket.SOCK_RAW)", restricted=False)
+        assert r["error_type"] == "runtime_error", r
+    finally:
+        runner.close()
+
+
+@pytest.fixture(scope="module")
+def fs_runner():
+    runner = SyncRunner(filesystem=True, workspace_size=8 * MiB)
+    yield runner
+    runner.close()
+
+
+def run_files(runner, code, files=None):
+    from sandbox.runner import ExecRequest
+    request = ExecRequest(code=code, timeout=10, memory_limit=128 * MiB, allowed_modules=frozenset(),
+                          restricted=False, files=files)
+    return runner.loop.run_until_complete(runner.runner.execute(request))
+
+
+def test_workspace_is_the_cwd_and_files_go_in_and_out(fs_runner):
+    r = run_files(fs_runner,
+                  "import os\nos.makedirs('out', exist_ok=True)\n"
+                  "data = open('input.csv').read() + open('bin/raw.dat', 'rb').read().hex()\n"
+                  "open('out/report.txt', 'w').write(data.upper())\nresult = os.getcwd()",
+                  files={"input.csv": "a,b\n1,2\n", "bin/raw.dat": {"base64": base64.b64encode(b"\x00\xff").decode()}})
+    assert r["success"], r
+    assert r["result"] == "/workspace"
+    [out] = r["files"]
+    assert out["path"] == "out/report.txt"
+    assert base64.b64decode(out["base64"]) == b"A,B\n1,2\n00FF"
+
+
+def test_workspace_is_gone_after_the_run(fs_runner):
+    assert run_files(fs_runner, "open('left-behind', 'w').write('x')")["success"]
+    r = run_files(fs_runner, "import os\nresult = os.listdir('.')")
+    assert r["result"] == [], r
+
+
+@pytest.mark.parametrize("code,needle", [
+    ("open('/etc/passwd').read()", "Error"),                         # not in the private root
+    ("open('/usr/lib/sbx-escape', 'w')", "Error"),                   # read-only, Landlock
+    ("import os\nos.symlink('/etc/shadow', 'ln')\nopen('ln').read()", "Error"),
+    ("import os, glob\nos.link(glob.glob('/usr/lib/os-release')[0] or '/usr/lib/os-release', 'hard')", "Error"),
+    ("open('../escape', 'w').write('x')", "Error"),                  # .. from / is / (read-only)
+    ("open('big', 'wb').write(b'x' * (16 * 1024 * 1024))", "Error"),  # past the 8 MiB cap
+])
+def test_workspace_confines_reads_and_writes(fs_runner, code, needle):
+    r = run_files(fs_runner, code)
+    assert not r["success"] and needle in r["error"], r
+
+
+def test_bad_input_file_names_are_refused(fs_runner):
+    for name in ("../x", "/etc/x", "a/../../x", "", "a\x00b"):
+        r = run_files(fs_runner, "result = 1", files={name: "x"})
+        assert not r["success"] and "invalid input file" in r["error"], (name, r)
+
+
+def test_no_workspace_without_the_profile():
+    runner = SyncRunner()
+    try:
+        r = runner.run("import os\nresult = os.getcwd()\nopen('x', 'w')", restricted=False)
+        assert not r["success"], r
+    finally:
+        runner.close()
