@@ -1,0 +1,216 @@
+"""The command line: `run`, `check`, `serve --transport http` (bearer token), and the
+refusal to start when SANDBOX_REQUIRE names a layer this host does not have."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mcp_client import LAUNCHER, server_env, structured  # noqa: E402
+
+TOKEN = "test-token-" + "x" * 40
+LAYERS = {"namespaces", "seccomp", "landlock", "privilege_drop", "rlimits", "restricted_python"}
+
+
+def cli(*args, env=None, stdin=None, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(LAUNCHER), *args],
+        env=server_env(env), input=stdin, capture_output=True, text=True, timeout=timeout, cwd="/",
+    )
+
+
+# ----------------------------------------------------------------------------- run
+
+
+def test_run_file_prints_the_json_result(tmp_path):
+    script = tmp_path / "snippet.py"
+    script.write_text("result = 2 + 2\nprint(f'The answer is: {result}')\n")
+    done = cli("run", str(script))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["success"] is True and result["result"] == 4
+    assert result["stdout"] == "The answer is: 4\n"
+
+
+def test_run_reads_standard_input():
+    done = cli("run", "-", stdin="result = sum(range(10))\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == 45
+
+
+def test_run_exits_1_when_the_snippet_fails():
+    done = cli("run", "-", stdin="x = 1 / 0\n")
+    assert done.returncode == 1
+    result = json.loads(done.stdout)
+    assert result["success"] is False and result["error_type"] == "runtime_error"
+
+
+def test_run_applies_the_configured_defaults():
+    done = cli("run", "-", stdin="while True:\n    pass\n", env={"SANDBOX_TIMEOUT": "1"})
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["error_type"] == "timeout"
+
+
+def test_run_of_a_missing_file_is_a_usage_error():
+    done = cli("run", "/nonexistent/snippet.py")
+    assert done.returncode == 2 and "cannot read" in done.stderr and done.stdout == ""
+
+
+# ----------------------------------------------------------------------------- check
+
+
+def test_check_lists_every_layer():
+    done = cli("check")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert {line.split()[0] for line in lines} == LAYERS
+    for line in lines:
+        assert line.split()[1] in ("active", "INACTIVE")
+
+
+def test_check_json_and_required_layers():
+    done = cli("check", "--json")
+    assert done.returncode == 0
+    report = json.loads(done.stdout)
+    assert set(report["layers"]) == LAYERS and report["missing_required"] == []
+    inactive = sorted(name for name, layer in report["layers"].items() if not layer["active"])
+    for name in inactive:
+        assert report["layers"][name]["detail"], f"{name} is inactive without a reason"
+
+
+def test_check_exits_1_when_a_required_layer_is_missing():
+    env = {"SANDBOX_REQUIRE": "landlock,rlimits", "SANDBOX_UNSAFE_DISABLE_LAYERS": "landlock"}
+    done = cli("check", env=env)
+    assert done.returncode == 1
+    assert "MISSING: landlock" in done.stdout
+    landlock = next(line for line in done.stdout.splitlines() if line.startswith("landlock"))
+    assert "INACTIVE" in landlock and "SANDBOX_UNSAFE_DISABLE_LAYERS" in landlock
+
+
+def test_serve_refuses_to_start_without_a_required_layer():
+    env = {"SANDBOX_REQUIRE": "landlock", "SANDBOX_UNSAFE_DISABLE_LAYERS": "landlock"}
+    done = subprocess.run(
+        [sys.executable, str(LAUNCHER)], env=server_env(env), stdin=subprocess.PIPE,
+        capture_output=True, text=True, timeout=120, cwd="/",
+    )
+    assert done.returncode == 1
+    assert "refusing to start" in done.stderr and "landlock" in done.stderr
+    assert done.stdout == ""
+
+
+def test_require_all_starts_when_every_layer_is_active():
+    report = json.loads(cli("check", "--json").stdout)
+    everything_active = all(layer["active"] for layer in report["layers"].values())
+    done = cli("run", "-", stdin="result = 1\n", env={"SANDBOX_REQUIRE": "all"})
+    if everything_active:
+        assert done.returncode == 0 and json.loads(done.stdout)["result"] == 1
+    else:
+        assert done.returncode == 1 and "refusing to start" in done.stderr
+
+
+# ----------------------------------------------------------------------------- HTTP transport
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def http_server(*extra_args, env=None):
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(LAUNCHER), "serve", "--transport", "http", "--port", str(port), *extra_args],
+        env=server_env({"SANDBOX_API_TOKEN": TOKEN, **(env or {})}),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.communicate()[1].decode()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "HTTP server did not start"
+                time.sleep(0.1)
+        yield process, f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def post(url: str, headers: dict) -> int:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    request = urllib.request.Request(
+        url, data=body, method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+async def call_over_http(url: str, token: str):
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as client:
+        async with streamable_http_client(url, http_client=client) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = await session.list_tools()
+                result = await session.call_tool("execute_code", {"code": "result = 2 + 2"})
+                return {tool.name for tool in tools.tools}, result
+
+
+def test_http_requires_the_bearer_token():
+    with http_server() as (process, url):
+        assert post(url, {}) == 401
+        assert post(url, {"Authorization": "Bearer wrong-token"}) == 401
+        assert post(url, {"Authorization": f"Basic {TOKEN}"}) == 401
+        assert post(url, {"Authorization": f"Bearer {TOKEN}x"}) == 401
+        assert post(url.replace("/mcp", "/anything"), {}) == 401
+        tools, result = anyio.run(call_over_http, url, TOKEN)
+        assert tools == {"execute_code", "validate_code", "get_sandbox_info"}
+        assert not result.is_error and structured(result)["result"] == 4
+
+
+def test_http_refuses_to_start_without_a_token():
+    done = cli("serve", "--transport", "http", env={"SANDBOX_API_TOKEN": ""})
+    assert done.returncode == 2 and "SANDBOX_API_TOKEN" in done.stderr
+    done = cli("serve", "--transport", "http", env={"SANDBOX_API_TOKEN": "short"})
+    assert done.returncode == 2 and "SANDBOX_API_TOKEN" in done.stderr and "short" not in done.stderr
+
+
+def test_http_binds_non_loopback_only_with_the_explicit_option():
+    done = cli("serve", "--transport", "http", env={"SANDBOX_API_TOKEN": TOKEN, "SANDBOX_HTTP_HOST": "0.0.0.0"})
+    assert done.returncode == 2 and "--host" in done.stderr and "SANDBOX_HTTP_HOST" in done.stderr
+    with http_server("--host", "0.0.0.0") as (process, url):
+        assert post(url, {}) == 401  # reached over loopback; the token is still required
+    assert "not a loopback address" in process.stderr.read().decode()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_http_loopback_hosts_need_no_option(host):
+    with http_server("--host", host) as (process, url):
+        assert post(url, {"Authorization": f"Bearer {TOKEN}"}) != 401
