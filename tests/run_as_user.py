@@ -35,7 +35,8 @@ def main() -> int:
     src = copy_checkout()
     env = {"PATH": "/usr/bin:/bin", "HOME": src, "LANG": "C.UTF-8", "SANDBOX_TEST_AS_USER": "1"}
     print(f"run_as_user: running the suite as {USER} with {venv}/bin/python", flush=True)
-    return subprocess.call(["runuser", "-u", USER, "--", f"{venv}/bin/python", "-m", "pytest",
+    runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin") or "runuser"
+    return subprocess.call([runuser, "-u", USER, "--", f"{venv}/bin/python", "-m", "pytest",
                             "-p", "no:cacheprovider", *pytest_args], cwd=src, env=env)
 
 

@@ -436,6 +436,7 @@ REPRESENTATIVE = ["bpf", "unshare", "setns", "mount", "ptrace", "keyctl", "pivot
                   "syslog", "settimeofday", "setgid", "execveat", "capset"]
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="unfiltered, an ordinary user gets EPERM from the kernel itself, so the probe proves nothing")
 def test_refused_syscalls_reach_kernel_without_filter():
     """Same calls, no filter: the kernel answers something else than EPERM, so
     the EPERM above can only come from the filter."""
