@@ -16,6 +16,8 @@ import threading
 import time
 import traceback
 
+import pytest
+
 from sandbox.rlimits import (
     AS_SLACK_BYTES,
     Limits,
