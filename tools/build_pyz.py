@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +34,6 @@ import zipapp
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-REQUIREMENTS = ("mcp>=2.0", "RestrictedPython>=9.0")
 BOOTSTRAP = REPO_ROOT / "tools" / "pyz_main.py"
 
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 def install_dependencies(python: str, site: Path, *, pin: bool, work_dir: Path) -> None:
     command = [
         python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
-        "--target", str(site), *REQUIREMENTS,
+        "--target", str(site), *runtime_requirements(),
     ]
     if pin:
         constraints = work_dir / "constraints.txt"
@@ -75,6 +75,15 @@ def install_dependencies(python: str, site: Path, *, pin: bool, work_dir: Path) 
     subprocess.run(command, check=True)
     # Console scripts carry the staging path in their shebang: useless in the archive.
     shutil.rmtree(site / "bin", ignore_errors=True)
+
+
+def runtime_requirements() -> list[str]:
+    """[project].dependencies of pyproject.toml (read without tomllib, which 3.10 lacks)."""
+    text = (REPO_ROOT / "pyproject.toml").read_text()
+    block = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.M | re.S)
+    if not block:
+        raise SystemExit("build_pyz: no [project] dependencies in pyproject.toml")
+    return re.findall(r'"([^"]+)"', block.group(1))
 
 
 def installed_versions(python: str) -> str:

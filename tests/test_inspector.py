@@ -1,0 +1,70 @@
+"""One run with the official MCP Inspector CLI against bin/sandbox-mcp: a client
+that is not ours must list the tools and get `result = 2 + 2` back as 4.
+
+The Inspector is installed with npm into build/inspector (or a temporary directory
+when the checkout is read-only) the first time; skipped only when npm is absent.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mcp_client import LAUNCHER, REPO_ROOT, server_env  # noqa: E402
+
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+
+
+@pytest.fixture(scope="module")
+def inspector() -> str:
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        pytest.skip("npm/node are not installed: the MCP Inspector cannot run here")
+    prefix = REPO_ROOT / "build" / "inspector"
+    try:
+        prefix.mkdir(parents=True, exist_ok=True)
+        if not os.access(prefix, os.W_OK):
+            raise PermissionError(prefix)
+    except OSError:
+        prefix = Path(tempfile.gettempdir()) / f"sandbox-mcp-inspector-{os.getuid()}"
+        prefix.mkdir(parents=True, exist_ok=True)
+    binary = prefix / "node_modules" / ".bin" / "mcp-inspector"
+    if not binary.exists():
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(prefix), INSPECTOR],
+            capture_output=True, text=True, timeout=600,
+        )
+        if done.returncode != 0:
+            pytest.fail(f"npm install {INSPECTOR} failed:\n{done.stderr[-3000:]}")
+    return str(binary)
+
+
+def inspect(inspector: str, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [inspector, "--cli", sys.executable, str(LAUNCHER), *arguments],
+        env=server_env(), capture_output=True, text=True, timeout=300, cwd=tempfile.gettempdir(),
+    )
+
+
+def test_inspector_lists_the_tools(inspector):
+    done = inspect(inspector, "--method", "tools/list")
+    assert done.returncode == 0, done.stderr
+    tools = {tool["name"]: tool for tool in json.loads(done.stdout)["tools"]}
+    assert set(tools) == {"execute_code", "validate_code", "get_sandbox_info"}
+    assert "outputSchema" in tools["execute_code"]
+
+
+def test_inspector_executes_code(inspector):
+    done = inspect(inspector, "--method", "tools/call", "--tool-name", "execute_code", "--tool-arg", "code=result = 2 + 2")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["isError"] is False
+    assert answer["structuredContent"]["result"] == 4
+    assert json.loads(answer["content"][0]["text"])["result"] == 4
