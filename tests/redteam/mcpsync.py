@@ -1,0 +1,237 @@
+"""A synchronous face for tests/mcp_client.py: one real MCP stdio session, run
+in a background thread with its own event loop, so that session- and
+module-scoped pytest fixtures (and hypothesis tests, and bench/soak.py) can
+share one server and call its tools from ordinary synchronous code.
+
+    server = SyncServer({"SANDBOX_TIMEOUT": "5"}, cwd="/some/dir")
+    data, raw, elapsed = server.call("execute_code", {"code": "result = 1"})
+    server.close()
+
+`call` raises ServerGone when the session broke (the server died or closed the
+pipe); `restart()` starts a fresh server with the same settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+TESTS_DIR = Path(__file__).resolve().parents[1]
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+import mcp_client  # noqa: E402  (tests/mcp_client.py: the shared helper)
+from mcp_client import open_session, structured  # noqa: E402,F401
+
+
+class ServerGone(RuntimeError):
+    """The MCP session is broken: the server died, hung past the deadline, or closed stdout."""
+
+
+class SyncServer:
+    def __init__(self, env: "dict[str, str] | None" = None, *, cwd: "str | None" = None,
+                 request_timeout: float = 120.0, start_timeout: float = 120.0):
+        self.env = dict(env or {})
+        self.cwd = cwd
+        self.request_timeout = request_timeout
+        self.start_timeout = start_timeout
+        self.restarts = 0
+        self._start()
+
+    # ---- life cycle ---------------------------------------------------------
+    def _start(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._stop: "asyncio.Event | None" = None
+        self._error: "BaseException | None" = None
+        self._finished = threading.Event()
+        self.server = None
+        self.broken = False
+        self._thread = threading.Thread(target=self._run, name="mcp-session", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(self.start_timeout + 10):
+            raise ServerGone("the MCP server did not start in time")
+        if self._error is not None:
+            raise ServerGone(f"the MCP server did not start: {type(self._error).__name__}: {self._error}")
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._main())
+        finally:
+            self._finished.set()
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        try:
+            async with open_session(self.env, cwd=self.cwd, timeout=self.request_timeout,
+                                    start_timeout=self.start_timeout) as server:
+                self.server = server
+                self._ready.set()
+                await self._stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - reported to the caller
+            if not self._ready.is_set():
+                self._error = exc
+            self.broken = True
+        finally:
+            self._ready.set()
+
+    @property
+    def pid(self) -> "int | None":
+        return self.server.pid if self.server else None
+
+    def alive(self) -> bool:
+        pid = self.pid
+        return bool(pid) and not self.broken and mcp_client.state_of(pid) not in (None, "Z", "X")
+
+    def stderr_text(self) -> str:
+        try:
+            return self.server.stderr_text()
+        except Exception:  # noqa: BLE001
+            return ""
+
+    def close(self, timeout: float = 20.0) -> None:
+        if self._stop is not None and not self._finished.is_set():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._finished.wait(timeout)
+        self._thread.join(timeout)
+        if not self._loop.is_closed() and self._finished.is_set():
+            self._loop.close()
+
+    def kill_and_close(self) -> None:
+        """For a server that misbehaves: SIGKILL it, then unwind the session."""
+        pid = self.pid
+        if pid and mcp_client.state_of(pid) not in (None, "Z", "X"):
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        self.close(timeout=10)
+
+    def restart(self) -> None:
+        self.kill_and_close() if not self.alive() else self.close()
+        self.restarts += 1
+        self._start()
+
+    # ---- calls --------------------------------------------------------------
+    def call(self, name: str, arguments: "dict | None" = None, timeout: "float | None" = None):
+        """(data, CallToolResult, elapsed seconds). An MCPError (a JSON-RPC error
+        answer) propagates as is; a broken session raises ServerGone."""
+        if self.broken or self.server is None:
+            raise ServerGone("the MCP session is already broken")
+        timeout = timeout or self.request_timeout
+        started = time.monotonic()
+        future = asyncio.run_coroutine_threadsafe(self.server.call(name, arguments or {}, timeout=timeout),
+                                                  self._loop)
+        try:
+            data, result = future.result(timeout + 15)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            self.broken = True
+            raise ServerGone(f"no answer to {name} within {timeout + 15:g} s") from None
+        except Exception as exc:
+            if _is_protocol_error(exc):
+                raise
+            self.broken = True
+            raise ServerGone(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+        return data, result, time.monotonic() - started
+
+    def execute(self, code: str, client_timeout: "float | None" = None, **arguments):
+        """execute_code; returns (data, elapsed)."""
+        data, _result, elapsed = self.call("execute_code", {"code": code, **arguments}, timeout=client_timeout)
+        return data, elapsed
+
+    def healthy(self, timeout: float = 60.0) -> bool:
+        """The server answers an ordinary execution correctly."""
+        try:
+            data, _r, _e = self.call("execute_code", {"code": "result = 6 * 7", "timeout": 10}, timeout=timeout)
+        except Exception:  # noqa: BLE001
+            return False
+        return bool(data) and data.get("success") is True and data.get("result") == 42
+
+
+def _is_protocol_error(exc: BaseException) -> bool:
+    """A JSON-RPC error answer (the server is fine, it refused the request)."""
+    try:
+        from mcp.shared.exceptions import MCPError
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, MCPError)
+
+
+# ---- /proc helpers shared by the soak and death tests --------------------------------
+
+def children_of(pid: int) -> "list[int]":
+    return [p for p in mcp_client.all_pids() if mcp_client.parent_of(p) == pid]
+
+
+def start_time(pid: int) -> "int | None":
+    fields = mcp_client._stat(pid)
+    return int(fields[19]) if fields else None
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def zygote_of(server_pid: int) -> "int | None":
+    """The fork server: the server's child running sandbox.zygote."""
+    for child in children_of(server_pid):
+        if "sandbox.zygote" in cmdline(child):
+            return child
+    return None
+
+
+def all_descendants(pid: int) -> "list[int]":
+    """Every process below pid, zombies included."""
+    children: "dict[int, list[int]]" = {}
+    for candidate in mcp_client.all_pids():
+        parent = mcp_client.parent_of(candidate)
+        if parent is not None:
+            children.setdefault(parent, []).append(candidate)
+    found, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def process_stats(pid: "int | None") -> dict:
+    """fds, threads, direct children, zombie descendants, descendants and RSS of pid."""
+    if not pid or mcp_client.state_of(pid) is None:
+        return {"pid": pid, "alive": False}
+    try:
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        fds = None
+    threads = rss_kib = None
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("Threads:"):
+                    threads = int(line.split()[1])
+                elif line.startswith("VmRSS:"):
+                    rss_kib = int(line.split()[1])
+    except OSError:
+        pass
+    below = all_descendants(pid)
+    return {
+        "pid": pid,
+        "alive": True,
+        "fds": fds,
+        "threads": threads,
+        "children": len(children_of(pid)),
+        "descendants": len(below),
+        "zombies": sum(1 for p in below if mcp_client.state_of(p) == "Z"),
+        "rss_kib": rss_kib,
+    }
