@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
 from sandbox import __version__, profiles
@@ -58,6 +58,16 @@ class SecurityEvent(BaseModel):
     detail: str = ""
 
 
+class OutputFile(BaseModel):
+    path: str = Field(description="path under the workspace, e.g. out/report.csv")
+    size: int
+    base64: str
+
+
+class ImageInfo(BaseModel):
+    mime_type: str
+
+
 class ExecutionResult(BaseModel):
     success: bool
     execution_id: str
@@ -75,6 +85,14 @@ class ExecutionResult(BaseModel):
     max_rss_bytes: int | None = None
     security_events: list[SecurityEvent] = Field(default_factory=list)
     traceback: str | None = None
+    files: list[OutputFile] = Field(
+        default_factory=list, description="files the snippet wrote under out/ (filesystem profile)"
+    )
+    files_truncated: bool = False
+    images: list[ImageInfo] = Field(
+        default_factory=list, description="matplotlib figures; each is also an image content block"
+    )
+    images_truncated: bool = False
 
 
 class ValidationError_(BaseModel):
@@ -135,6 +153,14 @@ class Limits(BaseModel):
 class ServerInfo(BaseModel):
     name: str
     version: str
+
+
+class InputFile(BaseModel):
+    base64: str
+
+
+def _file_content(value):
+    return value.model_dump() if isinstance(value, InputFile) else value
 
 
 class SandboxInfo(BaseModel):
@@ -202,6 +228,29 @@ def check_code_size(code: str, settings: Settings) -> None:
         )
 
 
+def check_input_files(files: dict | None, code: str, settings: Settings) -> dict | None:
+    """Input files need the filesystem profile and count toward SANDBOX_MAX_CODE_SIZE with the code.
+    Names and contents are only measured here; the child writes them (and refuses bad names)."""
+    if not files:
+        return None
+    if not settings.enable_filesystem:
+        raise RequestRefused(
+            "invalid_argument",
+            "files needs the filesystem profile, which is off; the operator can set SANDBOX_ENABLE_FILESYSTEM=true",
+        )
+    total = len(code)
+    for name, content in files.items():
+        text = content if isinstance(content, str) else content.get("base64", "")
+        total += len(name) + len(text)
+    if total > settings.max_code_size:
+        raise RequestRefused(
+            "invalid_argument",
+            f"code and files together are {total} characters; the limit is {settings.max_code_size} "
+            "(SANDBOX_MAX_CODE_SIZE)",
+        )
+    return files
+
+
 def narrow_imports(requested: list[str], allowed: frozenset[str], settings: Settings) -> frozenset[str]:
     """allowed_imports can only narrow the configured modules, never widen them."""
     if not requested:
@@ -259,7 +308,7 @@ class SandboxTools:
 
     # --- execute_code
 
-    async def execute(self, code, timeout, capture_output, allowed_imports, memory_limit, use_container):
+    async def execute(self, code, timeout, capture_output, allowed_imports, memory_limit, use_container, files=None):
         settings = self.settings
         execution_id = uuid.uuid4().hex
         seconds = memory = None
@@ -268,6 +317,7 @@ class SandboxTools:
             seconds = check_timeout(timeout, settings)
             memory = check_memory_limit(memory_limit, settings)
             check_code_size(code, settings)
+            files = check_input_files(files, code, settings)
             modules = narrow_imports(imports, self.allowed, settings)
             if use_container:
                 self._check_every_layer()
@@ -282,6 +332,7 @@ class SandboxTools:
             restricted=settings.restricted_python,
             capture_output=capture_output,
             strict=use_container,
+            **({"files": files} if files else {}),
         )
         audit_args = dict(
             code=code,
@@ -306,12 +357,12 @@ class SandboxTools:
             # has killed the child on its way out; record it and let it propagate.
             self.audit.execution(execution_id=execution_id, result=None, outcome="cancelled", **audit_args)
             raise
-        result = normalize_execution(raw, execution_id)
+        result, images = normalize_execution(raw, execution_id)
         if not capture_output:
             result["stdout"] = result["stderr"] = ""
             result["stdout_truncated"] = result["stderr_truncated"] = False
         self.audit.execution(execution_id=result["execution_id"], result=result, **audit_args)
-        return tool_result(result, is_error=not result["success"])
+        return tool_result(result, is_error=not result["success"], images=images)
 
     def _check_every_layer(self) -> None:
         missing = [(name, info.get("detail", "")) for name, info in self.runner.layers().items() if not info.get("active")]
@@ -396,8 +447,9 @@ class SandboxTools:
         ).model_dump(mode="json")
 
 
-def normalize_execution(raw: object, execution_id: str) -> dict:
-    """Keep the runner's answer to the declared schema: known keys, known error types."""
+def normalize_execution(raw: object, execution_id: str) -> tuple[dict, list[dict]]:
+    """Keep the runner's answer to the declared schema: known keys, known error types.
+    Figures come back apart, to become image content blocks rather than base64 in the data."""
     if not isinstance(raw, dict):
         raw = {"success": False, "error": "the sandbox returned no result", "error_type": "internal_error"}
     raw = dict(raw)
@@ -406,14 +458,20 @@ def normalize_execution(raw: object, execution_id: str) -> dict:
         raw["error_type"] = "internal_error"
     if not raw.get("success") and raw.get("error_type") is None:
         raw["error_type"] = "internal_error"
+    images = [
+        image for image in raw.pop("images", None) or ()
+        if isinstance(image, dict) and isinstance(image.get("base64"), str)
+        and image.get("mime_type") in ("image/png", "image/jpeg", "image/svg+xml")
+    ]
+    raw["images"] = [{"mime_type": image["mime_type"]} for image in images]
     try:
-        return ExecutionResult.model_validate(raw).model_dump(mode="json")
+        return ExecutionResult.model_validate(raw).model_dump(mode="json"), images
     except ValidationError:
         logger.error("runner result for %s does not match the schema; reporting an internal error", execution_id)
         return ExecutionResult(
             success=False, execution_id=str(raw.get("execution_id")), error_type="internal_error",
             error="the sandbox returned a malformed result",
-        ).model_dump(mode="json")
+        ).model_dump(mode="json"), []
 
 
 def refused_validation(code: str, message: str) -> dict:
@@ -425,10 +483,11 @@ def refused_validation(code: str, message: str) -> dict:
     ).model_dump(mode="json")
 
 
-def tool_result(data: dict, *, is_error: bool = False) -> CallToolResult:
-    """Structured content plus the same dict as JSON text."""
-    text = json.dumps(data, ensure_ascii=False)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
+def tool_result(data: dict, *, is_error: bool = False, images: list[dict] = ()) -> CallToolResult:
+    """Structured content plus the same dict as JSON text (and any figures as images)."""
+    content: list = [TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
+    content += [ImageContent(type="image", data=image["base64"], mime_type=image["mime_type"]) for image in images]
+    return CallToolResult(content=content, structured_content=data, is_error=is_error)
 
 
 # ----------------------------------------------------------------------------- assembly
@@ -513,8 +572,15 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
         memory_limit: Annotated[Any, WithJsonSchema(memory_schema)] = format_size(s.default_memory_limit),
         use_container: Annotated[bool, Field(description="require the strongest isolation this host offers: "
                                                          "fail unless every isolation layer is active")] = False,
+        files: Annotated[
+            dict[Annotated[str, Field(max_length=255)], str | InputFile] | None,
+            Field(description="filesystem profile only: files to create in the workspace before the run, "
+                              'as {"relative/path": "text"} or {"path": {"base64": "..."}}; files the '
+                              "snippet writes under out/ come back in the result"),
+        ] = None,
     ) -> Annotated[CallToolResult, ExecutionResult]:
-        return await tools.execute(code, timeout, capture_output, allowed_imports, memory_limit, use_container)
+        return await tools.execute(code, timeout, capture_output, allowed_imports, memory_limit, use_container,
+                                   files and {name: _file_content(value) for name, value in files.items()})
 
     execute_code.__doc__ = (
         "Execute Python code in an isolated sandbox and return its result, stdout, stderr and the "

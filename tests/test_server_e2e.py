@@ -70,7 +70,9 @@ def test_tools_are_listed_with_input_and_output_schemas(server):
     execute_tool = server.tools["execute_code"]
     properties = execute_tool.input_schema["properties"]
     assert execute_tool.input_schema["required"] == ["code"]
-    assert set(properties) == {"code", "timeout", "capture_output", "allowed_imports", "memory_limit", "use_container"}
+    assert set(properties) == {
+        "code", "timeout", "capture_output", "allowed_imports", "memory_limit", "use_container", "files"
+    }
     assert properties["code"]["type"] == "string"
     assert properties["timeout"]["type"] == "number"
     assert properties["timeout"]["default"] == 30 and properties["timeout"]["maximum"] == 300
@@ -282,6 +284,41 @@ def test_missing_layer_message_names_each_layer_and_why():
     assert "seccomp (kernel built without seccomp)" in message
     assert "landlock (no reason given)" in message
     assert "use_container" in message and "container runtime" in message
+
+
+def test_files_need_the_filesystem_profile(server):
+    data, _ = refused(server, {"code": "result = 1", "files": {"data.csv": "a,b\n"}})
+    assert data["error_type"] == "invalid_argument" and "SANDBOX_ENABLE_FILESYSTEM" in data["error"]
+
+
+def test_filesystem_profile_takes_files_in_and_gives_files_back():
+    code = (
+        "import pathlib\n"
+        "rows = pathlib.Path('data.csv').read_text().splitlines()\n"
+        "pathlib.Path('out').mkdir(exist_ok=True)\n"
+        "pathlib.Path('out/count.txt').write_text(str(len(rows)))\n"
+        "result = [len(rows), len(pathlib.Path('blob.bin').read_bytes())]"
+    )
+    with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true"}) as server:
+        data = ok(server, code, files={"data.csv": "a,b\n1,2\n3,4\n", "blob.bin": {"base64": "AAECAw=="}})
+        assert data["result"] == [3, 4]
+        assert data["files"] == [{"path": "out/count.txt", "size": 1, "base64": "Mw=="}]
+        data, result = execute(server, "result = 1", files={"../escape.txt": "x"})
+        assert result.is_error and "escape.txt" in data["error"]
+
+
+def test_matplotlib_figures_come_back_as_image_blocks():
+    pytest.importorskip("matplotlib")
+    code = "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nresult = 'plotted'"
+    with blocking_session({"SANDBOX_ENABLE_DATA_SCIENCE": "true"}) as server:
+        data, result = execute(server, code, memory_limit="512m")
+        assert not result.is_error, data
+        assert data["images"] == [{"mime_type": "image/png"}]
+        images = [block for block in result.content if block.type == "image"]
+        assert len(images) == 1 and images[0].mime_type == "image/png"
+        import base64
+
+        assert base64.b64decode(images[0].data).startswith(b"\x89PNG")
 
 
 def test_get_sandbox_info(server):
