@@ -199,7 +199,7 @@ def _serve_one_request(spec: ChildSpec, baseline) -> None:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         reply = {"kind": "result", "nonce": request.get("nonce"), **reply,
                  "usage": {"cpu_time": usage.ru_utime + usage.ru_stime, "max_rss_bytes": usage.ru_maxrss * 1024}}
-        protocol.write_frame_fd(RESULT_FD, _fit(reply))
+        protocol.write_frame_fd(RESULT_FD, _fit(reply, int(request.get("max_output", MAX_RESULT))))
         # EOF now, not after the kernel has torn down our address space at exit
         kernel.close_range_from(STDOUT)
     except MemoryError:
@@ -244,13 +244,14 @@ def _stream(fd: int) -> io.TextIOWrapper:
                             line_buffering=True)
 
 
-def _fit(reply: dict) -> dict:
-    """Keep the result frame under MAX_RESULT: an oversized result value is
-    replaced by a truncated repr, then artifacts are dropped, instead of
-    failing the whole execution."""
+def _fit(reply: dict, max_result: int) -> dict:
+    """A result value larger than the output limit becomes a truncated repr
+    (marked result_truncated); if the frame is still over MAX_RESULT, the
+    artifacts go too. Nothing oversized fails the whole execution."""
+    if len(protocol.encode(reply.get("result"))) > max_result:
+        reply = {**reply, "result": repr(reply.get("result"))[:max_result], "result_truncated": True}
     if len(protocol.encode(reply)) <= MAX_RESULT:
         return reply
-    reply = {**reply, "result": repr(reply.get("result"))[: MAX_RESULT // 4], "result_truncated": True}
     for key in ("files", "images"):
         if len(protocol.encode(reply)) <= MAX_RESULT:
             break
