@@ -42,6 +42,9 @@ TCP6 = ("::1", 47013)
 ABSTRACT = "\0sbx-host-canary"
 UNIX_PATH = "/tmp/sbx-host-canary.sock"
 WATCHED_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+LOCK_FILE = "/tmp/sbx-redteam-lock"   # the fixtures' names are fixed: one session on a machine at a time
+LOCK_WAIT = 1800.0
+SANDBOX_UID = 65534
 
 # Entries other test infrastructure creates in the shared temporary directories
 # (pytest, tempfile, tests/mcp_client.py's stderr logs, tests/test_runner.py's
@@ -125,7 +128,28 @@ class HostCanaries:
         self.free_before: dict[str, int] = {}
 
     # ---- set up ---------------------------------------------------------------
+    def _machine_lock(self) -> None:
+        """Two red-team sessions on one machine (two checkouts, a root and an
+        ordinary-user run) would fight over the fixed ports and paths: wait."""
+        import fcntl
+        try:
+            fd = os.open(LOCK_FILE, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = os.open(LOCK_FILE, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise RuntimeError(f"another red-team session holds {LOCK_FILE} for over {LOCK_WAIT:g} s")
+                time.sleep(1)
+        self._lock_fd = fd
+
     def start(self) -> "HostCanaries":
+        self._machine_lock()
         self._make_file()
         self._make_sockets()
         self._make_shm()
@@ -317,8 +341,9 @@ class HostCanaries:
         return found
 
     def new_entries(self) -> dict[str, list]:
+        """Entries that appeared since start(), minus our fixtures and known test infrastructure."""
         now = self.listings()
-        own = {os.path.basename(CANARY_FILE), os.path.basename(UNIX_PATH)}
+        own = {os.path.basename(CANARY_FILE), os.path.basename(UNIX_PATH), os.path.basename(LOCK_FILE)}
         result = {}
         for directory, names in now.items():
             added = names - self.listings_before.get(directory, set())
@@ -329,7 +354,31 @@ class HostCanaries:
                 result[directory] = sorted(added)
         return result
 
-    def problems(self) -> list[str]:
+    def attributable(self, directory: str, name: str, snippet_names: set) -> "str | None":
+        """Why a new entry of a shared directory may be a snippet's doing, or None.
+        The shared /tmp of a build machine also sees other people's files: an entry
+        counts when the sandbox uid owns it, a snippet names it, or it holds a canary."""
+        path = os.path.join(directory, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        if os.geteuid() == 0 and st.st_uid == SANDBOX_UID:
+            return f"owned by the sandbox uid {SANDBOX_UID}"
+        if name in snippet_names or name.startswith(("sbx_", "SBX")):
+            return "a name an attack uses"
+        if os.path.isfile(path) and not os.path.islink(path):
+            try:
+                with open(path, "rb") as handle:
+                    head = handle.read(1 << 16)
+            except OSError:
+                return None
+            for needle in (b"SBX-", b"ESCAPED", CANARY_TEXT.encode(), SECRET_VALUE.encode()):
+                if needle in head:
+                    return f"holds {needle.decode()!r}"
+        return None
+
+    def problems(self, snippet_names: "set | None" = None) -> list[str]:
         """Everything that shows an attack touched the host."""
         time.sleep(0.2)
         out = []
@@ -363,8 +412,18 @@ class HostCanaries:
                 out.append(f"the sleeper {self.sleeper.pid} was stopped")
             elif _stat_field(self.sleeper.pid, 19) != self.sleeper_start:
                 out.append("the sleeper pid now belongs to another process")
+        self.unattributed = {}
         for directory, added in self.new_entries().items():
-            out.append(f"new entries in {directory}: {added[:20]}")
+            if directory not in WATCHED_DIRS:
+                # the server's own working directory: nothing else writes there
+                out.append(f"new entries in the server's working directory {directory}: {added[:20]}")
+                continue
+            for name in added:
+                why = self.attributable(directory, name, snippet_names or set())
+                if why:
+                    out.append(f"new entry {os.path.join(directory, name)} ({why})")
+                else:
+                    self.unattributed.setdefault(directory, []).append(name)
         return out
 
     def stop(self) -> None:
@@ -394,6 +453,9 @@ class HostCanaries:
             self.sleeper.stdout.close()
         os.close(self._stop_r)
         os.close(self._stop_w)
+        if getattr(self, "_lock_fd", None) is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
 
     def context(self) -> dict:
         """What code generators may embed in a snippet (pids, paths, ports)."""

@@ -36,7 +36,7 @@ BOMBS = {
     "output_flood": ("rp", "while True:\n    print('A' * 1000)\n", 3, {"output_limit", "timeout"}),
     "deep_recursion": ("rp", "def f(n):\n    return f(n + 1) + 1\n\nf(0)\n", 3, {"runtime_error"}),
     "regex_backtracking": ("rp", "import re\nprint(re.match(r'(a+)+$', 'a' * 40 + '!'))\n", 2, {"timeout"}),
-    "disk_fill_tmp": ("norp", "with open('/tmp/fill', 'wb') as f:\n    while True:\n"
+    "disk_fill_tmp": ("norp", "with open('/tmp/sbx_fill_bomb', 'wb') as f:\n    while True:\n"
                               "        f.write(b'x' * (1 << 20))\n        f.flush()\n",
                       3, {"runtime_error", "timeout"}),
     "int_to_str": ("rp", "x = 10 ** 1000000\nprint(len(str(x)))\n", 3, {"runtime_error", "timeout"}),

@@ -4,8 +4,23 @@ attack of the session, the host canaries are exactly as they were set up."""
 from __future__ import annotations
 
 import os
+import re
+import time
 
 import hostcanary
+import redteam_lib
+
+
+def snippet_names() -> set:
+    """Every file name the corpus and the variants mention in a string literal."""
+    names = set()
+    for case in redteam_lib.load_corpus() + redteam_lib.load_variants():
+        for text in (case.get("code", ""), case.get("followup_code", "")):
+            for literal in re.findall(r"""['"]([^'"\\\n]{1,200})['"]""", text):
+                base = os.path.basename(literal.rstrip("/"))
+                if re.fullmatch(r"[\w.\-]{3,}", base) and not base.isdigit():
+                    names.add(base)
+    return names
 
 
 def test_host_canaries_were_set_up(canaries):
@@ -18,7 +33,10 @@ def test_host_canaries_untouched(canaries, servers):
     # close the servers first: nothing an attack left behind may surface at shutdown either
     for handle in servers.values():
         handle.close()
-    problems = canaries.problems()
+    problems = canaries.problems(snippet_names())
+    if canaries.unattributed:
+        # other people's files on a shared machine: shown, not failed (see hostcanary.attributable)
+        print(f"new entries no snippet can have made (other processes on this machine): {canaries.unattributed}")
     assert not problems, "the host was touched:\n" + "\n".join(problems)
 
 
@@ -26,9 +44,16 @@ def test_no_sandbox_process_left(servers, canaries):
     leftovers = hostcanary.processes_matching("sleep 4242")
     assert not leftovers, f"processes started by attacks survive: {leftovers}"
     if os.geteuid() == 0:
-        # A sandbox-uid process that no fork server (of any server running on this
-        # machine) has in its ancestry escaped its execution's process tree.
-        strays = [pid for pid in hostcanary.sandbox_uid_processes()
-                  if not hostcanary.has_zygote_ancestor(int(pid)) and int(pid) not in canaries.nobody_before]
-        assert not strays, f"uid 65534 processes outside every fork server's tree: " \
-                           f"{[(p, hostcanary.cmdline_of(int(p))) for p in strays]}"
+        # A live sandbox-uid process that no fork server (of any server running on
+        # this machine) has in its ancestry escaped its execution's process tree.
+        # Zombies are dead already; processes of other servers' executions that are
+        # just exiting vanish within a second: look twice.
+        def strays():
+            return {int(pid) for pid in hostcanary.sandbox_uid_processes()
+                    if hostcanary._stat_field(int(pid), 0) not in (None, "Z", "X")
+                    and not hostcanary.has_zygote_ancestor(int(pid)) and int(pid) not in canaries.nobody_before}
+        first = strays()
+        time.sleep(1.0)
+        lasting = first & strays()
+        assert not lasting, f"uid 65534 processes outside every fork server's tree: " \
+                            f"{[(p, hostcanary.cmdline_of(p)) for p in lasting]}"
