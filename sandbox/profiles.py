@@ -1,0 +1,250 @@
+"""Module profiles: which modules a snippet may import, in one place.
+
+A profile is a set of module names. The import hook in ``restricted.py`` allows a
+name only if it is in the set it is given (``allowed_modules``); a dotted name such
+as ``xml.etree.ElementTree`` is listed whole, because allowing a package does not
+allow its submodules. The packages in ``WHOLE_PACKAGES`` are the exception: their
+public submodules (``numpy.linalg``, ``email.mime.text``) come with them.
+
+``DANGEROUS`` modules are never allowed through configuration: they hand out the
+process, the file system, the network, the interpreter or its frames.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterable
+
+BASIC = frozenset({
+    "math", "cmath", "random", "statistics", "decimal", "fractions", "numbers",
+    "collections", "collections.abc", "itertools", "functools", "operator", "heapq",
+    "bisect", "copy", "array", "string", "textwrap", "re", "difflib", "unicodedata",
+    "base64", "binascii", "hashlib", "hmac", "secrets", "json", "csv", "html",
+    "html.parser", "xml.etree.ElementTree", "urllib.parse", "datetime", "time",
+    "calendar", "uuid", "dataclasses", "enum", "typing", "abc", "contextlib", "types",
+    "pprint", "reprlib", "zlib",
+    # Left out on purpose: configparser (reads files), queue (threads), traceback (frames).
+})
+
+DATA_SCIENCE = frozenset({
+    "numpy", "pandas", "scipy", "matplotlib", "matplotlib.pyplot", "sympy", "seaborn",
+    "sklearn", "statsmodels", "plotly",
+})
+
+NETWORK = frozenset({
+    "urllib.request", "urllib.error", "urllib.response", "http.client", "httpx",
+    "requests", "email", "socket",
+})
+
+FILESYSTEM = frozenset({
+    "pathlib", "os.path", "tempfile", "shutil", "glob", "zipfile", "tarfile", "io",
+})
+
+PROFILES: dict[str, frozenset[str]] = {
+    "basic": BASIC,
+    "data_science": DATA_SCIENCE,
+    "network": NETWORK,
+    "filesystem": FILESYSTEM,
+}
+
+# Libraries used through their submodules (numpy.linalg, sklearn.linear_model, ...).
+WHOLE_PACKAGES = frozenset({
+    "numpy", "pandas", "scipy", "matplotlib", "sympy", "seaborn", "sklearn",
+    "statsmodels", "plotly", "email", "httpx", "requests",
+})
+
+# Name -> why it is never allowed through configuration. A dotted name listed here
+# also covers its submodules (``importlib.util``, ``multiprocessing.pool``).
+DANGEROUS: dict[str, str] = {
+    "os": "process, environment and file system control",
+    "posix": "the os module's C core",
+    "nt": "the os module's C core",
+    "sys": "interpreter internals (modules, frames, recursion limit)",
+    "builtins": "unrestricted builtins (eval, exec, open, __import__)",
+    "subprocess": "runs programs",
+    "pty": "runs programs",
+    "ctypes": "calls arbitrary C functions",
+    "cffi": "calls arbitrary C functions",
+    "importlib": "imports any module, bypassing the allow-list",
+    "imp": "imports any module, bypassing the allow-list",
+    "pkgutil": "imports and lists modules",
+    "zipimport": "imports code from archives",
+    "runpy": "runs modules as scripts",
+    "site": "edits the import path",
+    "sysconfig": "host paths and build configuration",
+    "code": "interactive interpreter (exec)",
+    "codeop": "compiles code",
+    "inspect": "frames, globals and source of any object",
+    "dis": "code object internals",
+    "ast": "compiles code (harmless alone, but a building block)",
+    "gc": "reaches every live object",
+    "traceback": "walks frames",
+    "faulthandler": "writes to file descriptors, dumps frames",
+    "tracemalloc": "interpreter internals",
+    "pickle": "deserialisation runs arbitrary callables",
+    "_pickle": "deserialisation runs arbitrary callables",
+    "copyreg": "pickle registry",
+    "marshal": "loads code objects",
+    "shelve": "pickle on disk",
+    "dbm": "files on disk",
+    "signal": "signal handlers",
+    "threading": "threads",
+    "_thread": "threads",
+    "multiprocessing": "processes",
+    "concurrent": "thread and process pools",
+    "asyncio": "subprocesses, sockets and threads",
+    "resource": "process limits",
+    "fcntl": "file descriptor control",
+    "termios": "terminal control",
+    "tty": "terminal control",
+    "mmap": "raw memory maps",
+    "select": "file descriptor polling",
+    "selectors": "file descriptor polling",
+    "socket": "network access (only with the network profile)",
+    "ssl": "network access",
+    "io": "file access (only with the filesystem profile)",
+    "platform": "runs programs to probe the host",
+    "sqlite3": "files on disk and loadable extensions",
+    "webbrowser": "runs programs",
+    "pdb": "debugger (exec, frames)",
+    "bdb": "debugger (frames)",
+    "trace": "tracing hooks (frames)",
+    "profile": "profiling hooks (exec)",
+    "cProfile": "profiling hooks (exec)",
+    "atexit": "runs code after the snippet",
+    "linecache": "reads host source files",
+    "pwd": "host user database",
+    "grp": "host group database",
+    "numpy.ctypeslib": "loads shared libraries",
+    "numpy.f2py": "compiles and runs programs",
+    "numpy.distutils": "compiles and runs programs",
+    "numpy.testing": "runs programs",
+}
+
+# The dangerous modules a profile still provides (socket with network, io and os.path with
+# filesystem): refused as extras unless that profile is on.
+_PROFILE_OF = {name: profile for profile, names in PROFILES.items() for name in names}
+
+
+def _parents(name: str) -> list[str]:
+    """'a.b.c' -> ['a', 'a.b', 'a.b.c']."""
+    parts = name.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def danger(name: str) -> str | None:
+    """Why ``name`` is dangerous (it or a parent package is in DANGEROUS), else None."""
+    if any(part.startswith("_") for part in name.split(".")):
+        return "private module (interpreter or C internals)"
+    for prefix in _parents(name):
+        if prefix in DANGEROUS:
+            return DANGEROUS[prefix]
+    return None
+
+
+def is_allowed(name: str, allowed: Iterable[str]) -> bool:
+    """Is ``name`` importable under the set ``allowed`` (exact name or a WHOLE_PACKAGES child)?"""
+    allowed = allowed if isinstance(allowed, (set, frozenset)) else frozenset(allowed)
+    if not isinstance(name, str) or not name or any(not p.isidentifier() for p in name.split(".")):
+        return False
+    if name in allowed:
+        return True
+    top = name.split(".")[0]
+    return top in WHOLE_PACKAGES and top in allowed and danger(name) is None
+
+
+def permits(name: str, allowed: Iterable[str]) -> bool:
+    """The import-time check: allowed, and if dangerous (socket, io, os.path) only as a member
+    of a profile listed in ``allowed``, so an "os" that slipped into ``allowed`` is refused."""
+    if not is_allowed(name, allowed):
+        return False
+    return danger(name) is None or name in _PROFILE_OF
+
+
+def leads_to_allowed(name: str, allowed: Iterable[str]) -> bool:
+    """Is ``name`` a package on the way to an allowed module (``xml``, ``xml.etree`` for
+    ``xml.etree.ElementTree``)? Such a package is usable only for reaching that module."""
+    prefix = name + "."
+    return any(m.startswith(prefix) and permits(m, allowed) for m in allowed)
+
+
+def _enabled(enabled_profiles: Iterable[str]) -> list[str]:
+    names = list(enabled_profiles)
+    unknown = [n for n in names if n not in PROFILES]
+    if unknown:
+        raise ValueError(f"unknown profile(s): {', '.join(map(str, unknown))}; known: {', '.join(PROFILES)}")
+    return names
+
+
+def refusal_reason(name: str, *, network: bool = False, filesystem: bool = False) -> str | None:
+    """Why an extra module ``name`` is refused, or None when it may be added."""
+    if not isinstance(name, str) or not name or any(not p.isidentifier() for p in name.split(".")):
+        return "not a module name"
+    why = danger(name)
+    if why is None:
+        return None
+    profile = _PROFILE_OF.get(name)
+    if profile == "network" and network or profile == "filesystem" and filesystem:
+        return None
+    if profile in ("network", "filesystem"):
+        return f"{why}; only available with the {profile} profile"
+    return why
+
+
+def check_extra_imports(names: Iterable[str], *, network: bool = False,
+                        filesystem: bool = False) -> list[tuple[str, str]]:
+    """The extra modules (SANDBOX_ALLOWED_IMPORTS) that are refused, as (name, reason) pairs.
+
+    ``socket`` is refused unless ``network`` is true (the network profile is on); ``io`` and
+    ``os.path`` unless ``filesystem`` is.
+    """
+    refused = []
+    for name in names:
+        why = refusal_reason(name, network=network, filesystem=filesystem)
+        if why is not None:
+            refused.append((name, why))
+    return refused
+
+
+def allowed_modules(enabled_profiles: Iterable[str], extra: Iterable[str] = ()) -> frozenset[str]:
+    """The union of the enabled profiles plus the extra names that are not refused.
+
+    Dangerous extras are dropped silently here; configuration should call
+    ``check_extra_imports`` first to report them.
+    """
+    profiles = _enabled(enabled_profiles)
+    modules: set[str] = set()
+    for profile in profiles:
+        modules |= PROFILES[profile]
+    network, filesystem = "network" in profiles, "filesystem" in profiles
+    modules |= {name for name in extra
+                if refusal_reason(name, network=network, filesystem=filesystem) is None}
+    return frozenset(modules)
+
+
+def importable(name: str) -> bool:
+    """Can ``name`` be imported here? Never imports a dangerous module to find out.
+
+    ``find_spec`` imports the parent packages of a dotted name, so those are checked first.
+    """
+    if not isinstance(name, str) or not name or any(not p.isidentifier() for p in name.split(".")):
+        return False
+    if name in sys.modules:
+        return sys.modules[name] is not None
+    parents = _parents(name)[:-1]
+    if any(danger(p) and p not in sys.modules and p not in _PROFILE_OF for p in parents):
+        return False
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
+    except Exception:  # a parent package that fails on import: treat as absent
+        return False
+
+
+def profile_modules_available(profile: str) -> list[str]:
+    """The modules of ``profile`` that are installed here, sorted."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile: {profile!r}")
+    return sorted(name for name in PROFILES[profile] if importable(name))

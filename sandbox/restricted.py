@@ -1,0 +1,991 @@
+"""The RestrictedPython layer: compile and run one snippet inside the hardened child.
+
+This is the first wall, not the boundary: the kernel layers must hold even when this
+layer is bypassed, and this layer must hold with the kernel layers off.
+
+Contract (used by child.py):
+    preload(modules)                                        warm imports in the zygote
+    execute(code, *, restricted, allowed_modules, stdout, stderr) -> dict   never raises
+    validate(code, *, restricted, allowed_modules) -> dict                  never raises
+
+What the snippet gets in restricted mode:
+- code compiled by RestrictedPython's own transformer (``_SnippetPolicy`` only adds what
+  ordinary Python needs: ``+=`` on items and attributes, annotated assignments, a few more
+  dunder methods, ``super().__init__``, ``nonlocal``) and run with RestrictedPython's guards;
+- modules only through an import hook, and only as read-only ``ModuleProxy`` objects that
+  never hand out another module the profile does not allow, nor a known gadget.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import collections
+import contextlib
+import decimal
+import functools
+import importlib
+import operator
+import re
+import string
+import sys
+import traceback
+import types
+import typing
+from collections.abc import Iterable
+
+from RestrictedPython.Eval import default_guarded_getitem, default_guarded_getiter
+from RestrictedPython.Guards import (
+    guarded_iter_unpack_sequence,
+    guarded_unpack_sequence,
+    raise_,
+    safe_builtins,
+    safer_getattr,
+)
+from RestrictedPython.transformer import (
+    ALLOWED_FUNC_NAMES,
+    IOPERATOR_TO_STR,
+    RestrictingNodeTransformer,
+    copy_locations,
+)
+from RestrictedPython.Utilities import utility_builtins
+
+from . import profiles
+from .results import cap_text, to_jsonable
+
+SNIPPET_FILENAME = "<snippet>"
+SNIPPET_MODULE = "__sandbox__"  # the snippet's __name__; never a key of sys.modules
+MAX_MESSAGE = 2000
+MAX_EVENTS = 50
+MAX_VARIABLES = 100
+_MAX_EVENT_DETAIL = 300
+_LAST_VALUE = "_sandbox_last_value_"  # underscore names cannot be written in a snippet
+
+
+class SandboxImportError(ImportError):
+    """An import the sandbox refused (not a missing module)."""
+
+
+class SandboxAttributeError(AttributeError):
+    """An attribute the sandbox refused (not a missing attribute)."""
+
+
+# --------------------------------------------------------------------------- compile
+
+# Dunder methods a snippet class may define on top of RestrictedPython's ALLOWED_FUNC_NAMES.
+# They only run snippet code that is itself restricted. Left out on purpose: attribute hooks
+# (__getattr__, __getattribute__, __setattr__), __del__, __reduce__*, __init_subclass__,
+# __class_getitem__, __set_name__, descriptors (__get__, __set__), __format__, __new__.
+EXTRA_MAGIC_METHODS = frozenset(
+    ["__repr__", "__str__", "__len__", "__iter__", "__next__", "__reversed__", "__getitem__",
+     "__setitem__", "__delitem__", "__missing__", "__hash__", "__bool__", "__call__",
+     "__enter__", "__exit__", "__post_init__", "__neg__", "__pos__", "__abs__", "__invert__",
+     "__round__", "__int__", "__float__", "__complex__"]
+    + [f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
+                                      "mod", "divmod", "pow", "lshift", "rshift", "and", "xor",
+                                      "or")
+       for prefix in ("", "r", "i")]
+)
+# `super().<name>` may reach these (the methods a snippet class may define or inherit).
+SUPER_METHODS = ALLOWED_FUNC_NAMES | EXTRA_MAGIC_METHODS
+
+
+class _SnippetPolicy(RestrictingNodeTransformer):
+    """RestrictedPython's policy plus what ordinary snippets need; every addition keeps the
+    guards in place (no name or attribute starting with "_" becomes reachable)."""
+
+    def check_name(self, node, name, allow_magic_methods=False):
+        if (allow_magic_methods and name in EXTRA_MAGIC_METHODS
+                and getattr(node, "col_offset", 0) != 0):
+            return
+        super().check_name(node, name, allow_magic_methods)
+
+    def visit_Attribute(self, node):
+        # `super().__init__(...)`: the dunder is allowed only on a super() call and is looked
+        # up at run time by _super_attr_, which checks the super object.
+        if (isinstance(node.ctx, ast.Load) and node.attr in SUPER_METHODS
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "super"):
+            new = ast.Call(func=ast.Name("_super_attr_", ast.Load()),
+                           args=[self.visit(node.value), ast.Constant(node.attr)], keywords=[])
+            copy_locations(new, node)
+            return new
+        return super().visit_Attribute(node)
+
+    def visit_AugAssign(self, node):
+        """`obj.attr += v` / `obj[k] += v` (RestrictedPython refuses both) become
+        t0 = obj; [t1 = k;] _write_(t0).attr = _inplacevar_('+=', _getattr_(t0, 'attr'), v)
+        which keeps Python's evaluation order and the read and write guards."""
+        target = node.target
+        if isinstance(target, ast.Name):
+            return super().visit_AugAssign(node)
+        if isinstance(target, ast.Attribute):
+            load = ast.Attribute(value=target.value, attr=target.attr, ctx=ast.Load())
+        else:
+            load = ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
+        copy_locations(load, target)
+        getter = self.visit(load)  # _getattr_(obj, 'attr') or _getitem_(obj, key); names checked
+        if not isinstance(getter, ast.Call):
+            return node  # an error was recorded; nothing will be compiled
+        n_temps = 1 if isinstance(target, ast.Attribute) else 2
+        temps = [self.gen_tmp_name() for _ in range(n_temps)]
+        body = [ast.Assign(targets=[ast.Name(t, ast.Store())], value=expr)
+                for t, expr in zip(temps, getter.args)]
+        read = ast.Call(func=getter.func, args=[ast.Name(t, ast.Load()) for t in temps]
+                        + getter.args[n_temps:], keywords=[])
+        written = ast.Call(func=ast.Name("_write_", ast.Load()),
+                           args=[ast.Name(temps[0], ast.Load())], keywords=[])
+        if isinstance(target, ast.Attribute):
+            store = ast.Attribute(value=written, attr=target.attr, ctx=ast.Store())
+        else:
+            store = ast.Subscript(value=written, slice=ast.Name(temps[1], ast.Load()),
+                                  ctx=ast.Store())
+        value = ast.Call(func=ast.Name("_inplacevar_", ast.Load()),
+                         args=[ast.Constant(IOPERATOR_TO_STR[type(node.op)]), read,
+                               self.visit(node.value)], keywords=[])
+        body.append(ast.Assign(targets=[store], value=value))
+        body.append(ast.Delete(targets=[ast.Name(t, ast.Del()) for t in temps]))
+        for stmt in body:
+            copy_locations(stmt, node)
+        return body
+
+    def visit_AnnAssign(self, node):
+        """`x: int = 1` (dataclasses, typed code). Target, annotation and value are visited
+        like any other store and expressions, so the usual guards apply."""
+        return self.node_contents_visit(node)
+
+    def visit_Nonlocal(self, node):
+        """Closures with `nonlocal` counters; the names get the usual name check."""
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    def visit_Module(self, node):
+        node = super().visit_Module(node)
+        _capture_last_value(node)
+        return node
+
+
+def _capture_last_value(tree: ast.Module) -> None:
+    """The value of a final expression statement goes to an internal name (the result)."""
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = tree.body[-1]
+        assign = ast.Assign(targets=[ast.Name(_LAST_VALUE, ast.Store())], value=last.value)
+        copy_locations(assign, last)
+        tree.body[-1] = assign
+
+
+class _CompileError(Exception):
+    def __init__(self, error_type: str, message: str, line: int | None, rejected=()):
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+        self.line = line
+        self.rejected = list(rejected)
+
+
+_TOO_COMPLEX = "SyntaxError: the source is too deeply nested or too complex to compile"
+_LINE_PREFIX = re.compile(r"^Line (\d+):")
+_UNPARSABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _line_at(code: str, index: int) -> int:
+    return code.count("\n", 0, max(index, 0)) + 1
+
+
+def _parse(code) -> ast.Module:
+    if not isinstance(code, str):
+        raise _CompileError("syntax_error", "SyntaxError: the source must be text", None)
+    bad = _UNPARSABLE.search(code)
+    if bad is not None:  # the parser's own errors for these differ between versions
+        what = "a NUL byte" if bad.group() == "\x00" else "a lone surrogate"
+        raise _CompileError("syntax_error", f"SyntaxError: the source contains {what}",
+                            _line_at(code, bad.start()))
+    try:
+        return ast.parse(code, SNIPPET_FILENAME, "exec")  # a str: any coding cookie is ignored
+    except SyntaxError as exc:
+        raise _CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
+    except (MemoryError, RecursionError):
+        raise _CompileError("syntax_error", _TOO_COMPLEX, None) from None
+    except (ValueError, UnicodeError) as exc:
+        raise _CompileError("syntax_error", f"SyntaxError: {exc}", None) from None
+
+
+def _compile(code, restricted: bool) -> types.CodeType:
+    tree = _parse(code)
+    try:
+        if restricted:
+            errors: list[str] = []
+            tree = _SnippetPolicy(errors, [], {}).visit(tree)
+            if errors:
+                match = _LINE_PREFIX.match(errors[0])
+                raise _CompileError("security_violation", "\n".join(errors),
+                                    int(match.group(1)) if match else None, rejected=errors)
+        else:
+            _capture_last_value(tree)
+        # dont_inherit: this module's `from __future__ import annotations` is not the snippet's.
+        return compile(tree, SNIPPET_FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise _CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
+    except (MemoryError, RecursionError):
+        raise _CompileError("syntax_error", _TOO_COMPLEX, None) from None
+    except (ValueError, TypeError) as exc:
+        raise _CompileError("syntax_error", f"SyntaxError: {exc}", None) from None
+
+
+# --------------------------------------------------------------------------- modules
+
+# Objects no module proxy hands out, wherever they are re-exported (dataclasses.FunctionType).
+# They evaluate strings (get_type_hints, ForwardRef, singledispatch's register), resolve
+# attributes unguarded (string.Formatter), build code or frames (types.*), or leave the
+# sandbox's view of the world (contextlib.chdir).
+_DENIED_OBJECTS: dict[int, str] = {}
+for _mod, _names in {
+    typing: ("get_type_hints", "ForwardRef", "evaluate_forward_ref"),
+    functools: ("singledispatch", "singledispatchmethod"),
+    string: ("Formatter",),
+    contextlib: ("chdir",),
+    types: ("FunctionType", "LambdaType", "CodeType", "FrameType", "TracebackType",
+            "ModuleType", "CellType", "MethodType", "new_class", "prepare_class"),
+    builtins: ("eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr",
+               "hasattr", "vars", "globals", "locals", "dir", "breakpoint", "input", "help",
+               "exit", "quit"),
+}.items():
+    for _name in _names:
+        if hasattr(_mod, _name):
+            _DENIED_OBJECTS[id(getattr(_mod, _name))] = f"{_mod.__name__}.{_name}"
+del _mod, _names, _name
+
+# `types` is mostly a toolbox for building functions, code and classes: only these remain.
+_TYPES_ALLOWED = frozenset({
+    "SimpleNamespace", "MappingProxyType", "GeneratorType", "NoneType", "EllipsisType",
+    "NotImplementedType", "GenericAlias", "UnionType", "BuiltinFunctionType",
+    "BuiltinMethodType",
+})
+_BUILTINS_DICT = vars(builtins)
+_INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
+_FORMAT_NAMES = frozenset({"format", "format_map"})
+# Values that getattr/getitem results are checked against (cheaply, by identity) before vet().
+_VET_IDS = frozenset(_DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),
+                                         id(operator.methodcaller), id(operator.setitem),
+                                         id(operator.delitem)}
+
+
+class ModuleProxy:
+    """A read-only view of an allowed module, handed to the snippet instead of the module.
+
+    Attribute reads go through ``_Context.module_attribute``; writes always fail. The real
+    module sits in a name-mangled slot that the guards never let a snippet name.
+    """
+
+    __slots__ = ("__name", "__module", "__ctx", "__package_only")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("module proxies cannot be created by the snippet")
+
+    @classmethod
+    def _make(cls, name, module, ctx, package_only):
+        proxy = object.__new__(cls)
+        for slot, value in (("__name", name), ("__module", module), ("__ctx", ctx),
+                            ("__package_only", package_only)):
+            object.__setattr__(proxy, f"_ModuleProxy{slot}", value)
+        return proxy
+
+    def __getattr__(self, name):
+        if type(name) is not str or name.startswith("_"):
+            raise AttributeError(name)  # also keeps a slot miss from recursing
+        return self.__ctx.module_attribute(self.__name, self.__module, name, self.__package_only)
+
+    def __setattr__(self, name, value):
+        raise self.__ctx.refuse("attribute_blocked",
+                                f"cannot set {name!s:.80} on module {self.__name}: modules are read-only",
+                                SandboxAttributeError)
+
+    def __delattr__(self, name):
+        raise self.__ctx.refuse("attribute_blocked",
+                                f"cannot delete {name!s:.80} from module {self.__name}: modules are read-only",
+                                SandboxAttributeError)
+
+    def __repr__(self):
+        return f"<module {self.__name!r} (sandboxed)>"
+
+    def __reduce_ex__(self, protocol):  # copy/pickle would reach the slots
+        raise TypeError("module proxies cannot be copied or pickled")
+
+    def __reduce__(self):
+        raise TypeError("module proxies cannot be copied or pickled")
+
+
+class _ForeignWrite:
+    """What ``_write_`` returns for an object the snippet does not own: item assignment goes
+    to the object's own __setitem__ (numpy, pandas, defaultdict), attribute assignment fails."""
+
+    __slots__ = ("_ob", "_ctx")
+
+    def __init__(self, ob, ctx):
+        object.__setattr__(self, "_ob", ob)
+        object.__setattr__(self, "_ctx", ctx)
+
+    def __setitem__(self, key, value):
+        self._ob[key] = value
+
+    def __delitem__(self, key):
+        del self._ob[key]
+
+    def __setattr__(self, name, value):
+        raise self._ctx.refuse("attribute_blocked",
+                               f"cannot set attribute {name!s:.80} of a {_describe(self._ob)} "
+                               "object the snippet did not create", SandboxAttributeError)
+
+    def __delattr__(self, name):
+        raise self._ctx.refuse("attribute_blocked",
+                               f"cannot delete attribute {name!s:.80} of a {_describe(self._ob)} "
+                               "object the snippet did not create", SandboxAttributeError)
+
+
+def _describe(obj) -> str:
+    if type(obj) is ModuleProxy:
+        return repr(obj)
+    return type(obj).__name__
+
+
+def _policy_only(obj, name, *default):
+    """Stands in for getattr so that safer_getattr checks its policy without looking up."""
+    return None
+
+
+class _Events:
+    def __init__(self):
+        self.items: list[dict] = []
+
+    def add(self, kind: str, detail: str) -> None:
+        if len(self.items) < MAX_EVENTS:
+            self.items.append({"kind": kind, "detail": cap_text(str(detail), _MAX_EVENT_DETAIL)[0]})
+
+
+class _Printer:
+    """RestrictedPython's print protocol (see PrintCollector) writing straight to a stream,
+    so output is streamed as it is printed; ``printed`` still works (capped)."""
+
+    _PRINTED_CAP = 1 << 20
+
+    def __init__(self, stream, getattr_):
+        self._stream = stream
+        self._getattr = getattr_
+        self._text: list[str] = []
+        self._size = 0
+
+    def write(self, text):
+        self._stream.write(text)
+        if self._size < self._PRINTED_CAP:
+            self._text.append(text)
+            self._size += len(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def __call__(self):
+        return "".join(self._text)
+
+    def _call_print(self, *objects, **kwargs):
+        if kwargs.get("file") is None:
+            kwargs["file"] = self
+        else:
+            self._getattr(kwargs["file"], "write")
+        print(*objects, **kwargs)
+
+
+_INPLACE = {
+    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow,
+    "<<=": operator.ilshift, ">>=": operator.irshift, "&=": operator.iand,
+    "|=": operator.ior, "^=": operator.ixor, "@=": operator.imatmul,
+}
+
+
+def _inplacevar(op, target, value):
+    return _INPLACE[op](target, value)
+
+
+def _apply(func, *args, **kwargs):
+    return func(*args, **kwargs)
+
+
+class _Context:
+    """Everything one execution's guards share: the allow-list, the proxies, the classes the
+    snippet created, and the security events."""
+
+    def __init__(self, allowed: frozenset[str], events: _Events):
+        self.allowed = allowed
+        self.events = events
+        self.proxies: dict[tuple[str, int], ModuleProxy] = {}
+        self.classes: set[type] = set()
+        self.globals: dict = {}
+        self.replacements = {
+            id(operator.attrgetter): self.attrgetter,
+            id(operator.methodcaller): self.methodcaller,
+            id(operator.setitem): self.setitem,
+            id(operator.delitem): self.delitem,
+        }
+
+    # -- events and refusals
+    def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):
+        """Record a security event and return the exception to raise."""
+        self.events.add(kind, detail)
+        exc = exc_type(detail, **kwargs)
+        exc._sandbox_refused = True  # a snippet cannot write "_" attributes: unforgeable
+        return exc
+
+    # -- the import policy
+    def permits(self, name: str) -> bool:
+        return name == "__future__" or profiles.permits(name, self.allowed)
+
+    def is_package_of_allowed(self, name: str) -> bool:
+        return profiles.leads_to_allowed(name, self.allowed)
+
+    def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
+        if level != 0:
+            dots = "." * level if isinstance(level, int) and 0 < level < 10 else "."
+            raise self.refuse("import_blocked", f"relative import from {dots}{name!s:.80} is not allowed",
+                              SandboxImportError)
+        if type(name) is not str or not name or (
+                name != "__future__" and any(not p.isidentifier() or p.startswith("_")
+                                             for p in name.split("."))):
+            raise self.refuse("import_blocked", f"import of {name!r:.80} is not allowed",
+                              SandboxImportError)
+        if not fromlist:
+            if not self.permits(name):
+                raise self._import_refusal(name)
+            importlib.import_module(name)
+            top = name.split(".")[0]
+            return self.proxy(top, sys.modules[top])
+        # from NAME import a, b: NAME may be a package that only leads to allowed modules.
+        if not (self.permits(name) or self.is_package_of_allowed(name)):
+            raise self._import_refusal(name)
+        module = importlib.import_module(name)
+        package_only = not self.permits(name)
+        for item in fromlist:
+            if type(item) is not str or item == "*":
+                raise self.refuse("import_blocked", f"from {name} import {item!r:.80} is not allowed",
+                                  SandboxImportError)
+            sub = f"{name}.{item}"
+            if self.permits(sub) or self.is_package_of_allowed(sub):
+                with contextlib.suppress(ImportError):  # may also be a plain attribute
+                    importlib.import_module(sub)
+                continue
+            self._check_from_item(name, module, item, package_only)
+        return self.proxy(name, module)
+
+    def _check_from_item(self, name, module, item, package_only):
+        """`from name import item` where item is not an allowed submodule: it must be an
+        attribute that passes the module policy (which records the event if it does not)."""
+        refused = None
+        try:
+            self.module_attribute(name, module, item, package_only, kind="import_blocked")
+            return
+        except SandboxAttributeError as exc:
+            refused = str(exc)
+        except AttributeError:
+            pass
+        if refused is not None:
+            exc = SandboxImportError(f"from {name} import {item}: {refused}", name=name)
+            exc._sandbox_refused = True
+            raise exc
+        if profiles.importable(f"{name}.{item}"):
+            raise self.refuse("import_blocked", f"from {name} import {item}: module "
+                                                f"{name}.{item} is not allowed", SandboxImportError, name=name)
+        raise ImportError(f"cannot import name {item!r} from {name!r}", name=name)
+
+    def _import_refusal(self, name: str) -> SandboxImportError:
+        why = profiles.danger(name)
+        detail = f"import of module {name!r} is not allowed" + (f" ({why})" if why else "")
+        return self.refuse("import_blocked", detail, SandboxImportError, name=name)
+
+    def proxy(self, name: str, module) -> ModuleProxy:
+        key = (name, id(module))
+        if key not in self.proxies:
+            self.proxies[key] = ModuleProxy._make(name, module, self, not self.permits(name))
+        return self.proxies[key]
+
+    def module_attribute(self, modname, module, attr, package_only, kind="attribute_blocked"):
+        """The policy for `module.attr` (attribute access and `from module import attr`)."""
+        if type(attr) is not str or attr.startswith("_"):
+            # Only the interpreter gets here (the guards refuse "_" names first): silent.
+            raise AttributeError(attr)
+        qual = f"{modname}.{attr}"
+        if modname == "types" and attr not in _TYPES_ALLOWED:
+            raise self.refuse(kind, f"{qual} is not available in the sandbox")
+        missing = False
+        try:
+            value = getattr(module, attr)
+        except AttributeError:  # never re-raised: its .obj is the real module
+            missing = True
+        if missing:
+            if not (self.permits(qual) or self.is_package_of_allowed(qual)):
+                raise AttributeError(f"module {modname!r} has no attribute {attr!r}")
+            value = importlib.import_module(qual)
+        if isinstance(value, types.ModuleType):
+            return self.module_value(value, qual, kind)
+        if package_only:
+            raise self.refuse(kind, f"{qual} is not available: only the allowed submodules of "
+                                    f"{modname} are")
+        return self.vet(value, qual, kind)
+
+    def module_value(self, module, qual, kind="attribute_blocked"):
+        """A module reached as an attribute: a proxy if allowed, else refused."""
+        real = getattr(module, "__name__", None)
+        real = real if isinstance(real, str) else "?"
+        if sys.modules.get(qual) is module and (self.permits(qual) or self.is_package_of_allowed(qual)):
+            return self.proxy(qual, module)
+        if self.permits(real) or self.is_package_of_allowed(real):
+            return self.proxy(real, module)
+        raise self.refuse(kind, f"{qual} is the module {real!r}, which is not allowed")
+
+    def vet(self, value, where, kind="attribute_blocked"):
+        """Refuse or replace values that must not reach the snippet, whoever hands them out."""
+        if isinstance(value, _INTERNAL_TYPES) or value is _BUILTINS_DICT:
+            if isinstance(value, types.ModuleType):
+                return self.module_value(value, where, kind)
+            raise self.refuse(kind, f"{where} is a {type(value).__name__}, which is not available")
+        key = id(value)
+        if key in self.replacements:
+            return self.replacements[key]
+        if key in _DENIED_OBJECTS or (value is builtins.open and not self.permits("io")):
+            raise self.refuse(kind, f"{where} ({_DENIED_OBJECTS.get(key, 'open')}) is not "
+                                    "available in the sandbox")
+        return value
+
+    # -- attribute guards
+    def getattr(self, obj, name, default=raise_):
+        """_getattr_ and the getattr builtin: safer_getattr, plus value vetting."""
+        refusal = None
+        if type(name) is str and name in _FORMAT_NAMES:
+            refusal = self._extra_refusal(obj)
+        if refusal is None:
+            try:
+                value = safer_getattr(obj, name, default)
+            except (AttributeError, NotImplementedError, TypeError) as exc:
+                if self._policy_refusal(obj, name) is None:
+                    raise
+                refusal = (type(exc), str(exc))
+            else:
+                if id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES):
+                    value = self.vet(value, f"{_describe(obj)}.{name}")
+                return value
+        exc_type, message = refusal
+        if issubclass(exc_type, AttributeError):
+            exc_type = SandboxAttributeError
+        raise self.refuse("attribute_blocked", f"{_describe(obj)}.{name!s:.80}: {message}", exc_type)
+
+    @staticmethod
+    def _extra_refusal(obj):
+        """str.format reached around safer_getattr's str check (super(), UserString)."""
+        if (type(obj) is super or isinstance(obj, collections.UserString)
+                or (isinstance(obj, type) and issubclass(obj, collections.UserString))):
+            return NotImplementedError, "Using the format*() methods of `str` is not safe"
+        return None
+
+    @staticmethod
+    def _policy_refusal(obj, name):
+        try:
+            safer_getattr(obj, name, None, getattr=_policy_only)
+        except Exception as exc:  # noqa: BLE001 - any refusal by the policy
+            return str(exc)
+        return None
+
+    def getitem(self, obj, index):
+        value = default_guarded_getitem(obj, index)
+        if id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES):
+            value = self.vet(value, f"{_describe(obj)}[...]")
+        return value
+
+    def hasattr(self, obj, name):
+        try:
+            self.getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+
+    def super_attr(self, sup, name):
+        """`super().<dunder>` for the snippet's own objects only."""
+        if type(sup) is not super or name not in SUPER_METHODS or not self.owns(sup.__self__):
+            raise self.refuse("attribute_blocked", f"super().{name!s:.80} is only available "
+                                                   "inside the snippet's own classes")
+        return getattr(sup, name)
+
+    # -- write guards
+    def owns(self, ob) -> bool:
+        """Did the snippet create ``ob`` (its class, function or an instance of its class)?"""
+        cls = type(ob)
+        if cls in self.classes or cls in _WRITABLE_TYPES:  # the common case first
+            return True
+        if cls is types.FunctionType:
+            return ob.__globals__ is self.globals
+        if isinstance(ob, type):
+            cls = ob
+        return any(base in self.classes for base in cls.__mro__)
+
+    def write_guard(self, ob):
+        """_write_: full_write_guard's pass-through for dict and list, plus the snippet's own
+        objects; everything else gets item writes only (see _ForeignWrite)."""
+        cls = type(ob)
+        if cls is dict or cls is list or self.owns(ob):
+            return ob
+        return _ForeignWrite(ob, self)
+
+    def setattr(self, obj, name, value):
+        if type(name) is not str:
+            raise TypeError("attribute name must be a string")
+        if name.startswith("_"):
+            raise self.refuse("attribute_blocked", f"setattr of {name!r:.80} is not allowed")
+        setattr(self.write_guard(obj), name, value)
+
+    def delattr(self, obj, name):
+        if type(name) is not str:
+            raise TypeError("attribute name must be a string")
+        if name.startswith("_"):
+            raise self.refuse("attribute_blocked", f"delattr of {name!r:.80} is not allowed")
+        delattr(self.write_guard(obj), name)
+
+    def build_class(self, func, name, *bases, **kwargs):
+        """__build_class__: remember the classes the snippet defines (they are writable)."""
+        cls = builtins.__build_class__(func, name, *bases, **kwargs)
+        if isinstance(cls, type):
+            self.classes.add(cls)
+        return cls
+
+    # -- safe replacements for operator's unguarded gadgets
+    def attrgetter(self, attr, *attrs):
+        paths = []
+        for name in (attr, *attrs):
+            if type(name) is not str:
+                raise TypeError("attribute name must be a string")
+            paths.append(name.split("."))
+
+        def get(obj):
+            values = []
+            for path in paths:
+                value = obj
+                for part in path:
+                    value = self.getattr(value, part)
+                values.append(value)
+            return values[0] if len(values) == 1 else tuple(values)
+        return get
+
+    def methodcaller(self, name, /, *args, **kwargs):
+        if type(name) is not str:
+            raise TypeError("method name must be a string")
+        return lambda obj: self.getattr(obj, name)(*args, **kwargs)
+
+    def setitem(self, obj, key, value):
+        self.write_guard(obj)[key] = value
+
+    def delitem(self, obj, key):
+        del self.write_guard(obj)[key]
+
+
+# Library types whose attributes are meant to be set by user code: getcontext().prec = 50.
+_WRITABLE_TYPES = frozenset({decimal.Context, types.SimpleNamespace})
+
+
+# --------------------------------------------------------------------------- builtins
+
+_EXCEPTIONS = {
+    name: value for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException) and not name.startswith("_")
+    and name not in ("BaseExceptionGroup", "ExceptionGroup")  # except* is refused (CVE-2025-22153)
+}
+
+_PLAIN_BUILTINS = {
+    name: getattr(builtins, name) for name in (
+        "list", "tuple", "dict", "set", "frozenset", "bytes", "bytearray", "enumerate", "zip",
+        "map", "filter", "reversed", "sorted", "min", "max", "sum", "any", "all", "iter",
+        "next", "object", "property", "staticmethod", "classmethod", "super", "type", "format",
+        "bin", "ascii", "NotImplemented", "Ellipsis")
+}
+
+
+def _base_builtins() -> dict:
+    """safe_builtins + the harmless utility_builtins + what ordinary code needs.
+
+    limited_builtins is left out: its range() refuses more than 1000 items and its list()
+    refuses strings, which breaks ordinary code; size limits are the rlimits' job.
+    """
+    names = dict(safe_builtins)
+    names.pop("_getattr_", None)  # safer_getattr with default None: ours raises instead
+    names.update({k: v for k, v in utility_builtins.items()
+                  if not isinstance(v, types.ModuleType) and k != "string"})
+    names.update(_EXCEPTIONS)
+    names.update(_PLAIN_BUILTINS)
+    return names
+
+
+_BASE_BUILTINS = _base_builtins()
+
+
+def _restricted_globals(ctx: _Context, stdout) -> dict:
+    names = dict(_BASE_BUILTINS)
+    names.update(
+        getattr=ctx.getattr, hasattr=ctx.hasattr, setattr=ctx.setattr, delattr=ctx.delattr,
+        __import__=ctx.import_, __build_class__=ctx.build_class,
+    )
+    glb = {
+        "__builtins__": names,
+        "__name__": SNIPPET_MODULE,
+        "__metaclass__": type,
+        "_getattr_": ctx.getattr,
+        "_getitem_": ctx.getitem,
+        "_getiter_": default_guarded_getiter,
+        "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
+        "_unpack_sequence_": guarded_unpack_sequence,
+        "_write_": ctx.write_guard,
+        "_inplacevar_": _inplacevar,
+        "_apply_": _apply,
+        "_print_": lambda getattr_: _Printer(stdout, getattr_),
+        "_super_attr_": ctx.super_attr,
+    }
+    ctx.globals = glb
+    return glb
+
+
+# --------------------------------------------------------------------------- execute
+
+def preload(modules: Iterable[str]) -> None:
+    """Import ``modules`` now (in the fork server, before any secret or snippet exists), so
+    that each child gets them by fork instead of by import."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a missing or broken optional module is skipped
+            pass
+
+
+def _base_result() -> dict:
+    return {"success": False, "result": None, "variables": [], "error": None,
+            "error_type": None, "line": None, "traceback": None, "security_events": []}
+
+
+def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr) -> dict:
+    """Compile and run ``code``; return the result dict. Never raises."""
+    events = _Events()
+    try:
+        return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events)
+    except BaseException as exc:  # noqa: BLE001 - last resort, e.g. MemoryError while reporting
+        out = _base_result()
+        out["error_type"] = "memory_limit" if isinstance(exc, MemoryError) else "runtime_error"
+        out["error"] = cap_text(f"{type(exc).__name__} while reporting the result", MAX_MESSAGE)[0]
+        out["security_events"] = events.items
+        return out
+
+
+def _execute(code, restricted, allowed, stdout, stderr, events) -> dict:
+    out = _base_result()
+    out["security_events"] = events.items
+    try:
+        code_obj = _compile(code, restricted)
+    except _CompileError as exc:
+        for message in exc.rejected:
+            events.add("compile_rejected", message)
+        out.update(error=cap_text(exc.message, MAX_MESSAGE)[0], error_type=exc.error_type,
+                   line=exc.line)
+        return out
+
+    if restricted:
+        ctx = _Context(allowed, events)
+        glb = _restricted_globals(ctx, stdout)
+    else:
+        glb = {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
+
+    failure = None
+    # Reporting stays inside the redirect too: encoding the result may run the snippet's
+    # __repr__/__str__, which may print.
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            exec(code_obj, glb)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included
+            failure = exc
+        out["variables"] = _variables(glb)
+        if failure is None:
+            value = glb["result"] if "result" in glb else glb.get(_LAST_VALUE)
+            out.update(success=True, result=to_jsonable(value))
+        else:
+            out.update(_describe_failure(failure, code))
+            failure = None  # drop the frames it holds
+        for stream in (stdout, stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+    return out
+
+
+def _variables(glb: dict) -> list[str]:
+    names = sorted(
+        name for name, value in glb.items()
+        if isinstance(name, str) and name.isidentifier() and not name.startswith("_")
+        and not isinstance(value, (ModuleProxy, types.ModuleType))
+    )
+    return names[:MAX_VARIABLES]
+
+
+def _describe_failure(exc: BaseException, code: str) -> dict:
+    if isinstance(exc, MemoryError):
+        error_type = "memory_limit"
+    elif getattr(exc, "_sandbox_refused", False) is True:
+        error_type = "security_violation"
+    else:
+        error_type = "runtime_error"
+    frames = [(frame.f_code.co_name, lineno) for frame, lineno in traceback.walk_tb(exc.__traceback__)
+              if frame.f_code.co_filename == SNIPPET_FILENAME]
+    message = _exception_text(exc)
+    return {
+        "error": cap_text(message, MAX_MESSAGE)[0],
+        "error_type": error_type,
+        "line": frames[-1][1] if frames else None,
+        "traceback": cap_text(_format_traceback(frames, message, code), MAX_MESSAGE)[0],
+    }
+
+
+def _exception_text(exc: BaseException) -> str:
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        text = "<unprintable message>"
+    return f"{name}: {text}" if text else name
+
+
+def _format_traceback(frames: list[tuple[str, int]], message: str, code: str) -> str:
+    """Only the snippet's frames: never a host path (site-packages, the server's source)."""
+    lines = code.splitlines()
+    shown = frames if len(frames) <= 12 else frames[:4] + [None] + frames[-7:]
+    out = ["Traceback (most recent call last):"]
+    for item in shown:
+        if item is None:
+            out.append(f"  ... {len(frames) - 11} more frames ...")
+            continue
+        name, lineno = item
+        out.append(f'  File "{SNIPPET_FILENAME}", line {lineno}, in {name}')
+        if lineno and 0 < lineno <= len(lines) and lines[lineno - 1].strip():
+            out.append("    " + cap_text(lines[lineno - 1].strip(), 200)[0])
+    out.append(message)
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- validate
+
+def validate(code: str, *, restricted: bool, allowed_modules: frozenset[str]) -> dict:
+    """Check ``code`` without running it. Never raises."""
+    try:
+        return _validate(code, restricted, frozenset(allowed_modules or ()))
+    except BaseException as exc:  # noqa: BLE001
+        message = f"validation failed: {type(exc).__name__}"
+        return {
+            "validation": {"valid": False, "errors": [{"line": None, "message": message}],
+                           "message": message},
+            "analysis": {"line_count": 0, "character_count": 0, "estimated_complexity": "low"},
+            "recommendations": [],
+        }
+
+
+def _validate(code, restricted: bool, allowed: frozenset[str]) -> dict:
+    text = code if isinstance(code, str) else ""
+    analysis = {"line_count": len(text.splitlines()), "character_count": len(text),
+                "estimated_complexity": _size_complexity(text)}
+    errors: list[dict] = []
+    tree = None
+    try:
+        tree = _parse(code)
+    except _CompileError as exc:
+        errors.append({"line": exc.line, "message": cap_text(exc.message, MAX_MESSAGE)[0]})
+    if tree is not None:
+        analysis["estimated_complexity"] = _complexity(tree)
+        if restricted:
+            errors.extend(_import_errors(tree, allowed))
+        try:
+            _compile(code, restricted)
+        except _CompileError as exc:
+            for message in exc.rejected or [exc.message]:
+                match = _LINE_PREFIX.match(message)
+                line = int(match.group(1)) if match else exc.line
+                errors.append({"line": line, "message": cap_text(message, MAX_MESSAGE)[0]})
+    errors.sort(key=lambda e: (e["line"] is None, e["line"] or 0))
+    valid = not errors
+    message = ("The code is valid" if valid else
+               f"Found {len(errors)} problem{'s' if len(errors) != 1 else ''}: {errors[0]['message']}")
+    return {
+        "validation": {"valid": valid, "errors": errors[:MAX_EVENTS],
+                       "message": cap_text(message, MAX_MESSAGE)[0]},
+        "analysis": analysis,
+        "recommendations": _recommendations(tree, errors, analysis),
+    }
+
+
+def _import_errors(tree: ast.Module, allowed: frozenset[str]) -> list[dict]:
+    """Each import statement put through the import hook itself (which imports only allowed
+    modules), so validate() and execute() never disagree."""
+    ctx = _Context(allowed, _Events())
+    errors = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            calls = [(alias.name, (), 0) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            calls = [(node.module or "", tuple(a.name for a in node.names), node.level)]
+        else:
+            continue
+        for name, fromlist, level in calls:
+            try:
+                ctx.import_(name, fromlist=fromlist, level=level)
+            except SandboxImportError as exc:
+                errors.append({"line": node.lineno, "message": f"Line {node.lineno}: {exc}"})
+            except ImportError as exc:
+                errors.append({"line": node.lineno,
+                               "message": f"Line {node.lineno}: {type(exc).__name__}: {exc}"})
+    return errors
+
+
+def _loop_depth(tree: ast.AST) -> int:
+    """The deepest nesting of loops and comprehensions (iterative: trees can be deep)."""
+    deepest = 0
+    stack = [(tree, 0)]
+    loops = (ast.For, ast.While, ast.comprehension)
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, loops):
+            depth += 1
+            deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _complexity(tree: ast.Module) -> str:
+    nodes = sum(1 for _ in ast.walk(tree))
+    depth = _loop_depth(tree)
+    if nodes > 1500 or depth >= 3:
+        return "high"
+    if nodes > 300 or depth >= 2:
+        return "medium"
+    return "low"
+
+
+def _size_complexity(text: str) -> str:
+    lines = len(text.splitlines())
+    return "high" if lines > 300 else "medium" if lines > 60 else "low"
+
+
+def _recommendations(tree, errors: list[dict], analysis: dict) -> list[str]:
+    tips = []
+    if any("import" in e["message"] for e in errors):
+        tips.append("Use only the modules of the enabled profiles; get_sandbox_info lists them.")
+    if any("starts with \"_\"" in e["message"] for e in errors):
+        tips.append("Names and attributes starting with '_' are not available in the sandbox.")
+    if tree is not None:
+        if any(isinstance(n, ast.While) and isinstance(n.test, ast.Constant) and n.test.value
+               for n in ast.walk(tree)):
+            tips.append("Make sure 'while True' loops end: execution has a time limit.")
+        last = tree.body[-1] if tree.body else None
+        assigns_result = any(isinstance(n, ast.Name) and n.id == "result" and isinstance(n.ctx, ast.Store)
+                             for n in ast.walk(tree))
+        if not assigns_result and not isinstance(last, ast.Expr):
+            tips.append("Set a 'result' variable or end with an expression to return a value.")
+    if analysis["estimated_complexity"] == "high":
+        tips.append("Consider splitting the code into smaller steps.")
+    return tips

@@ -1,0 +1,139 @@
+"""Module profiles: the sets, the refusals of dangerous extras, and the import checks."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from sandbox import profiles
+
+NEVER = ["os", "sys", "subprocess", "ctypes", "importlib", "builtins", "posix", "pickle",
+         "marshal", "inspect", "gc", "threading", "_thread", "multiprocessing", "signal",
+         "importlib.util", "ctypes.util", "multiprocessing.pool", "_posixsubprocess", "pty",
+         "code", "runpy", "asyncio"]
+
+
+def test_profiles_table():
+    assert set(profiles.PROFILES) == {"basic", "data_science", "network", "filesystem"}
+    assert profiles.PROFILES["basic"] is profiles.BASIC
+    assert "socket" in profiles.NETWORK and "socket" not in profiles.BASIC
+    assert "io" in profiles.FILESYSTEM and "io" not in profiles.BASIC
+    for left_out in ("configparser", "queue", "traceback", "os", "sys", "io", "socket"):
+        assert left_out not in profiles.BASIC
+
+
+def test_allowed_modules_unions_profiles():
+    assert profiles.allowed_modules(["basic"]) == profiles.BASIC
+    both = profiles.allowed_modules(["basic", "network"])
+    assert both == profiles.BASIC | profiles.NETWORK
+    assert profiles.allowed_modules([]) == frozenset()
+
+
+def test_allowed_modules_drops_dangerous_extras():
+    allowed = profiles.allowed_modules(["basic"], extra=NEVER + ["socket", "io", "wave"])
+    for name in NEVER + ["socket", "io"]:
+        assert name not in allowed
+    assert "wave" in allowed  # a harmless extra is added
+    with_network = profiles.allowed_modules(["basic", "network"], extra=["socket"])
+    assert "socket" in with_network
+
+
+def test_allowed_modules_rejects_unknown_profile():
+    with pytest.raises(ValueError, match="unknown profile"):
+        profiles.allowed_modules(["basic", "everything"])
+
+
+@pytest.mark.parametrize("name", NEVER)
+def test_check_extra_imports_refuses_dangerous_modules(name):
+    [(refused, reason)] = profiles.check_extra_imports([name])
+    assert refused == name and reason
+    [(refused, _)] = profiles.check_extra_imports([name], network=True, filesystem=True)
+    assert refused == name  # no profile makes these acceptable
+
+
+def test_socket_only_with_network_profile():
+    [(name, reason)] = profiles.check_extra_imports(["socket"])
+    assert name == "socket" and "network profile" in reason
+    assert profiles.check_extra_imports(["socket"], network=True) == []
+    [(name, reason)] = profiles.check_extra_imports(["io"])
+    assert "filesystem profile" in reason
+    assert profiles.check_extra_imports(["io", "os.path"], filesystem=True) == []
+
+
+def test_check_extra_imports_accepts_harmless_and_rejects_malformed():
+    assert profiles.check_extra_imports(["json", "wave", "colorsys", "xml.dom.minidom"]) == []
+    refused = dict(profiles.check_extra_imports(["", "a..b", "1x", "os ", 3]))
+    assert set(refused) == {"", "a..b", "1x", "os ", 3}
+
+
+def test_danger_covers_submodules_and_private_modules():
+    assert profiles.danger("os") and profiles.danger("os.path")
+    assert profiles.danger("importlib.metadata")
+    assert "private" in profiles.danger("_socket")
+    assert profiles.danger("json.__init__")
+    assert profiles.danger("json") is None and profiles.danger("xml.etree.ElementTree") is None
+
+
+def test_is_allowed_whole_packages():
+    allowed = profiles.allowed_modules(["basic", "data_science", "network"])
+    assert profiles.is_allowed("numpy.linalg", allowed)
+    assert profiles.is_allowed("email.mime.text", allowed)
+    assert not profiles.is_allowed("numpy.ctypeslib", allowed)
+    assert not profiles.is_allowed("numpy._core", allowed)
+    assert not profiles.is_allowed("json.tool", allowed)  # json is not a whole package
+    assert not profiles.is_allowed("numpy.linalg", profiles.BASIC)
+
+
+def test_permits_refuses_dangerous_names_that_slipped_into_allowed():
+    allowed = profiles.BASIC | {"os", "ctypes", "socket"}
+    assert not profiles.permits("os", allowed)
+    assert not profiles.permits("ctypes", allowed)
+    assert profiles.permits("socket", allowed)  # a profile member, listed: the network profile
+    assert not profiles.permits("socket", profiles.BASIC)
+    assert profiles.permits("os.path", profiles.allowed_modules(["filesystem"]))
+
+
+def test_leads_to_allowed():
+    assert profiles.leads_to_allowed("xml", profiles.BASIC)
+    assert profiles.leads_to_allowed("xml.etree", profiles.BASIC)
+    assert not profiles.leads_to_allowed("xml.dom", profiles.BASIC)
+    assert profiles.leads_to_allowed("urllib", profiles.BASIC)
+    assert not profiles.leads_to_allowed("os", profiles.BASIC)
+    assert profiles.leads_to_allowed("os", profiles.allowed_modules(["filesystem"]))
+
+
+@pytest.mark.parametrize("name", sorted(profiles.BASIC))
+def test_every_basic_module_is_importable(name):
+    assert profiles.importable(name)
+
+
+def test_importable_edge_cases():
+    assert not profiles.importable("no_such_module_xyz")
+    assert not profiles.importable("json.no_such_submodule")
+    assert not profiles.importable("uuid.os")  # an attribute, not a submodule
+    assert not profiles.importable("a..b")
+    assert not profiles.importable("")
+    assert not profiles.importable(None)
+    assert profiles.importable("os.path")
+
+
+def test_importable_does_not_import_dangerous_parents():
+    name = "multiprocessing"
+    had = name in sys.modules
+    profiles.importable("multiprocessing.pool")
+    assert (name in sys.modules) == had
+
+
+def test_profile_modules_available():
+    assert profiles.profile_modules_available("basic") == sorted(profiles.BASIC)
+    available = profiles.profile_modules_available("data_science")
+    assert set(available) <= profiles.DATA_SCIENCE
+    assert all(profiles.importable(name) for name in available)
+    with pytest.raises(ValueError):
+        profiles.profile_modules_available("nope")
+
+
+def test_every_dangerous_reason_is_text():
+    for name, reason in profiles.DANGEROUS.items():
+        assert isinstance(reason, str) and reason, name
