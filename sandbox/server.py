@@ -85,6 +85,8 @@ class ExecutionResult(BaseModel):
     max_rss_bytes: int | None = None
     security_events: list[SecurityEvent] = Field(default_factory=list)
     traceback: str | None = None
+    signal: str | None = Field(None, description="the signal that ended the snippet, when one did (e.g. SIGSEGV)")
+    result_truncated: bool = Field(False, description="the result value exceeded the output limit and was cut")
     files: list[OutputFile] = Field(
         default_factory=list, description="files the snippet wrote under out/ (filesystem profile)"
     )
