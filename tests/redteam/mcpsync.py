@@ -137,6 +137,8 @@ class SyncServer:
         except Exception as exc:
             if _is_protocol_error(exc):
                 raise
+            if self.alive() and not _is_transport_error(exc):
+                raise  # the client itself refused (e.g. it cannot serialize the arguments)
             self.broken = True
             raise ServerGone(f"{name} failed: {type(exc).__name__}: {exc}") from exc
         return data, result, time.monotonic() - started
@@ -149,10 +151,16 @@ class SyncServer:
     def healthy(self, timeout: float = 60.0) -> bool:
         """The server answers an ordinary execution correctly."""
         try:
-            data, _r, _e = self.call("execute_code", {"code": "result = 6 * 7", "timeout": 10}, timeout=timeout)
+            data, _r, _e = self.call("execute_code", {"code": "result = 6 * 7", "timeout": 2}, timeout=timeout)
         except Exception:  # noqa: BLE001
             return False
         return bool(data) and data.get("success") is True and data.get("result") == 42
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    import anyio
+    return isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream,
+                            ConnectionError, EOFError, OSError))
 
 
 def _is_protocol_error(exc: BaseException) -> bool:
