@@ -101,9 +101,9 @@ DANGEROUS: dict[str, str] = {
     "mmap": "raw memory maps",
     "select": "file descriptor polling",
     "selectors": "file descriptor polling",
-    "socket": "network access (only with the network profile)",
+    "socket": "network access",
     "ssl": "network access",
-    "io": "file access (only with the filesystem profile)",
+    "io": "file access",
     "platform": "runs programs to probe the host",
     "sqlite3": "files on disk and loadable extensions",
     "webbrowser": "runs programs",
@@ -122,8 +122,8 @@ DANGEROUS: dict[str, str] = {
     "numpy.testing": "runs programs",
 }
 
-# The dangerous modules a profile still provides (socket with network, io and os.path with
-# filesystem): refused as extras unless that profile is on.
+# Which profile provides a module: network and filesystem modules (socket, io, os.path,
+# pathlib, ...) are refused as extras unless that profile is on.
 _PROFILE_OF = {name: profile for profile, names in PROFILES.items() for name in names}
 
 
@@ -156,7 +156,7 @@ def is_allowed(name: str, allowed: Iterable[str]) -> bool:
 
 def permits(name: str, allowed: Iterable[str]) -> bool:
     """The import-time check: allowed, and if dangerous (socket, io, os.path) only as a member
-    of a profile listed in ``allowed``, so an "os" that slipped into ``allowed`` is refused."""
+    of a profile, so an "os" that slipped into ``allowed`` is still refused."""
     if not is_allowed(name, allowed):
         return False
     return danger(name) is None or name in _PROFILE_OF
@@ -182,13 +182,13 @@ def refusal_reason(name: str, *, network: bool = False, filesystem: bool = False
     if not isinstance(name, str) or not name or any(not p.isidentifier() for p in name.split(".")):
         return "not a module name"
     why = danger(name)
-    if why is None:
-        return None
     profile = _PROFILE_OF.get(name)
+    if why is None and profile not in ("network", "filesystem"):
+        return None
     if profile == "network" and network or profile == "filesystem" and filesystem:
         return None
-    if profile in ("network", "filesystem"):
-        return f"{why}; only available with the {profile} profile"
+    if profile in ("network", "filesystem"):  # host access: only with the profile that grants it
+        return f"only available with the {profile} profile"
     return why
 
 
@@ -196,8 +196,9 @@ def check_extra_imports(names: Iterable[str], *, network: bool = False,
                         filesystem: bool = False) -> list[tuple[str, str]]:
     """The extra modules (SANDBOX_ALLOWED_IMPORTS) that are refused, as (name, reason) pairs.
 
-    ``socket`` is refused unless ``network`` is true (the network profile is on); ``io`` and
-    ``os.path`` unless ``filesystem`` is.
+    Members of the network profile (``socket``, ``requests``, ...) are refused unless
+    ``network`` is true, members of the filesystem profile (``io``, ``os.path``, ``pathlib``,
+    ...) unless ``filesystem`` is.
     """
     refused = []
     for name in names:
@@ -232,14 +233,11 @@ def importable(name: str) -> bool:
         return False
     if name in sys.modules:
         return sys.modules[name] is not None
-    parents = _parents(name)[:-1]
-    if any(danger(p) and p not in sys.modules and p not in _PROFILE_OF for p in parents):
+    if any(danger(p) and p not in sys.modules for p in _parents(name)[:-1]):
         return False
     try:
         return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError, AttributeError):
-        return False
-    except Exception:  # a parent package that fails on import: treat as absent
+    except Exception:  # ImportError, a non-package parent, a parent that fails on import
         return False
 
 

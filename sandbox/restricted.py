@@ -125,8 +125,10 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             load = ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
         copy_locations(load, target)
         getter = self.visit(load)  # _getattr_(obj, 'attr') or _getitem_(obj, key); names checked
-        if not isinstance(getter, ast.Call):
-            return node  # an error was recorded; nothing will be compiled
+        if not (isinstance(getter, ast.Call) and isinstance(getter.func, ast.Name)
+                and getter.func.id in ("_getattr_", "_getitem_")):
+            self.error(node, "Augmented assignment of this target is not allowed.")
+            return node
         n_temps = 1 if isinstance(target, ast.Attribute) else 2
         temps = [self.gen_tmp_name() for _ in range(n_temps)]
         body = [ast.Assign(targets=[ast.Name(t, ast.Store())], value=expr)
@@ -444,6 +446,12 @@ class _Context:
         return profiles.leads_to_allowed(name, self.allowed)
 
     def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
+        if type(fromlist) is list and level == 0 and type(name) is str:
+            # C code importing its own helpers (datetime.strptime -> _strptime) goes through
+            # PyImport_Import, which calls this hook with a list and discards the result;
+            # snippet import statements always pass None or a tuple.
+            importlib.import_module(name)
+            return None
         if level != 0:
             dots = "." * level if isinstance(level, int) and 0 < level < 10 else "."
             raise self.refuse("import_blocked", f"relative import from {dots}{name!s:.80} is not allowed",

@@ -61,6 +61,16 @@ def test_socket_only_with_network_profile():
     assert profiles.check_extra_imports(["io", "os.path"], filesystem=True) == []
 
 
+@pytest.mark.parametrize("name,flag", [("pathlib", "filesystem"), ("shutil", "filesystem"),
+                                       ("tempfile", "filesystem"), ("requests", "network"),
+                                       ("urllib.request", "network"), ("http.client", "network")])
+def test_profile_members_are_extras_only_with_their_profile(name, flag):
+    [(refused, reason)] = profiles.check_extra_imports([name])
+    assert refused == name and f"{flag} profile" in reason
+    assert profiles.check_extra_imports([name], **{flag: True}) == []
+    assert name not in profiles.allowed_modules(["basic"], extra=[name])
+
+
 def test_check_extra_imports_accepts_harmless_and_rejects_malformed():
     assert profiles.check_extra_imports(["json", "wave", "colorsys", "xml.dom.minidom"]) == []
     refused = dict(profiles.check_extra_imports(["", "a..b", "1x", "os ", 3]))

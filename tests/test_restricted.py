@@ -797,6 +797,7 @@ VARIANTS = {
     "dir_globals_locals": "dir()",
     "open_builtin": "open('/etc/hostname').read()",
     "compile_builtin": "compile('1', 'x', 'eval')",
+    "super_dunder_augassign": "class A:\n    def f(self):\n        super().__init__ += 1\nA().f()",
     "super_getattribute": "class A:\n    def f(self):\n        return super().__getattribute__('x')\nA().f()",
     "super_format_leak": "class S(str):\n    def f(self):\n        return super().format(1)\nprint('ESCAPED' + S('{0.__class__.__mro__}').f())",
     "super_on_foreign_object": "import json\nclass A:\n    pass\nsuper(object, json).__init__()",
@@ -953,6 +954,18 @@ def test_network_profile_allows_socket_import():
     allowed = profiles.allowed_modules(["basic", "network"])
     assert ok("import socket\nresult = socket.AF_INET > 0", allowed=allowed)[0] is True
     blocked("import socket\nsocket.os", allowed=allowed)
+
+
+def test_c_level_imports_of_library_helpers_work():
+    # datetime.strptime imports _strptime from C through the import hook; json, decimal and
+    # re raise their own errors from inside C code.
+    code = ("import datetime, time\nd = datetime.datetime.strptime('2024-01-02', '%Y-%m-%d')\n"
+            "result = [d.day, time.strptime('2024', '%Y').tm_year]")
+    reply, _, _ = run(code)
+    assert reply["success"] and reply["result"] == [2, 2024] and reply["security_events"] == []
+    reply = blocked("import datetime\ndatetime.datetime.strptime('not a date', '%Y-%m-%d')",
+                    error_types=("runtime_error",))
+    assert reply["error"].startswith("ValueError") and ".py" not in reply["traceback"]
 
 
 def test_library_stdout_writes_are_captured():
