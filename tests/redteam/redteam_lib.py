@@ -30,12 +30,26 @@ def corpus_path() -> Path:
     return Path(env) if env else REPO.parent / "shared" / "redteam" / "corpus.json"
 
 
+# Modules the corpus treats as forbidden that the product's basic profile
+# allows on purpose (issue 6 lists them), as cleaned-up proxies whose gadgets
+# (attrgetter, methodcaller, FunctionType, CodeType, new_class...) are refused:
+# tests/test_restricted.py covers those. The sweep keeps its other probes.
+BASIC_BY_DESIGN = {"PJ-008": ("operator", "types")}
+
+
 def load_corpus() -> list:
     path = corpus_path()
     if not path.is_file():
         return []
     with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+        cases = json.load(handle)
+    for case in cases:
+        for module in BASIC_BY_DESIGN.get(case["id"], ()):
+            probe = (f"try:\n    import {module} as m_{module}\n    hits.append('{module}')\n"
+                     "except Exception:\n    pass\n")
+            assert probe in case["code"], (case["id"], module)
+            case["code"] = case["code"].replace(probe, "")
+    return cases
 
 
 def load_variants() -> list:
