@@ -20,6 +20,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mcp_client import LAUNCHER, REPO_ROOT, server_env  # noqa: E402
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+
+
+def npm_env(prefix: Path) -> dict:
+    """npm with a cache it can write and the system's CA bundle trusted: the ordinary-user
+    run has neither a home directory nor the root session's NODE_EXTRA_CA_CERTS."""
+    env = dict(os.environ, npm_config_cache=str(prefix / ".npm-cache"), npm_config_update_notifier="false")
+    if "NODE_EXTRA_CA_CERTS" not in env and os.path.exists(SYSTEM_CA_BUNDLE):
+        env["NODE_EXTRA_CA_CERTS"] = SYSTEM_CA_BUNDLE
+    return env
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +49,7 @@ def inspector() -> str:
     if not binary.exists():
         done = subprocess.run(
             [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(prefix), INSPECTOR],
-            capture_output=True, text=True, timeout=600,
+            capture_output=True, text=True, timeout=600, env=npm_env(prefix),
         )
         if done.returncode != 0:
             pytest.fail(f"npm install {INSPECTOR} failed:\n{done.stderr[-3000:]}")
