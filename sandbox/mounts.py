@@ -72,6 +72,11 @@ def build_root(*, network: bool, tmp_size: int, tmp_inodes: int, workspace_size:
         kernel.mount("tmpfs", "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=64k,mode=0700")
         os.mkdir(NEW_ROOT, 0o755)
         kernel.mount("tmpfs", NEW_ROOT, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=1m,mode=0755")
+        # /tmp first: a Python installation that lives under /tmp (a fresh
+        # clone's venv) is then bound on top of it instead of being hidden
+        os.makedirs(NEW_ROOT + "/tmp", exist_ok=True)
+        kernel.mount("tmpfs", NEW_ROOT + "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
+                     f"size={tmp_size},nr_inodes={tmp_inodes},mode=1777")
         for path, fd in source_fds.items():
             _bind(fd, NEW_ROOT + path, read_only=True)
         for link in ("/lib", "/lib64", "/lib32", "/libx32"):
@@ -81,9 +86,6 @@ def build_root(*, network: bool, tmp_size: int, tmp_inodes: int, workspace_size:
         os.makedirs(NEW_ROOT + "/dev", 0o755, exist_ok=True)
         for name, fd in dev_fds.items():
             _bind(fd, f"{NEW_ROOT}/dev/{name}", read_only=False)
-        os.makedirs(NEW_ROOT + "/tmp", exist_ok=True)
-        kernel.mount("tmpfs", NEW_ROOT + "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
-                     f"size={tmp_size},nr_inodes={tmp_inodes},mode=1777")
         if workspace_size:
             os.makedirs(NEW_ROOT + WORKSPACE, exist_ok=True)
             kernel.mount("tmpfs", NEW_ROOT + WORKSPACE, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
