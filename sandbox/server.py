@@ -402,8 +402,8 @@ class SandboxTools:
                 )
             result = ValidationResult.model_validate(raw).model_dump(mode="json")
             outcome = "error" if raw.get("error_type") else "success"  # the runner's internal_error
-        except (ValidationError, Exception) as exc:
-            if not isinstance(exc, ValidationError):
+        except Exception as exc:
+            if not isinstance(exc, ValidationError):  # a malformed answer is reported, not a crash
                 logger.exception("runner failed to validate %s", execution_id)
             result = refused_validation(code, "the sandbox failed to validate this code; see the server log")
             outcome = "error"
