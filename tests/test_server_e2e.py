@@ -492,8 +492,9 @@ def _ticks(root_pid: int) -> dict:
     return {pid: cpu_ticks(pid) for pid in descendants(root_pid)}
 
 
-def test_cancelled_request_kills_its_child_and_the_server_goes_on():
-    with RawServer({"SANDBOX_POOL_SIZE": "0"}) as raw:
+def test_cancelled_request_kills_its_child_and_the_server_goes_on(tmp_path):
+    audit = tmp_path / "audit.log"
+    with RawServer({"SANDBOX_POOL_SIZE": "0", "SANDBOX_AUDIT_LOG": str(audit)}) as raw:
         raw.initialize()
         raw.call_tool("execute_code", {"code": "result = 0"})  # the fork server is up
         baseline = descendants(raw.process.pid)
@@ -509,6 +510,8 @@ def test_cancelled_request_kills_its_child_and_the_server_goes_on():
         assert raw.close() == 0
     answered = [json.loads(line) for line in raw.lines]
     assert not any(m.get("id") == request_id for m in answered), "a cancelled request must not be answered"
+    outcomes = [json.loads(line)["outcome"] for line in audit.read_text().splitlines()]
+    assert outcomes == ["success", "cancelled", "success"]
 
 
 def test_sdk_client_cancellation_kills_the_child():
