@@ -188,7 +188,8 @@ def _serve_one_request(spec: ChildSpec, baseline) -> None:
                                         allowed_modules=allowed)
         else:
             reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
-                                       allowed_modules=allowed, stdout=stdout, stderr=stderr)
+                                       allowed_modules=allowed, stdout=stdout, stderr=stderr,
+                                       open_files=spec.filesystem and "namespaces" in spec.layers)
         if request.get("op") != "validate":
             reply.update(_artifacts(spec))
         for stream in (stdout, stderr):

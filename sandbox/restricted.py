@@ -25,7 +25,9 @@ import contextlib
 import decimal
 import functools
 import importlib
+import io
 import operator
+import os
 import re
 import string
 import sys
@@ -756,6 +758,14 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
     return glb
 
 
+def _path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
+    """open() by path only: an integer would reach the fds the sandbox itself uses
+    (stdout, stderr, the result pipe), and a custom opener any fd at all."""
+    if not isinstance(file, (str, bytes, os.PathLike)):
+        raise TypeError("open() in the sandbox takes a path, not a file descriptor")
+    return io.open(file, mode, buffering, encoding, errors, newline)
+
+
 # --------------------------------------------------------------------------- execute
 
 def preload(modules: Iterable[str]) -> None:
@@ -773,11 +783,15 @@ def _base_result() -> dict:
             "error_type": None, "line": None, "traceback": None, "security_events": []}
 
 
-def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr) -> dict:
-    """Compile and run ``code``; return the result dict. Never raises."""
+def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr,
+            open_files: bool = False) -> dict:
+    """Compile and run ``code``; return the result dict. Never raises. ``open_files``
+    (the filesystem profile) gives the snippet an ``open`` builtin; which paths it
+    reaches is decided by the kernel layers (mount namespace and Landlock)."""
     events = _Events()
     try:
-        return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events)
+        return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
+                        open_files)
     except BaseException as exc:  # noqa: BLE001 - last resort, e.g. MemoryError while reporting
         out = _base_result()
         out["error_type"] = "memory_limit" if isinstance(exc, MemoryError) else "runtime_error"
@@ -786,7 +800,7 @@ def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], std
         return out
 
 
-def _execute(code, restricted, allowed, stdout, stderr, events) -> dict:
+def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False) -> dict:
     out = _base_result()
     out["security_events"] = events.items
     try:
@@ -801,6 +815,8 @@ def _execute(code, restricted, allowed, stdout, stderr, events) -> dict:
     if restricted:
         ctx = _Context(allowed, events)
         glb = _restricted_globals(ctx, stdout)
+        if open_files:
+            glb["__builtins__"]["open"] = _path_open
     else:
         glb = {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
 

@@ -120,3 +120,26 @@ def test_no_workspace_without_the_profile():
         assert not r["success"], r
     finally:
         runner.close()
+
+
+def test_open_is_given_in_the_filesystem_profile_by_path_only():
+    from sandbox import profiles
+    runner = SyncRunner(filesystem=True)
+    allowed = profiles.allowed_modules(["basic", "filesystem"])
+    try:
+        r = runner.run("open('a.txt', 'w').write('hi')\nresult = open('a.txt').read()", allowed=allowed)
+        assert r["success"] and r["result"] == "hi", r
+        r = runner.run("open(4, 'wb').write(b'forged')", allowed=allowed)  # the result pipe
+        assert r["error_type"] == "runtime_error" and "takes a path" in r["error"], r
+        r = runner.run("result = open('/etc/passwd').read()", allowed=allowed)
+        assert r["error_type"] == "runtime_error" and "root:" not in str(r), r
+    finally:
+        runner.close()
+
+
+def test_no_open_without_the_filesystem_profile(fs_runner):
+    r = SyncRunner()
+    try:
+        assert "NameError" in r.run("open('x', 'w')")["error"]
+    finally:
+        r.close()
