@@ -30,7 +30,8 @@ from dataclasses import dataclass, replace
 
 from . import artifacts, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits, seccomp
 
-SETUP_FAILED = 121  # exit status of a stage that could not apply a layer
+SETUP_FAILED = 121
+SANDBOX_NICE = 10  # exit status of a stage that could not apply a layer
 
 # The fds stage 3 works with; everything else is closed before the snippet.
 STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD = 0, 1, 2, 3, 4
@@ -80,6 +81,9 @@ def stage1(spec: ChildSpec, pipes: ChildPipes) -> None:
     try:
         _reset_signals()
         os.setsid()
+        # Every sandbox process runs below the server and the fork server: a
+        # snippet (or a pool refill) never delays another request's answer.
+        os.nice(SANDBOX_NICE)
         privileges.set_parent_death_signal(signal.SIGKILL)
         if os.getppid() != spec.zygote_pid:
             os._exit(SETUP_FAILED)

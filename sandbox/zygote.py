@@ -30,6 +30,7 @@ from . import outcome, protocol, rlimits
 
 READ_CHUNK = 1 << 16
 SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
+REFILL_IDLE = 0.002       # seconds of quiet before the pool is refilled
 EXIT_GRACE = 2.0          # after stage 1 exited, wait at most this for pipe EOF
 CONTROL_FRAME_CAP = 64 << 20
 
@@ -97,15 +98,21 @@ class Zygote:
     # ---- the loop -------------------------------------------------------
     def run(self) -> None:
         while self.running:
-            self.refill_pool()
             timeout = self.next_timer()
-            for key, mask in self.selector.select(timeout):
+            if self.pool_needs_refill():
+                timeout = REFILL_IDLE if timeout is None else min(timeout, REFILL_IDLE)
+            events = self.selector.select(timeout)
+            for key, mask in events:
                 kind, obj = key.data
                 try:
                     self.dispatch(kind, obj, key.fileobj, mask)
                 except Exception as exc:  # noqa: BLE001 - one bad child must not stop the server
                     log(f"error handling {kind}: {type(exc).__name__}: {exc}")
             self.check_timers()
+            if not events and not any(c.state == "running" for c in self.children.values()):
+                # refill only when idle: a fork in the middle of a request
+                # would delay its answer (under constant load requests fork afresh)
+                self.refill_pool()
         self.kill_all()
 
     def dispatch(self, kind: str, obj, fileobj, mask) -> None:
