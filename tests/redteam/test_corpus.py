@@ -72,6 +72,28 @@ must never happen is an OS-level effect. So:
   leftover processes, the server's health) apply as in `rp`; the error-text
   checks (LEAK-009's paths, validate_code) do not: with RestrictedPython off the
   snippet may read module paths itself.
+
+The same rules, by category
+---------------------------
+restricted_python_escape, pyjail (mostly layer python): rp -> the expected outcome
+    and no marker; norp -> markers tolerated (pid 2, no host data), outcome not
+    asserted; the few os-layer records among them (PJV-009) follow the os rule.
+filesystem: both modes -> no marker of an os/python+os record, the canary file
+    never opened (inotify), no path the snippet names created on the host, no new
+    file in the shared temporary directories or the server's cwd; rp also asserts
+    the outcome.
+network: both modes -> no contact recorded by any listener or the UDP collector,
+    no marker (NET-001's AF_UNIX-only exception in norp).
+process: both modes -> the sleeper neither signalled nor killed, the server alive
+    and answering, nothing left running (the fork server back to its warm pool
+    within 2 s, no 'sleep 4242'); PROC-004/LEAK-003 may report the sandbox's own
+    init (pid 1), as their records allow.
+info_leak: both modes -> neither the secret nor the canary text in any field, the
+    hostname printed differs from the host's; rp -> no host path in errors.
+resource, dos: both modes -> the expected outcome for danger resource_exhaustion
+    or crash (the kernel bounds them), the answer within timeout + 3 s, output and
+    error texts within their caps, the server's RSS bounded; rp -> every record's
+    outcome.
 """
 
 from __future__ import annotations
