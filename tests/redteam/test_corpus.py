@@ -25,6 +25,9 @@ Rules applied to every case, in both modes
   the execution is left two seconds after the answer (the fork server's tree is
   back to its warm pool); the server is alive, its RSS stays bounded, and it
   answers the next request (an ordinary execution) correctly.
+* Every answer that reports a blocked operation (error_type security_violation, or
+  security_events) has a matching security event, same execution_id, in the
+  server's audit log (SANDBOX_AUDIT_LOG).
 * `followup_code` runs as a second execution: no marker may ever appear there
   (state never crosses executions, whatever the mode).
 
@@ -223,6 +226,7 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
             continue
         report.answers.append((f"execute_code {sorted(call_args) or ''}", data, elapsed))
         check_answer(mode, case, code, data, raw, elapsed, over, effective_timeout, report, sandbox_pid, ctx)
+        check_audit(handle, data, report)
 
         # host side
         for contact in canaries.contacts_since(mark):
@@ -335,6 +339,30 @@ def check_answer(mode, case, code, data, raw, elapsed, over, timeout, report, sa
             cleaned = lib.drop_own_init_lines(lib.strip_echo(data.get("stdout") or "", code))
         if canary["marker"] in cleaned and rp:
             report.fail(f"the canary marker {canary['marker']!r} appears in the answer")
+
+
+def check_audit(handle, data, report) -> None:
+    """Every blocked operation of this answer is a security event in the audit log."""
+    if not isinstance(data, dict):
+        return
+    blocked = data.get("error_type") == "security_violation" or bool(data.get("security_events"))
+    if not blocked:
+        return
+    execution_id = data.get("execution_id")
+    records = []
+    try:
+        with open(handle.audit_log, encoding="ascii") as log:
+            for line in log:
+                if execution_id in line:
+                    record = json.loads(line)
+                    if record.get("event") == "security" and record.get("execution_id") == execution_id:
+                        records.append(record)
+    except OSError as exc:
+        report.fail(f"the audit log cannot be read: {exc}")
+        return
+    if not records:
+        report.fail(f"a blocked operation ({data.get('error_type')}, events {data.get('security_events')}) "
+                    f"left no security event in the audit log for execution {execution_id}")
 
 
 def check_caps(data: dict, report) -> None:
