@@ -22,7 +22,9 @@ import ast
 import builtins
 import collections
 import contextlib
+import dataclasses
 import decimal
+import enum
 import functools
 import importlib
 import io
@@ -249,6 +251,9 @@ for _mod, _names in {
     functools: ("singledispatch", "singledispatchmethod"),
     string: ("Formatter",),
     contextlib: ("chdir",),
+    # global_enum writes the members into sys.modules[cls.__module__]: into any module,
+    # the sandbox's own guards included (module= is the caller's choice)
+    enum: ("global_enum",),
     types: ("FunctionType", "LambdaType", "CodeType", "FrameType", "TracebackType",
             "ModuleType", "CellType", "MethodType", "new_class", "prepare_class"),
     builtins: ("eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr",
@@ -272,7 +277,12 @@ _FORMAT_NAMES = frozenset({"format", "format_map"})
 # Values that getattr/getitem results are checked against (cheaply, by identity) before vet().
 _VET_IDS = frozenset(_DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),
                                          id(operator.methodcaller), id(operator.setitem),
-                                         id(operator.delitem)}
+                                         id(operator.delitem), id(functools.update_wrapper),
+                                         id(functools.wraps), id(dataclasses.make_dataclass)}
+
+
+def _is_metaclass(value) -> bool:
+    return isinstance(value, type) and issubclass(value, type)
 
 
 class ModuleProxy:
@@ -430,7 +440,11 @@ class _Context:
             id(operator.methodcaller): self.methodcaller,
             id(operator.setitem): self.setitem,
             id(operator.delitem): self.delitem,
+            id(functools.update_wrapper): self.update_wrapper,
+            id(functools.wraps): self.wraps,
+            id(dataclasses.make_dataclass): self.make_dataclass,
         }
+        self.type = self._make_type()
 
     # -- events and refusals
     def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):
@@ -553,6 +567,9 @@ class _Context:
 
     def vet(self, value, where, kind="attribute_blocked"):
         """Refuse or replace values that must not reach the snippet, whoever hands them out."""
+        if _is_metaclass(value):
+            raise self.refuse(kind, f"{where} is a metaclass ({value.__name__}), which is not available: "
+                                    "classes are made with class statements")
         if isinstance(value, _INTERNAL_TYPES) or value is _BUILTINS_DICT:
             if isinstance(value, types.ModuleType):
                 return self.module_value(value, where, kind)
@@ -579,7 +596,7 @@ class _Context:
                     raise
                 refusal = (type(exc), str(exc))
             else:
-                if id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES):
+                if id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value):
                     value = self.vet(value, f"{_describe(obj)}.{name}")
                 return value
         exc_type, message = refusal
@@ -605,7 +622,7 @@ class _Context:
 
     def getitem(self, obj, index):
         value = default_guarded_getitem(obj, index)
-        if id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES):
+        if id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value):
             value = self.vet(value, f"{_describe(obj)}[...]")
         return value
 
@@ -663,6 +680,67 @@ class _Context:
         if isinstance(cls, type):
             self.classes.add(cls)
         return cls
+
+    # -- classes made at run time: the class-body policy applies to their namespace too
+    def check_namespace(self, namespace, where: str) -> None:
+        if not isinstance(namespace, dict):
+            raise TypeError(f"{where}: the namespace must be a dict")
+        for key in namespace:
+            if type(key) is not str or (key.startswith("_") and key not in SUPER_METHODS
+                                        and key != "__doc__"):
+                raise self.refuse("attribute_blocked", f"{where}: a class attribute named {key!r:.80} "
+                                                       "is not allowed")
+
+    def _make_type(self):
+        """The `type` builtin: type(x) as usual (never a metaclass: type(int) is refused),
+        isinstance(x, type) as usual, and type(name, bases, namespace) under the
+        class-body policy."""
+        ctx = self
+
+        class TypeGuard(type):
+            def __instancecheck__(cls, obj):
+                return isinstance(obj, type)
+
+            def __subclasscheck__(cls, sub):
+                return issubclass(sub, type)
+
+            def __call__(cls, *args, **kwargs):
+                if len(args) == 1 and not kwargs:
+                    result = type(args[0])
+                    if issubclass(result, type):
+                        raise ctx.refuse("attribute_blocked", f"type() of a class is its metaclass "
+                                                              f"({result.__name__}), which is not available")
+                    return result
+                if len(args) != 3:
+                    raise TypeError("type() takes 1 or 3 arguments")
+                name, bases, namespace = args
+                ctx.check_namespace(namespace, "type()")
+                made = type(name, bases, dict(namespace), **kwargs)
+                ctx.classes.add(made)
+                return made
+
+        return TypeGuard("type", (), {})
+
+    def make_dataclass(self, cls_name, fields, **kwargs):
+        if kwargs.get("namespace") is not None:
+            self.check_namespace(kwargs["namespace"], "make_dataclass()")
+        made = dataclasses.make_dataclass(cls_name, fields, **kwargs)
+        self.classes.add(made)
+        return made
+
+    # -- functools' attribute copiers read and write caller-chosen names: defaults only
+    def update_wrapper(self, wrapper, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS,
+                       updated=functools.WRAPPER_UPDATES):
+        if tuple(assigned) != functools.WRAPPER_ASSIGNMENTS or tuple(updated) != functools.WRAPPER_UPDATES:
+            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps copy only the default "
+                                                   "attributes in the sandbox")
+        return functools.update_wrapper(wrapper, wrapped)
+
+    def wraps(self, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS, updated=functools.WRAPPER_UPDATES):
+        if tuple(assigned) != functools.WRAPPER_ASSIGNMENTS or tuple(updated) != functools.WRAPPER_UPDATES:
+            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps copy only the default "
+                                                   "attributes in the sandbox")
+        return lambda wrapper: functools.update_wrapper(wrapper, wrapped)
 
     # -- safe replacements for operator's unguarded gadgets
     def attrgetter(self, attr, *attrs):
@@ -736,7 +814,7 @@ _BASE_BUILTINS = _base_builtins()
 def _restricted_globals(ctx: _Context, stdout) -> dict:
     names = dict(_BASE_BUILTINS)
     names.update(
-        getattr=ctx.getattr, hasattr=ctx.hasattr, setattr=ctx.setattr, delattr=ctx.delattr,
+        getattr=ctx.getattr, hasattr=ctx.hasattr, setattr=ctx.setattr, delattr=ctx.delattr, type=ctx.type,
         __import__=ctx.import_, __build_class__=ctx.build_class,
     )
     glb = {
