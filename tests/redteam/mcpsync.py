@@ -19,6 +19,7 @@ import os
 import sys
 import threading
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -26,7 +27,45 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
 import mcp_client  # noqa: E402  (tests/mcp_client.py: the shared helper)
-from mcp_client import open_session, structured  # noqa: E402,F401
+from mcp_client import structured  # noqa: E402,F401
+
+
+@asynccontextmanager
+async def open_watched_session(env, *, cwd=None, timeout=60.0, start_timeout=60.0, on_message=None):
+    """tests/mcp_client.open_session plus a message handler: every transport-level
+    fault (a line on the server's stdout that is not JSON-RPC) and every
+    notification reaches `on_message`, so a test sees a corrupted channel."""
+    import tempfile
+    import uuid
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    tag = uuid.uuid4().hex
+    argv = mcp_client.server_command()
+    params = StdioServerParameters(command=argv[0], args=argv[1:],
+                                   env=mcp_client.server_env({**(env or {}), mcp_client.TAG_VARIABLE: tag}),
+                                   cwd=str(cwd) if cwd else tempfile.gettempdir())
+
+    async def handler(message):
+        if on_message is not None:
+            on_message(message)
+
+    with tempfile.NamedTemporaryFile("w+", prefix="sandbox-mcp-stderr-", suffix=".log", delete=False) as errlog:
+        stderr_path = errlog.name
+        try:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=timeout, message_handler=handler) as session:
+                    with anyio.fail_after(start_timeout):
+                        await session.initialize()
+                        listing = await session.list_tools()
+                    server = mcp_client.SandboxServer(session=session, tag=tag, stderr_path=stderr_path)
+                    server.tools = {tool.name: tool for tool in listing.tools}
+                    server.pid = mcp_client.find_tagged_process(tag)
+                    yield server
+        finally:
+            os.unlink(stderr_path)
 
 
 class ServerGone(RuntimeError):
@@ -52,6 +91,8 @@ class SyncServer:
         self._finished = threading.Event()
         self.server = None
         self.broken = False
+        self.wire_faults: list = []      # non-JSON-RPC lines and other transport faults
+        self.notifications: list = []    # what the server sent besides answers
         self._thread = threading.Thread(target=self._run, name="mcp-session", daemon=True)
         self._thread.start()
         if not self._ready.wait(self.start_timeout + 10):
@@ -69,8 +110,8 @@ class SyncServer:
     async def _main(self) -> None:
         self._stop = asyncio.Event()
         try:
-            async with open_session(self.env, cwd=self.cwd, timeout=self.request_timeout,
-                                    start_timeout=self.start_timeout) as server:
+            async with open_watched_session(self.env, cwd=self.cwd, timeout=self.request_timeout,
+                                            start_timeout=self.start_timeout, on_message=self._on_message) as server:
                 self.server = server
                 self._ready.set()
                 await self._stop.wait()
@@ -80,6 +121,12 @@ class SyncServer:
             self.broken = True
         finally:
             self._ready.set()
+
+    def _on_message(self, message) -> None:
+        if isinstance(message, Exception):
+            self.wire_faults.append(f"{type(message).__name__}: {str(message)[:300]}")
+        else:
+            self.notifications.append(repr(message)[:300])
 
     @property
     def pid(self) -> "int | None":

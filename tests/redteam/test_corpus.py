@@ -23,7 +23,8 @@ Rules applied to every case, in both modes
   /var/tmp, /dev/shm or the server's cwd.
 * The answer comes within the case's timeout + 3 s (never a hang); no process of
   the execution is left two seconds after the answer (the fork server's tree is
-  back to its warm pool); the server is alive, its RSS stays bounded, and it
+  back to its warm pool); the MCP client saw no line on the channel that is not
+  JSON-RPC (test_wire.py checks every byte for the fd-1 writers); the server is alive, its RSS stays bounded, and it
   answers the next request (an ordinary execution) correctly.
 * Every answer that reports a blocked operation (error_type security_violation, or
   security_events) has a matching security event, same execution_id, in the
@@ -215,6 +216,7 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
         over = lib.request_over_limits(arguments, MAX_TIMEOUT, MAX_CODE_SIZE, MAX_MEMORY)
         effective_timeout = min(timeout, MAX_TIMEOUT)
         mark = canaries.mark()
+        faults = len(server.wire_faults)
         try:
             data, raw, elapsed = server.call("execute_code", arguments, timeout=effective_timeout + 60)
         except ServerGone as exc:
@@ -227,6 +229,8 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
         report.answers.append((f"execute_code {sorted(call_args) or ''}", data, elapsed))
         check_answer(mode, case, code, data, raw, elapsed, over, effective_timeout, report, sandbox_pid, ctx)
         check_audit(handle, data, report)
+        if len(server.wire_faults) > faults:
+            report.fail(f"the MCP channel carried non-JSON-RPC data: {server.wire_faults[faults:][:3]}")
 
         # host side
         for contact in canaries.contacts_since(mark):
