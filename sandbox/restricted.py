@@ -28,6 +28,7 @@ import enum
 import functools
 import importlib
 import io
+import keyword
 import operator
 import os
 import re
@@ -278,7 +279,8 @@ _FORMAT_NAMES = frozenset({"format", "format_map"})
 _VET_IDS = frozenset(_DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),
                                          id(operator.methodcaller), id(operator.setitem),
                                          id(operator.delitem), id(functools.update_wrapper),
-                                         id(functools.wraps), id(dataclasses.make_dataclass)}
+                                         id(functools.wraps), id(dataclasses.make_dataclass),
+                                         id(dataclasses.dataclass)}
 
 
 def _is_metaclass(value) -> bool:
@@ -443,6 +445,7 @@ class _Context:
             id(functools.update_wrapper): self.update_wrapper,
             id(functools.wraps): self.wraps,
             id(dataclasses.make_dataclass): self.make_dataclass,
+            id(dataclasses.dataclass): self.dataclass,
         }
         self.type = self._make_type()
 
@@ -728,19 +731,35 @@ class _Context:
         self.classes.add(made)
         return made
 
-    # -- functools' attribute copiers read and write caller-chosen names: defaults only
+    def dataclass(self, cls=None, /, **kwargs):
+        """dataclasses.dataclass pastes field names into the source it exec()s (with real
+        builtins): every field name must be a plain identifier."""
+        def wrap(target):
+            annotations = target.__dict__.get("__annotations__", {}) if isinstance(target, type) else {}
+            for name in annotations:
+                if type(name) is not str or not name.isidentifier() or keyword.iskeyword(name):
+                    raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not "
+                                                           "an identifier")
+            return dataclasses.dataclass(target, **kwargs)
+        return wrap if cls is None else wrap(cls)
+
+    # -- functools' attribute copiers read and write caller-chosen names: defaults only,
+    # and onto functions only (copying __annotations__ onto a class feeds dataclass())
     def update_wrapper(self, wrapper, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS,
                        updated=functools.WRAPPER_UPDATES):
         if tuple(assigned) != functools.WRAPPER_ASSIGNMENTS or tuple(updated) != functools.WRAPPER_UPDATES:
             raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps copy only the default "
                                                    "attributes in the sandbox")
+        if isinstance(wrapper, type):
+            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps apply to functions, "
+                                                   "not classes, in the sandbox")
         return functools.update_wrapper(wrapper, wrapped)
 
     def wraps(self, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS, updated=functools.WRAPPER_UPDATES):
         if tuple(assigned) != functools.WRAPPER_ASSIGNMENTS or tuple(updated) != functools.WRAPPER_UPDATES:
             raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps copy only the default "
                                                    "attributes in the sandbox")
-        return lambda wrapper: functools.update_wrapper(wrapper, wrapped)
+        return lambda wrapper: self.update_wrapper(wrapper, wrapped)
 
     # -- safe replacements for operator's unguarded gadgets
     def attrgetter(self, attr, *attrs):

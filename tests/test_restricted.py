@@ -1116,3 +1116,20 @@ def test_functools_wraps_with_defaults_still_works():
     code = ("import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n"
             "        return f(*a) + 1\n    return inner\n@deco\ndef g(x):\n    return x\nresult = g(1)")
     assert ok(code)[0] == 2
+
+
+@pytest.mark.parametrize("code", [
+    "import functools, types\nclass Mine:\n    pass\nfunctools.update_wrapper(Mine, types.SimpleNamespace())",
+    "import dataclasses, types\nX = types.SimpleNamespace()\n"
+    "class Y:\n    pass\nY2 = type('Y2', (), {'a': 1})\ndataclasses.dataclass(Y2)\n"
+    "import functools\nfunctools.wraps(X)(Y)",
+])
+def test_class_annotations_cannot_be_forged_for_dataclass(code):
+    blocked(code)
+
+
+def test_dataclass_decorator_forms_still_work():
+    code = ("from dataclasses import dataclass, field\n@dataclass\nclass P:\n    x: int\n    y: int = 2\n"
+            "@dataclass(frozen=True)\nclass Q:\n    tags: list = field(default_factory=list)\n"
+            "result = [P(1).y, Q().tags, repr(P(3, 4))]")
+    assert ok(code)[0] == [2, [], "P(x=3, y=4)"]
