@@ -261,19 +261,66 @@ def refill_pool(self):
     return _orig(self)
 Z.Zygote.refill_pool = refill_pool
 ''',
-    # a pooled child warms its own copy-on-write pages with a fixed snippet
-    # while it waits, so the request does not pay those page faults
+    # when no warm child is ready, hand the request to the oldest child still
+    # hardening instead of forking yet another one
+    "claim": r'''
+import sandbox.zygote as Z
+_orig = Z.Zygote.take_ready
+def take_ready(self):
+    c = _orig(self)
+    if c is not None:
+        return c
+    starting = [c for c in self.children.values()
+                if c.state == "starting" and c.request is None and c.status is None]
+    return min(starting, key=lambda c: c.started) if starting else None
+Z.Zygote.take_ready = take_ready
+''',
+    # a pooled child, hardened, runs a fixed snippet before it reports ready,
+    # so the request does not pay the copy-on-write faults of compile + exec
     "prewarm": r'''
-import io, select, sandbox.child as C, sandbox.restricted as RP
-_orig = C._serve_one_request
-def _serve(spec, baseline):
-    ready, _, _ = select.select([C.REQUEST_FD], [], [], 0)
-    if not ready:
-        sink = io.StringIO()
-        RP.execute("x = [1, 2]; result = len(x) + 2", restricted=True, allowed_modules=frozenset(),
-                   stdout=sink, stderr=sink)
-    return _orig(spec, baseline)
-C._serve_one_request = _serve
+import io, select, sandbox.child as C, sandbox.protocol as P, sandbox.restricted as RP
+_orig = P.write_frame_fd
+def write_frame_fd(fd, obj):
+    if isinstance(obj, dict) and obj.get("kind") == "ready":
+        ready, _, _ = select.select([C.REQUEST_FD], [], [], 0)
+        if not ready:
+            sink = io.StringIO()
+            RP.execute("x = [1, 2]; result = len(x) + 2", restricted=True, allowed_modules=frozenset(),
+                       stdout=sink, stderr=sink)
+    return _orig(fd, obj)
+P.write_frame_fd = write_frame_fd
+''',
+    # compute the bind-mount / Landlock path list once in the zygote instead of
+    # twice per execution (stage 2's build_root and stage 3's Landlock rules)
+    "paths": r'''
+import sandbox.mounts as M
+_orig = M.readable_paths
+_cache = {}
+def readable_paths(*, network):
+    if network not in _cache:
+        _cache[network] = list(_orig(network=network))
+    return list(_cache[network])
+M.readable_paths = readable_paths
+readable_paths(network=False)
+readable_paths(network=True)
+''',
+    # PROTOTYPE of a design change: no separate init; the snippet process is
+    # PID 1 of its pid namespace (seccomp already forbids it to fork, so there
+    # is nothing to reap). One fork, one Python process and one exit fewer.
+    "merge23": r'''
+import os, signal, sandbox.child as C, sandbox.mounts as M, sandbox.privileges as PV
+def _stage2(spec, alive_r):
+    try:
+        PV.set_parent_death_signal(signal.SIGKILL)
+        C._exit_if_closed(alive_r)
+        os.close(alive_r)
+        if "namespaces" in spec.layers:
+            M.build_root(network=spec.network, tmp_size=spec.tmp_size, tmp_inodes=spec.tmp_inodes,
+                         workspace_size=spec.workspace_size if spec.filesystem else 0)
+    except BaseException as exc:
+        C._setup_failed("namespaces", exc)
+    C._stage3(spec, os.getppid())
+C._stage2 = _stage2
 ''',
     # freeze the zygote's heap out of the collector's reach before forking
     "gcfreeze": r'''
@@ -424,10 +471,15 @@ async def run_timeline(pool: int, runs: int, pace: float, log, variant: str = "b
         runner_mod.BOOT = original_boot
     request = ExecRequest(code=TRIVIAL, timeout=30.0, memory_limit=128 << 20,
                           allowed_modules=frozenset(profiles.allowed_modules(["basic"])))
+    from run import CpuMeter  # bench/run.py
     timelines, totals = [], []
+    meter = CpuMeter(None, runner.zygote_pid())
+    cpu = None
     try:
         await asyncio.sleep(1.0)
         for i in range(runs + 5):
+            if i == 5:
+                meter.start()
             if pace:
                 await asyncio.sleep(pace)
             called = time.monotonic_ns()
@@ -440,6 +492,8 @@ async def run_timeline(pool: int, runs: int, pace: float, log, variant: str = "b
             rid = result["execution_id"]
             timelines.append(timeline_of(result, clock.sent.get(rid), clock.received.get(rid), called, returned))
             totals.append((returned - called) * NS)
+        await asyncio.sleep(0.3)
+        cpu = meter.stop(runs)["cpu_ms_per_call"]
     finally:
         await runner.aclose()
     spawn_rows = phase_table(timelines, PHASES_SPAWN) if pool == 0 else []
@@ -449,11 +503,13 @@ async def run_timeline(pool: int, runs: int, pace: float, log, variant: str = "b
         if any(s[2] == "refill" and s[0] < t["r:returned"] and s[1] > t["r:sent"] for s in t["_spawns"]):
             overlapping += 1
     refill_ms = [(s[1] - s[0]) * NS for t in timelines for s in t["_spawns"] if s[2] == "refill"]
+    # a request served by a child forked for it (the pool was empty) rather than a warm one
+    fresh = sum(1 for t in timelines if t.get("z:spawn>") and t.get("z:ctl_wake") and t["z:spawn>"] >= t["z:ctl_wake"])
     log(f"  timeline {variant} pool={pool} pace={pace}: median total {statistics.median(totals):.2f} ms")
     return {"variant": variant, "pool": pool, "runs": len(timelines), "pace_s": pace,
             "total_ms": {"median": statistics.median(totals), "p90": sorted(totals)[int(0.9 * (len(totals) - 1))]},
             "phases": phase_table(timelines, PHASES_POOL), "spawn_phases": spawn_rows,
-            "refill_fork_in_window": overlapping,
+            "refill_fork_in_window": overlapping, "cpu_ms_per_execution": cpu, "fresh_child_requests": fresh,
             "refill_fork_ms_median": statistics.median(refill_ms) if refill_ms else None,
             "example": {k: v for k, v in timelines[len(timelines) // 2].items() if k != "_spawns"}}
 
@@ -461,9 +517,15 @@ async def run_timeline(pool: int, runs: int, pace: float, log, variant: str = "b
 # ----------------------------------------------------------------------------- py-spy
 
 
+# py-spy's idle detection does not work in this VM (every thread is sampled,
+# blocked or not): drop the samples whose innermost frame is a blocking wait.
+IDLE_LEAVES = {"EpollSelector.select", "select", "Condition.wait", "ThreadedChildWatcher._do_waitpid",
+               "WorkerThread.run", "Queue.get", "Event.wait", "_wait_for_tstate_lock", "Thread.join"}
+
+
 def _pyspy_aggregate(path: str, rate: int, top: int = 18) -> dict:
-    """Collapsed stacks -> self and inclusive sample counts per function."""
-    self_counts, incl_counts, total = Counter(), Counter(), 0
+    """Collapsed stacks -> self and inclusive sample counts per function (busy samples only)."""
+    self_counts, incl_counts, total, idle = Counter(), Counter(), 0, 0
     files = Counter()
     with open(path) as f:
         for line in f:
@@ -472,16 +534,19 @@ def _pyspy_aggregate(path: str, rate: int, top: int = 18) -> dict:
                 continue
             stack, _, count = line.rpartition(" ")
             n = int(count)
-            total += n
             frames = [fr for fr in stack.split(";") if fr and not fr.startswith("process ")
                       and not fr.startswith("thread ")]
             if not frames:
                 continue
+            if _short(frames[-1]).split(" (")[0] in IDLE_LEAVES:
+                idle += n
+                continue
+            total += n
             self_counts[_short(frames[-1])] += n
             for fr in set(_short(x) for x in frames):
                 incl_counts[fr] += n
             files[_area(frames[-1])] += n
-    return {"samples": total, "rate_hz": rate, "cpu_s": total / rate,
+    return {"samples": total, "idle_samples_dropped": idle, "rate_hz": rate, "cpu_s": total / rate,
             "self_top": [(k, v, v / total) for k, v in self_counts.most_common(top)] if total else [],
             "inclusive_top": [(k, v, v / total) for k, v in incl_counts.most_common(top)] if total else [],
             "self_by_area": [(k, v, v / total) for k, v in files.most_common()] if total else []}
@@ -667,48 +732,46 @@ def _server_area(key) -> str:
 
 
 async def run_server_cprofile(calls: int, log) -> dict:
-    """The MCP server's main thread under cProfile while it answers `calls`
-    trivial execute_code calls (the profile also holds start-up, which is
-    subtracted by taking a first snapshot-free run of 0 calls)."""
+    """The MCP server's main thread under cProfile (CPU clock) while it
+    answers `calls` trivial execute_code calls after a warm-up: the profiler
+    is switched on by SIGUSR1 and off (and dumped) by SIGUSR2, so start-up and
+    lazy imports stay out of the figures."""
     import pstats
+    import signal as _signal
     from mcp_client import open_session
     env = {"SANDBOX_POOL_SIZE": "4", "SANDBOX_MAX_CONCURRENCY": "16", "SANDBOX_LOG_LEVEL": "warning"}
-    results = {}
-    for label, n in (("idle", 0), ("busy", calls)):
-        path = tempfile.mktemp(prefix=f"bench-server-{label}-", suffix=".prof")
-        # CPU time of the main thread (thread_time), not wall time: waiting in epoll costs nothing
-        launcher = str(ROOT / "bin" / "sandbox-mcp")
-        boot = ("import cProfile, runpy, sys, time\n"
-                f"sys.argv = [{launcher!r}]\n"
-                "p = cProfile.Profile(time.thread_time)\n"
-                "try:\n    p.runcall(runpy.run_path, sys.argv[0], run_name='__main__')\n"
-                "except SystemExit:\n    pass\n"
-                f"finally:\n    p.dump_stats({path!r})\n")
-        command = [sys.executable, "-c", boot]
-        async with open_session(env, command=command, timeout=60) as server:
+    path = tempfile.mktemp(prefix="bench-server-", suffix=".prof")
+    launcher = str(ROOT / "bin" / "sandbox-mcp")
+    boot = ("import cProfile, runpy, signal, sys, time\n"
+            f"sys.argv = [{launcher!r}]\n"
+            "p = cProfile.Profile(time.thread_time)\n"
+            "signal.signal(signal.SIGUSR1, lambda *a: p.enable())\n"
+            f"signal.signal(signal.SIGUSR2, lambda *a: (p.disable(), p.dump_stats({path!r})))\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    command = [sys.executable, "-c", boot]
+    async with open_session(env, command=command, timeout=60) as server:
+        for _ in range(20):
             await server.call("execute_code", {"code": TRIVIAL})
-            for _ in range(n):
-                await server.call("execute_code", {"code": TRIVIAL})
+        await asyncio.sleep(0.5)
+        os.kill(server.pid, _signal.SIGUSR1)
+        await asyncio.sleep(0.1)
+        for _ in range(calls):
+            await server.call("execute_code", {"code": TRIVIAL})
+        os.kill(server.pid, _signal.SIGUSR2)
         for _ in range(100):
             if os.path.exists(path):
                 break
             await asyncio.sleep(0.1)
-        stats = pstats.Stats(path)
-        results[label] = stats
-        os.unlink(path)
-    busy, idle = results["busy"].stats, results["idle"].stats
+        await asyncio.sleep(0.3)
+    stats = pstats.Stats(path).stats
+    os.unlink(path)
     per_area = defaultdict(float)
     per_func_self, per_func_cum = {}, {}
-    for key, (cc, nc, tt, ct, callers) in busy.items():
-        if key[2] == "<module>" or key[0].startswith("<frozen"):
-            continue  # imports that happened in one run and not the other
-        base = idle.get(key)
-        tt0, ct0 = (base[2], base[3]) if base else (0.0, 0.0)
-        dt, dc = max(0.0, tt - tt0), max(0.0, ct - ct0)
-        per_area[_server_area(key)] += dt
+    for key, (cc, nc, tt, ct, callers) in stats.items():
+        per_area[_server_area(key)] += tt
         name = f"{key[2]} ({key[0].split('site-packages/')[-1].split('/main/')[-1]}:{key[1]})"
-        per_func_self[name] = dt
-        per_func_cum[name] = dc
+        per_func_self[name] = tt
+        per_func_cum[name] = ct
     total = sum(per_area.values())
     out = {"calls": calls, "profiled_main_thread_ms_per_call": total * 1000 / calls,
            "self_by_area_ms_per_call": sorted(((k, v * 1000 / calls) for k, v in per_area.items()),
@@ -716,9 +779,9 @@ async def run_server_cprofile(calls: int, log) -> dict:
            "self_top_ms_per_call": sorted(((k, v * 1000 / calls) for k, v in per_func_self.items()),
                                           key=lambda kv: -kv[1])[:20],
            "cumulative_top_ms_per_call": sorted(((k, v * 1000 / calls) for k, v in per_func_cum.items()),
-                                                key=lambda kv: -kv[1])[:40],
-           "note": "main-thread CPU (time.thread_time); cProfile inflates Python-level costs, "
-                   "compare areas rather than absolutes"}
+                                                key=lambda kv: -kv[1])[:45],
+           "note": "main-thread CPU (time.thread_time) in a warm window; cProfile inflates Python-level "
+                   "costs, compare areas rather than absolutes; the stdio reader/writer threads are not in it"}
     log(f"  server cProfile: {out['profiled_main_thread_ms_per_call']:.2f} ms main-thread CPU per call (profiled)")
     return out
 
@@ -773,6 +836,13 @@ def render(res: dict) -> str:
           f"n={tl['runs']}, total median {tl['total_ms']['median']:.2f} ms, p90 {tl['total_ms']['p90']:.2f} ms"
           + (f"; a refill fork ran inside {tl['refill_fork_in_window']} of {tl['runs']} requests "
              f"(fork median {tl['refill_fork_ms_median']:.2f} ms)" if tl["pool"] and tl['refill_fork_ms_median'] else ""))
+        if tl["pool"]:
+            w(f"  requests served by a child forked for them (no warm child left): "
+              f"{tl.get('fresh_child_requests')} of {tl['runs']}")
+        if tl.get("cpu_ms_per_execution"):
+            c = tl["cpu_ms_per_execution"]
+            w(f"  CPU per execution: zygote {c['zygote']:.2f} ms, sandbox children {c['children']:.2f} ms, "
+              f"runner (this process) {c['client']:.2f} ms")
         if tl["spawn_phases"]:
             w("  spawn (no pool: inside the request)")
             for row in tl["spawn_phases"]:
@@ -788,8 +858,9 @@ def render(res: dict) -> str:
         if "status" in s:
             w(f"\npy-spy {name}: {s['status']}")
             continue
-        w(f"\npy-spy {name}: {s['samples']} samples at {s['rate_hz']} Hz over {spy['calls']} calls "
-          f"({spy['calls_per_s']:.0f}/s) = {s['cpu_ms_per_call']:.2f} ms CPU per call (GIL-holding Python only)")
+        w(f"\npy-spy {name}: {s['samples']} busy samples at {s['rate_hz']} Hz ({s['idle_samples_dropped']} idle "
+          f"dropped) over {spy['calls']} calls ({spy['calls_per_s']:.0f}/s) = {s['cpu_ms_per_call']:.2f} ms "
+          "per call on-CPU or runnable (wall-clock sampling; ptrace stops slow the target)")
         w("  self time by area: " + ", ".join(f"{k} {p * 100:.0f}%" for k, _, p in s["self_by_area"][:10]))
         w("  inclusive top:")
         for k, _, p in s["inclusive_top"][:14]:
@@ -812,7 +883,7 @@ def render(res: dict) -> str:
         w("  self time by area (ms per call): " + ", ".join(f"{k} {v:.2f}" for k, v in
                                                              sp["self_by_area_ms_per_call"][:12]))
         w("  cumulative (ms per call):")
-        for k, v in sp["cumulative_top_ms_per_call"][:40]:
+        for k, v in sp["cumulative_top_ms_per_call"][:45]:
             w(f"    {v:7.3f}  {k}")
     st = res.get("startup")
     if st:
