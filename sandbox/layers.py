@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from . import child as child_mod
-from . import landlock, rlimits, seccomp
+from . import landlock, mounts, rlimits, seccomp
 from .layer_names import KERNEL_LAYERS
 
 
@@ -90,6 +90,8 @@ def _spec(config: dict, layers, program) -> child_mod.ChildSpec:
         sandbox_gid=int(config.get("sandbox_gid", 65534)),
         tmp_size=int(config.get("tmp_size", 16 << 20)),
         tmp_inodes=int(config.get("tmp_inodes", 4096)),
+        # every import path resolved once here, not twice per execution
+        readable=tuple(mounts.readable_paths(network=bool(config.get("network", False)))),
     )
 
 

@@ -58,13 +58,12 @@ def _outermost(paths) -> list[str]:
     return result
 
 
-def build_root(*, network: bool, tmp_size: int, tmp_inodes: int, workspace_size: int = 0,
+def build_root(sources, *, tmp_size: int, tmp_inodes: int, workspace_size: int = 0,
                hostname: str = "sandbox") -> None:
     """Replace the filesystem view with the private root (caller: PID 1 of the
     new pid namespace, holding CAP_SYS_ADMIN over the new mount namespace)."""
     # Nothing we mount may propagate back to the host.
     kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
-    sources = readable_paths(network=network)
     # Open every source before /tmp is covered, in case a source lives there.
     source_fds = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in sources}
     dev_fds = {d: os.open(f"/dev/{d}", os.O_PATH | os.O_CLOEXEC) for d in DEVICES if os.path.exists(f"/dev/{d}")}

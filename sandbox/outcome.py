@@ -97,6 +97,11 @@ def _limit_or_failure(o: ChildOutcome):
                 f"({str(o.setup_error.get('error'))[:300]}); nothing was run")
     if o.frame is not None and o.frame_error is None:
         return None
+    if o.status is not None and os.WIFSIGNALED(o.status):
+        # stage 1 itself died by a signal the zygote did not send (it would have
+        # said timeout, flood or cancel above): someone outside killed the sandbox
+        return ("internal_error", f"the sandbox process was killed from outside "
+                                  f"({signal.Signals(os.WTERMSIG(o.status)).name}); nothing ran to completion")
     sig = _signal(o.status)
     if sig in (signal.SIGXCPU, signal.SIGKILL):
         return ("timeout", f"execution exceeded the CPU time limit of {o.timeout:g} s and was killed")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import select
 import selectors
 import signal
 import socket
@@ -227,10 +228,22 @@ class Zygote:
         child.deadline = time.monotonic() + timeout
 
     def take_ready(self) -> Child | None:
-        for c in self.children.values():
+        for c in list(self.children.values()):
+            if c.request is None and c.status is None and self.exited_unnoticed(c):
+                continue  # killed from outside before its exit event was handled
             if c.state == "ready" and c.request is None and c.status is None:
                 return c
-        return None
+        # none ready (the pool drains under load): the oldest child still hardening
+        # will be ready sooner than a fresh fork; it runs the request once ready
+        starting = [c for c in self.children.values()
+                    if c.state == "starting" and c.request is None and c.status is None]
+        return min(starting, key=lambda c: c.started, default=None)
+
+    def exited_unnoticed(self, c: Child) -> bool:
+        readable, _, _ = select.select([c.pidfd], [], [], 0)
+        if readable:
+            self.on_exit(c)
+        return c.status is not None
 
     def pool_needs_refill(self) -> bool:
         idle = sum(1 for c in self.children.values()
@@ -391,7 +404,19 @@ class Zygote:
             c.deadline = time.monotonic() + EXIT_GRACE
         if c.request is None or not c.report:
             return  # an idle pooled child died (killed from outside, or failed setup), or a probe
+        if self.killed_before_running(c) and not c.request.get("retried"):
+            # a pooled child killed from outside as it was handed the request: nothing of
+            # the snippet ran (no output, no result), so hand the request to another child
+            self.start_request({**c.request, "retried": True})
+            return
         self.send({"id": c.request.get("id"), "result": outcome.compose(self.outcome_of(c))})
+
+    @staticmethod
+    def killed_before_running(c: Child) -> bool:
+        return (c.status is not None and os.WIFSIGNALED(c.status)
+                and not (c.timed_out or c.cancelled or c.flooded)
+                and c.result_frame is None and not c.out["stdout"] and not c.out["stderr"]
+                and time.monotonic() - c.dispatched < 1.0)
 
     def outcome_of(self, c: Child) -> outcome.ChildOutcome:
         request = c.request.get("request") or {}

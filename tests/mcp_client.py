@@ -53,6 +53,8 @@ def server_env(overrides: "dict[str, str] | None" = None) -> dict[str, str]:
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("SANDBOX_")}
     env["SANDBOX_ENV_FILE"] = os.devnull
+    if os.environ.get("SANDBOX_TEST_POOL_SIZE"):  # `make test` runs the suites with the pool on and off
+        env["SANDBOX_POOL_SIZE"] = os.environ["SANDBOX_TEST_POOL_SIZE"]
     env.update(overrides or {})
     return env
 

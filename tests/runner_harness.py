@@ -22,7 +22,8 @@ class SyncRunner:
     def __init__(self, **config):
         config.setdefault("max_timeout", 30)
         config.setdefault("max_memory", 512 * MiB)
-        config.setdefault("pool_size", 0)
+        # `make test` runs the suites with the warm pool on (default) and off
+        config.setdefault("pool_size", int(os.environ.get("SANDBOX_TEST_POOL_SIZE", "2")))
         self.loop = asyncio.new_event_loop()
         self.runner = Runner(RunnerConfig(**config))
         self.loop.run_until_complete(self.runner.start())

@@ -366,3 +366,50 @@ def test_no_child_outlives_the_runner():
     alive = [pid for pid in children + [zygote] if os.path.exists(f"/proc/{pid}") and
              open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
     assert not alive
+
+
+
+# ---- the warm pool ----------------------------------------------------------------------
+
+@pytest.fixture()
+def pooled():
+    runner = SyncRunner(pool_size=3)
+    yield runner
+    runner.close()
+
+
+def wait_for_pool(runner, size: int, timeout: float = 20.0, exclude=()) -> list[int]:
+    """The stage-1 pids of the zygote's children, once `size` are there (none of `exclude`)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        zygote = runner.runner.zygote_pid()
+        kids = [int(k) for k in open(f"/proc/{zygote}/task/{zygote}/children").read().split()]
+        if len(kids) >= size and not set(kids) & set(exclude):
+            return kids
+        time.sleep(0.05)
+    raise AssertionError("the pool did not fill")
+
+
+def test_consecutive_executions_share_no_state(pooled):
+    wait_for_pool(pooled, 3)
+    first = ok(pooled.run("import json, random\ncounter = 41\nrandom.seed(7)\n"))
+    assert first["variables"] == ["counter"]
+    ok(pooled.run("import os, json\nopen('/tmp/left-behind', 'w').write('x')\njson.sbx_marker = 1\n"
+                  "os.environ['SBX_LEFT'] = '1'\ncounter = 41", restricted=False))
+    r = ok(pooled.run(
+        "import os, json\nresult = [os.path.exists('/tmp/left-behind'), hasattr(json, 'sbx_marker'),\n"
+        "          'SBX_LEFT' in os.environ, 'counter' in globals(), os.listdir('/tmp')]", restricted=False))
+    assert r["result"] == [False, False, False, False, []], r
+
+
+def test_killed_pooled_children_are_replaced(pooled):
+    kids = wait_for_pool(pooled, 3)
+    for pid in kids:
+        os.kill(pid, signal.SIGKILL)
+    assert ok(pooled.run("result = 7"))["result"] == 7
+    wait_for_pool(pooled, 3, exclude=kids)  # the dead are reaped and replaced
+
+
+def test_back_to_back_requests_on_the_pool(pooled):
+    wait_for_pool(pooled, 3)
+    assert [ok(pooled.run(f"result = {i}"))["result"] for i in range(6)] == list(range(6))
