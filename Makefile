@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install install-datascience dev serve-http test test-root test-user dist bench fuzz soak clean
+.PHONY: install install-datascience dev serve-http test test-root test-pool-off test-user dist bench fuzz soak clean
 
 install: $(VENV)/.installed
 
@@ -22,11 +22,17 @@ dev: install
 serve-http: install
 	$(PY) bin/sandbox-mcp serve --transport http
 
-# The whole suite as root, then again as an ordinary user created for it.
-test: test-root test-user
+# The whole suite as root (warm pool on), the runner, MCP and corpus suites
+# again with the pool off (it must change no behaviour), then the whole suite
+# as an ordinary user created for it.
+test: test-root test-pool-off test-user
 
 test-root: install
 	$(PY) -m pytest -q -m "not slow" tests
+
+test-pool-off: install
+	SANDBOX_TEST_POOL_SIZE=0 $(PY) -m pytest -q -m "not slow" tests/test_runner.py \
+		tests/test_profiles_kernel.py tests/test_server_e2e.py tests/redteam/test_corpus.py
 
 test-user: install
 	$(PY) tests/run_as_user.py
