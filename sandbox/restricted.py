@@ -564,7 +564,10 @@ class _Context:
         real = real if isinstance(real, str) else "?"
         if sys.modules.get(qual) is module and (self.permits(qual) or self.is_package_of_allowed(qual)):
             return self.proxy(qual, module)
-        if self.permits(real) or self.is_package_of_allowed(real):
+        # Reached through another module (uuid.os): only a module allowed itself. A mere
+        # parent package of an allowed module (os for os.path) is for import statements
+        # and for walking down from that package, never a gadget's catch.
+        if self.permits(real):
             return self.proxy(real, module)
         raise self.refuse(kind, f"{qual} is the module {real!r}, which is not allowed")
 

@@ -50,8 +50,16 @@ def canaries(workdir):
     host.stop()
 
 
+# "doors" mode: the filesystem and data-science profiles on (RestrictedPython on). A
+# profile opens only its own door: every case must still be stopped, except the import
+# sweep's probes of the modules these profiles allow. (The network profile's door is
+# the host network itself; it is tested in tests/test_profiles_mcp.py.)
+DOORS_ENV = {"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_ENABLE_DATA_SCIENCE": "true"}
+
+
 def _server_env(workdir: Path, restricted: bool, name: str) -> dict:
     return {
+        **(DOORS_ENV if name == "doors" else {}),
         hostcanary.SECRET_NAME: hostcanary.SECRET_VALUE,
         "SANDBOX_TIMEOUT": str(DEFAULT_TIMEOUT),
         "SANDBOX_MAX_TIMEOUT": str(MAX_TIMEOUT),
@@ -100,6 +108,13 @@ def norp_server(workdir, canaries):
 
 
 @pytest.fixture(scope="session")
-def servers(rp_server, norp_server):
-    return {"rp": rp_server, "norp": norp_server}
+def doors_server(workdir, canaries):
+    handle = ServerHandle(workdir, True, "doors")
+    yield handle
+    handle.close()
+
+
+@pytest.fixture(scope="session")
+def servers(rp_server, norp_server, doors_server):
+    return {"rp": rp_server, "norp": norp_server, "doors": doors_server}
 

@@ -44,12 +44,22 @@ def load_corpus() -> list:
     with open(path, encoding="utf-8") as handle:
         cases = json.load(handle)
     for case in cases:
-        for module in BASIC_BY_DESIGN.get(case["id"], ()):
-            probe = (f"try:\n    import {module} as m_{module}\n    hits.append('{module}')\n"
-                     "except Exception:\n    pass\n")
-            assert probe in case["code"], (case["id"], module)
-            case["code"] = case["code"].replace(probe, "")
+        modules = BASIC_BY_DESIGN.get(case["id"], ())
+        if modules:
+            case["code"] = without_import_probes(case["code"], modules, strict=True)
     return cases
+
+
+def without_import_probes(code: str, modules, strict: bool = False) -> str:
+    """Drop the `try: import X as m_X ... except: pass` probes of an import sweep
+    (PJ-008) for modules the profile under test allows by design."""
+    for module in modules:
+        alias = "m_" + module.replace(".", "_")
+        probe = (f"try:\n    import {module} as {alias}\n    hits.append('{module}')\n"
+                 "except Exception:\n    pass\n")
+        assert probe in code or not strict, module
+        code = code.replace(probe, "")
+    return code
 
 
 def load_variants() -> list:
@@ -171,7 +181,14 @@ csv cmath sre_compile sre_parse sre_constants fnmatch glob ntpath nt atexit faul
 
 def gadget_walk_snippet(allowed: list) -> str:
     """Import every allowed module, then follow every name of GADGET_NAMES two
-    levels deep; any real module outside the allow-list is a gadget."""
+    levels deep; any real module outside the allow-list is a gadget. Submodules
+    of an allowed whole package (numpy.random for numpy) are part of it, as the
+    product's import policy says (sandbox/profiles.py WHOLE_PACKAGES)."""
+    import sys
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from sandbox.profiles import WHOLE_PACKAGES
+    whole = sorted(WHOLE_PACKAGES & set(allowed))
     imports = []
     for name in sorted(allowed):
         alias = "m_" + name.replace(".", "_")
@@ -179,6 +196,7 @@ def gadget_walk_snippet(allowed: list) -> str:
                        f"except Exception:\n    pass\n")
     return ("roots = []\n" + "".join(imports) +
             f"allowed = set({sorted(allowed)!r})\n"
+            f"whole = set({whole!r})\n"
             f"names = {GADGET_NAMES!r}\n"
             "hits = []\n"
             "def module_name(v):\n"
@@ -193,7 +211,7 @@ def gadget_walk_snippet(allowed: list) -> str:
             "        except Exception:\n"
             "            continue\n"
             "        m = module_name(v)\n"
-            "        if m is not None and m not in allowed:\n"
+            "        if m is not None and m not in allowed and m.split('.')[0] not in whole:\n"
             "            hits.append(label + '.' + n + '=' + m)\n"
             "        elif depth < 2 and m is not None:\n"
             "            probe(label + '.' + n, v, depth + 1)\n"

@@ -122,13 +122,17 @@ if not CORPUS:
     pytestmark = pytest.mark.skip(reason="red-team corpus not found: set SANDBOX_REDTEAM_CORPUS or "
                                          "put it at <repo>/../shared/redteam/corpus.json")
 
-PARAMS = [pytest.param(mode, case, id=f"{mode}-{case['id']}") for mode in ("rp", "norp") for case in CASES]
+PARAMS = [pytest.param(mode, case, id=f"{mode}-{case['id']}") for mode in ("rp", "norp", "doors")
+          for case in CASES]
+RP_MODES = ("rp", "doors")  # RestrictedPython on: the default profile, and with more profiles on
 
 
 @pytest.fixture(scope="session")
 def context(servers, canaries):
     info, _raw, _elapsed = servers["rp"].ensure().call("get_sandbox_info", {})
+    doors, _raw, _elapsed = servers["doors"].ensure().call("get_sandbox_info", {})
     ctx = dict(canaries.context())
+    ctx["doors_modules"] = sorted(set(doors["allowed_modules"]) - set(info["allowed_modules"]))
     ctx.update(repo=str(lib.REPO), home=os.path.expanduser("~"), allowed_modules=sorted(info["allowed_modules"]),
                host_hostname=lib.host_hostname(), layers=info.get("layers"))
     return ctx
@@ -201,8 +205,12 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
     server = handle.server
     zygote = zygote_of(server.pid)
     ctx = dict(context, server_pid=server.pid, zygote_pid=zygote or 0)
+    if mode == "doors":
+        ctx["allowed_modules"] = sorted(set(context["allowed_modules"]) | set(context["doors_modules"]))
     code = lib.materialize(case, ctx)
-    rp = mode == "rp"
+    rp = mode in RP_MODES
+    if mode == "doors":
+        code = lib.without_import_probes(code, context["doors_modules"])
     kind = (case.get("canary") or {}).get("kind")
     marker = (case.get("canary") or {}).get("marker", "")
     host_paths = lib.host_paths_named(case, code, canaries.server_cwd)
@@ -297,7 +305,7 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
 
 
 def check_answer(mode, case, code, data, raw, elapsed, over, timeout, report, sandbox_pid, ctx) -> None:
-    rp = mode == "rp"
+    rp = mode in RP_MODES
     if not isinstance(data, dict):
         report.fail(f"no structured answer: {raw!r:.300}")
         return
