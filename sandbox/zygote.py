@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import child as child_mod
-from . import outcome, protocol, rlimits
+from . import outcome, protocol
 
 READ_CHUNK = 1 << 16
 SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken

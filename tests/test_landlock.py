@@ -8,60 +8,19 @@ from __future__ import annotations
 import ctypes
 import errno
 import importlib
-import json
 import os
 import re
-import select
-import signal
 import socket
 import sys
-import time
-import traceback
 
 import pytest
+from forked import child_value
 
 from sandbox import landlock
 
 ABI = landlock.abi_version()
 needs_landlock = pytest.mark.skipif(ABI == 0, reason="Landlock unavailable on this kernel")
 READ_PREFIXES = sorted({sys.prefix, sys.base_prefix})
-
-
-def run_in_child(fn, timeout: float = 30.0):
-    """Run fn() in a forked child; return its JSON payload ({'value'} or {'error'})."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            try:
-                payload = {"value": fn()}
-            except BaseException as e:  # report everything, the parent asserts
-                payload = {"error": f"{type(e).__name__}: {e}", "tb": traceback.format_exc()}
-            data = json.dumps(payload).encode()
-            while data:
-                data = data[os.write(w, data):]
-        finally:
-            os._exit(0)
-    os.close(w)
-    chunks, deadline = [], time.monotonic() + timeout
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                raise AssertionError("child timed out")
-            chunk = os.read(r, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        _, status = os.waitpid(pid, 0)
-    assert chunks, f"child sent nothing, wait status {status:#x}"
-    payload = json.loads(b"".join(chunks))
-    assert "error" not in payload, payload.get("tb", payload)
-    return payload["value"]
 
 
 def attempt(fn) -> str:
@@ -142,7 +101,7 @@ def filesystem_probes(d, restricted: bool):
             "import " + ext: attempt(lambda: importlib.import_module(ext)),
         }
 
-    return run_in_child(child)
+    return child_value(child)
 
 
 def _spawn(path):
@@ -187,7 +146,7 @@ def test_files_as_paths_get_file_rights_and_missing_paths_are_skipped(layout):
             "create next to it": attempt(lambda: _write(f"{layout['B']}/new")),
         }
 
-    assert run_in_child(child) == {
+    assert child_value(child) == {
         "read granted file": "ok", "read sibling": "EACCES", "list parent": "EACCES",
         "write granted file": "ok", "create next to it": "EACCES",
     }
@@ -204,8 +163,8 @@ def test_read_rights_do_not_include_execute():
             landlock.restrict(["/"])
         return {"read": attempt(lambda: _read(true)), "execute": attempt(lambda: _spawn(true))}
 
-    assert run_in_child(lambda: child(False)) == {"read": "ok", "execute": "ok"}
-    assert run_in_child(lambda: child(True)) == {"read": "ok", "execute": "EACCES"}
+    assert child_value(lambda: child(False)) == {"read": "ok", "execute": "ok"}
+    assert child_value(lambda: child(True)) == {"read": "ok", "execute": "EACCES"}
 
 
 @needs_landlock
@@ -216,7 +175,7 @@ def test_restrict_sets_no_new_privs():
         landlock.restrict(READ_PREFIXES)
         return [before, libc.prctl(39, 0, 0, 0, 0)]
 
-    assert run_in_child(child) == [0, 1]
+    assert child_value(child) == [0, 1]
 
 
 @pytest.fixture
@@ -240,7 +199,7 @@ def tcp_probes(addr, restricted: bool, allow_tcp: bool = False):
 
         return {"connect": attempt(connect), "bind": attempt(bind)}
 
-    return run_in_child(child)
+    return child_value(child)
 
 
 def test_tcp_works_without_landlock(tcp_listener):
@@ -277,7 +236,7 @@ def scope_probes(abstract_name: bytes, restricted: bool):
             "abstract unix connect": attempt(connect_abstract),
         }
 
-    return run_in_child(child)
+    return child_value(child)
 
 
 @pytest.fixture

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import json
 import os
-import select
 import signal
 import tempfile
 import time
-import traceback
 
 import pytest
+from forked import child_value
 
 from sandbox import privileges
 from sandbox.privileges import (
@@ -38,43 +36,6 @@ PR_SET_CHILD_SUBREAPER = 36
 libc = ctypes.CDLL(None, use_errno=True)
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
-
-
-def run_in_child(fn, timeout: float = 30.0):
-    """Run fn() in a forked child; return its JSON payload's value."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            try:
-                payload = {"value": fn()}
-            except BaseException as e:  # report everything, the parent asserts
-                payload = {"error": f"{type(e).__name__}: {e}", "tb": traceback.format_exc()}
-            data = json.dumps(payload).encode()
-            while data:
-                data = data[os.write(w, data):]
-        finally:
-            os._exit(0)
-    os.close(w)
-    chunks, deadline = [], time.monotonic() + timeout
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                raise AssertionError("child timed out")
-            chunk = os.read(r, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        _, status = os.waitpid(pid, 0)
-    assert chunks, f"child sent nothing, wait status {status:#x}"
-    payload = json.loads(b"".join(chunks))
-    assert "error" not in payload, payload.get("tb", payload)
-    return payload["value"]
 
 
 def attempt(fn) -> str:
@@ -169,7 +130,7 @@ def test_drop_to_user(private_files):
             "setgid(0)": attempt(lambda: os.setgid(0)),
         }
 
-    assert run_in_child(child) == {
+    assert child_value(child) == {
         "before": "ok",
         "resuid": [NOBODY] * 3, "resgid": [NOBODY] * 3, "groups": [],
         "caps": [0, 0, 0],
@@ -208,7 +169,7 @@ def test_drop_capabilities_in_user_namespace(tmp_path):
             "mount": attempt(lambda: _mount(b"none", target, b"tmpfs", 0)),
         }
 
-    got = run_in_child(child)
+    got = child_value(child)
     assert all(got.pop("before")), "the user namespace should have granted capabilities"
     assert got.pop("control") == {"sethostname": "ok", "mount": "ok"}
     assert got.pop("securebits") == privileges.SECURE_BITS_LOCKED
@@ -229,7 +190,7 @@ def test_nested_user_namespace_regains_nothing_over_ours():
         return {"CapEff": capability_status()["CapEff"] != 0,
                 "sethostname": attempt(lambda: _sethostname(b"sandbox-c"))}
 
-    assert run_in_child(child) == {"CapEff": True, "sethostname": "EPERM"}
+    assert child_value(child) == {"CapEff": True, "sethostname": "EPERM"}
 
 
 @needs_root
@@ -249,7 +210,7 @@ def test_drop_capabilities_as_host_root(private_files):
             "chown": attempt(lambda: os.chown(secret, 0, 0)),
         }
 
-    assert run_in_child(child) == {
+    assert child_value(child) == {
         "before": "ok", "uid": 0, "caps": [0] * 5,
         "read other uid's 0600 file": "EACCES", "chown": "EPERM",
     }
@@ -265,7 +226,7 @@ def test_no_new_privs():
         return [before, capability_status()["NoNewPrivs"],
                 _prctl_get(privileges.PR_GET_NO_NEW_PRIVS)]
 
-    assert run_in_child(child) == [0, 1, 1]
+    assert child_value(child) == [0, 1, 1]
 
 
 def test_not_dumpable():
@@ -274,7 +235,7 @@ def test_not_dumpable():
         set_not_dumpable()
         return [before, _prctl_get(privileges.PR_GET_DUMPABLE)]
 
-    assert run_in_child(child) == [1, 0]
+    assert child_value(child) == [1, 0]
 
 
 def test_parent_death_signal_is_set():
@@ -289,7 +250,7 @@ def test_parent_death_signal_is_set():
         libc.prctl(ctypes.c_int(privileges.PR_GET_PDEATHSIG), ctypes.byref(got))
         return [before, after_default, got.value]
 
-    assert run_in_child(child) == [0, int(signal.SIGKILL), int(signal.SIGTERM)]
+    assert child_value(child) == [0, int(signal.SIGKILL), int(signal.SIGTERM)]
 
 
 def _orphaned_grandchild_status(use_pdeathsig: bool) -> dict:
@@ -331,7 +292,7 @@ def _orphaned_grandchild_status(use_pdeathsig: bool) -> dict:
                 "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                 "fast": time.monotonic() - start < 2}
 
-    return run_in_child(child)
+    return child_value(child)
 
 
 def test_parent_death_signal_fires():

@@ -4,32 +4,17 @@ runs with RestrictedPython off, so only the kernel layers decide."""
 from __future__ import annotations
 
 import base64
-import http.server
-import threading
 
 import pytest
+from local_http import serving
 
 from runner_harness import MiB, SyncRunner
 
 
 @pytest.fixture(scope="module")
 def local_http():
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = b"hello from the host"
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
+    with serving(b'hello from the host') as port:
+        yield port
 
 
 GET = ("import urllib.request\n"

@@ -6,13 +6,12 @@ rule + network namespace; mount namespace + Landlock workspace)."""
 from __future__ import annotations
 
 import base64
-import http.server
 import importlib.util
 import os
 import sys
-import threading
 
 import pytest
+from local_http import serving
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_client import blocking_session  # noqa: E402
@@ -35,21 +34,8 @@ def enabled(profile: str, door: str) -> bool:
 
 @pytest.fixture(scope="module")
 def local_http():
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = b"hello over the network profile"
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_address[1]
-    server.shutdown()
+    with serving(b'hello over the network profile') as port:
+        yield port
 
 
 @pytest.fixture(scope="module", params=sorted(PROFILES))

@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import json
 import mmap
 import os
 import resource
-import select
 import signal
 import threading
 import time
-import traceback
 
 import pytest
+from forked import run_in_child
 
 from sandbox.rlimits import (
     AS_SLACK_BYTES,
@@ -28,41 +26,6 @@ from sandbox.rlimits import (
 )
 
 MiB = 2**20
-
-
-def run_in_child(fn, timeout: float = 30.0):
-    """Run fn() in a forked child. Returns (payload, wait_status); payload is
-    {'value': ...} or {'error': ...}, or None if the child sent nothing."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            try:
-                payload = {"value": fn()}
-            except BaseException as e:  # report everything, the parent asserts
-                payload = {"error": f"{type(e).__name__}: {e}", "tb": traceback.format_exc()}
-            data = json.dumps(payload).encode()
-            while data:
-                data = data[os.write(w, data):]
-        finally:
-            os._exit(0)
-    os.close(w)
-    chunks, deadline = [], time.monotonic() + timeout
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                raise AssertionError("child timed out")
-            chunk = os.read(r, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        _, status = os.waitpid(pid, 0)
-    return (json.loads(b"".join(chunks)) if chunks else None), status
 
 
 def child_value(fn, timeout: float = 30.0):

@@ -1,0 +1,54 @@
+"""Run a function in a forked child and bring its JSON-able answer back: the
+harness of the per-layer tests, which apply one layer to a throw-away process."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import time
+import traceback
+
+
+def run_in_child(fn, timeout: float = 30.0):
+    """Run fn() in a forked child. Returns (payload, wait_status); payload is
+    {'value': ...} or {'error': ..., 'tb': ...}, or None if the child sent nothing."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            try:
+                payload = {"value": fn()}
+            except BaseException as e:  # report everything, the parent asserts
+                payload = {"error": f"{type(e).__name__}: {e}", "tb": traceback.format_exc()}
+            data = json.dumps(payload).encode()
+            while data:
+                data = data[os.write(w, data):]
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks, deadline = [], time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                raise AssertionError("child timed out")
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+    return (json.loads(b"".join(chunks)) if chunks else None), status
+
+
+def child_value(fn, timeout: float = 30.0):
+    """fn()'s value from a forked child; fails the test on an exception there."""
+    payload, status = run_in_child(fn, timeout)
+    assert payload is not None, f"child sent nothing, wait status {status:#x}"
+    assert "error" not in payload, payload.get("tb", payload)
+    return payload["value"]
