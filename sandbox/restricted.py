@@ -759,10 +759,7 @@ class _Context:
         return functools.update_wrapper(wrapper, wrapped)
 
     def wraps(self, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS, updated=functools.WRAPPER_UPDATES):
-        if tuple(assigned) != functools.WRAPPER_ASSIGNMENTS or tuple(updated) != functools.WRAPPER_UPDATES:
-            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps copy only the default "
-                                                   "attributes in the sandbox")
-        return lambda wrapper: self.update_wrapper(wrapper, wrapped)
+        return lambda wrapper: self.update_wrapper(wrapper, wrapped, assigned, updated)
 
     # -- safe replacements for operator's unguarded gadgets
     def attrgetter(self, attr, *attrs):
