@@ -750,16 +750,20 @@ class _Context:
     # and onto functions only (copying __annotations__ onto a class feeds dataclass())
     def update_wrapper(self, wrapper, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS,
                        updated=functools.WRAPPER_UPDATES):
-        if tuple(assigned) != functools.WRAPPER_ASSIGNMENTS or tuple(updated) != functools.WRAPPER_UPDATES:
-            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps copy only the default "
-                                                   "attributes in the sandbox")
+        self._default_copies_only(assigned, updated)
         if isinstance(wrapper, type):
             raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps apply to functions, "
                                                    "not classes, in the sandbox")
         return functools.update_wrapper(wrapper, wrapped)
 
     def wraps(self, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS, updated=functools.WRAPPER_UPDATES):
-        return lambda wrapper: self.update_wrapper(wrapper, wrapped, assigned, updated)
+        self._default_copies_only(assigned, updated)
+        return lambda wrapper: self.update_wrapper(wrapper, wrapped)
+
+    def _default_copies_only(self, assigned, updated) -> None:
+        if tuple(assigned) != functools.WRAPPER_ASSIGNMENTS or tuple(updated) != functools.WRAPPER_UPDATES:
+            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps copy only the default "
+                                                   "attributes in the sandbox")
 
     # -- safe replacements for operator's unguarded gadgets
     def attrgetter(self, attr, *attrs):
