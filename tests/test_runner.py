@@ -398,8 +398,9 @@ def test_consecutive_executions_share_no_state(pooled):
                   "os.environ['SBX_LEFT'] = '1'\ncounter = 41", restricted=False))
     r = ok(pooled.run(
         "import os, json\nresult = [os.path.exists('/tmp/left-behind'), hasattr(json, 'sbx_marker'),\n"
-        "          'SBX_LEFT' in os.environ, 'counter' in globals(), os.listdir('/tmp')]", restricted=False))
-    assert r["result"] == [False, False, False, False, []], r
+        "          'SBX_LEFT' in os.environ, 'counter' in globals(), 'left-behind' in os.listdir('/tmp')]",
+        restricted=False))
+    assert r["result"] == [False, False, False, False, False], r
 
 
 def test_killed_pooled_children_are_replaced(pooled):
