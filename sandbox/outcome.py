@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 ERROR_TYPES = frozenset({"syntax_error", "security_violation", "runtime_error", "timeout",
                          "memory_limit", "output_limit", "internal_error"})
@@ -39,9 +39,7 @@ class ChildOutcome:
     cancelled: bool = False
     elapsed: float = 0.0
     timeout: float = 0.0
-    memory_limit: int = 0
     capture_output: bool = True
-    extra_events: list = field(default_factory=list)
 
 
 def compose(o: ChildOutcome) -> dict:
@@ -62,7 +60,7 @@ def compose(o: ChildOutcome) -> dict:
         "error": None,
         "error_type": None,
         "line": None,
-        "security_events": list(o.extra_events),
+        "security_events": [],
     }
     error = _limit_or_failure(o)
     if error is None:
@@ -71,7 +69,6 @@ def compose(o: ChildOutcome) -> dict:
             error = ("internal_error", checked)
         else:
             result.update(checked)
-            result["security_events"] = list(o.extra_events) + checked["security_events"]
             return sanitize(result)
     result["error_type"], result["error"] = error
     if error[0] == "security_violation" and o.status is not None and _signal(o.status) == signal.SIGSYS:

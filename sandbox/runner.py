@@ -312,17 +312,3 @@ def _refusal(missing: list) -> dict:
     result["security_events"] = [{"kind": "layer_missing", "detail": names[:500]}]
     return result
 
-
-def run_sync(code: str, config: RunnerConfig | None = None, **request) -> dict:
-    """Run one snippet with a fresh runner (the CLI's `run`)."""
-    config = config or RunnerConfig(pool_size=0)
-
-    async def go():
-        runner = Runner(config)
-        await runner.start()
-        try:
-            return await runner.execute(ExecRequest(code=code, **request))
-        finally:
-            await runner.aclose()
-
-    return asyncio.run(go())

@@ -448,7 +448,6 @@ class Zygote:
             cancelled=c.cancelled,
             elapsed=time.monotonic() - c.dispatched,
             timeout=float(request.get("timeout", 0)),
-            memory_limit=int(request.get("memory_limit", 0)),
             capture_output=bool(request.get("capture_output", True)),
         )
 
