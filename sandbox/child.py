@@ -88,7 +88,7 @@ def stage1(spec: ChildSpec, pipes: ChildPipes) -> None:
         privileges.set_parent_death_signal(signal.SIGKILL)
         if os.getppid() != spec.zygote_pid:
             os._exit(SETUP_FAILED)
-        pipes = _move_pipes_low(pipes)
+        _move_pipes_low(pipes)
         kernel.close_range_from(RESULT_FD + 1)
         os.environ.clear()
         os.environ.update(CHILD_ENV)
@@ -117,11 +117,11 @@ def stage1(spec: ChildSpec, pipes: ChildPipes) -> None:
 
 def _stage2(spec: ChildSpec, alive_r: int) -> None:
     """PID 1 of the sandbox: build the filesystem view, fork the snippet, reap."""
+    layer = "namespaces"
     try:
         privileges.set_parent_death_signal(signal.SIGKILL)
         _exit_if_closed(alive_r)
         os.close(alive_r)
-        layer = "namespaces"
         if "namespaces" in spec.layers:
             mounts.build_root(spec.readable, tmp_size=spec.tmp_size, tmp_inodes=spec.tmp_inodes,
                               workspace_size=spec.workspace_size if spec.filesystem else 0)
@@ -136,7 +136,7 @@ def _stage2(spec: ChildSpec, alive_r: int) -> None:
             layer = "seccomp"
             seccomp.install_filter(spec.seccomp_program)
     except BaseException as exc:  # noqa: BLE001
-        _setup_failed(layer if "layer" in locals() else "namespaces", exc)
+        _setup_failed(layer, exc)
     _reap_until(pid)
 
 
@@ -190,6 +190,7 @@ def _prewarm() -> None:
 
 
 def _serve_one_request(spec: ChildSpec, baseline) -> None:
+    request = None
     try:
         request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)
         os.close(REQUEST_FD)  # nothing left to read there: don't hand the snippet an fd
@@ -227,10 +228,10 @@ def _serve_one_request(spec: ChildSpec, baseline) -> None:
         kernel.close_range_from(STDOUT)
     except MemoryError:
         _write_error("memory_limit", "the sandbox ran out of memory while reporting the result",
-                     locals().get("request"))
+                     request)
     except BaseException as exc:  # noqa: BLE001
         _write_error("internal_error", f"the sandbox child failed: {type(exc).__name__}",
-                     locals().get("request"))
+                     request)
     os._exit(0)
 
 
@@ -357,7 +358,7 @@ def _exit_if_closed(fd: int) -> None:
         os._exit(SETUP_FAILED)
 
 
-def _move_pipes_low(pipes: ChildPipes) -> ChildPipes:
+def _move_pipes_low(pipes: ChildPipes) -> None:
     """Place the pipes at fds 1..4 (stdin is re-opened later as /dev/null)."""
     # dup everything above the target range first so no dup2 clobbers a source
     temp = [os.dup(fd) for fd in (pipes.stdout, pipes.stderr, pipes.request, pipes.result)]
@@ -365,7 +366,6 @@ def _move_pipes_low(pipes: ChildPipes) -> ChildPipes:
         os.dup2(fd, target)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, STDIN)  # (null and the temporaries are closed by the caller's close_range)
-    return ChildPipes(request=REQUEST_FD, result=RESULT_FD, stdout=STDOUT, stderr=STDERR)
 
 
 def _reset_signals() -> None:
