@@ -143,7 +143,7 @@ REFUSED = """
     move_pages setuid setgid setreuid setregid setresuid setresgid setgroups
     setfsuid setfsgid capset seccomp landlock_create_ruleset landlock_add_rule
     landlock_restrict_self memfd_secret lookup_dcookie fanotify_init uselib
-    vhangup chown fchown lchown fchownat
+    vhangup chown fchown lchown fchownat memfd_create sysinfo
 """.split()
 
 
@@ -366,6 +366,19 @@ def test_emulated_argument_rules(arch):
         assert run("prctl", option) == policy.EPERM, option
     assert run("prlimit64", 0) == policy.ALLOW
     assert run("prlimit64", 1) == policy.EPERM
+    assert run("fcntl", 3, 1031) == policy.EPERM                  # F_SETPIPE_SZ
+    assert run("fcntl", 3, hi | 1031) == policy.EPERM
+    assert run("fcntl", 3, 1032) == policy.ALLOW                  # F_GETPIPE_SZ
+    assert run("fcntl", 3, 3) == policy.ALLOW                     # F_GETFL
+    for option in (26, 50, 51, 52):                               # SO_ATTACH_*
+        assert run("setsockopt", 3, 1, option) == policy.EPERM, option
+        assert run("setsockopt", 3, 1, hi | option, inet=True) == policy.EPERM, option
+    assert run("setsockopt", 3, 1, 2) == policy.ALLOW             # SO_REUSEADDR
+    assert run("setsockopt", 3, 6, 26) == policy.ALLOW            # IPPROTO_TCP, not a filter
+    for name in ("sendmsg", "sendmmsg"):
+        assert run(name, 3) == policy.EPERM
+        assert run(name, 3, inet=True) == policy.ALLOW
+    assert run("sendto", 3) == policy.ALLOW
 
 
 # --- status and installation --------------------------------------------------
@@ -737,3 +750,89 @@ def test_asyncio_and_sqlite_under_filter():
         db.executemany("insert into t values (?)", [(i,) for i in range(10)])
         return [asyncio.run(main()), db.execute("select sum(x) from t").fetchone()[0]]
     assert child_value(probe) == [10, 45]
+
+
+# --- memory that escapes accounting, socket filters, host facts ----------------
+
+def test_memory_outside_rlimits_is_refused():
+    """memfd buffers, pipes grown past the default and fds parked in flight on a
+    socket hold memory that no rlimit counts: each way is closed."""
+    import socket
+
+    def probe():
+        out = {}
+        try:
+            os.memfd_create("x")
+            out["memfd"] = "created"
+        except OSError as exc:
+            out["memfd"] = exc.errno
+        r, w = os.pipe()
+        try:
+            import fcntl
+            fcntl.fcntl(w, 1031, 1 << 20)
+            out["setpipe"] = "grown"
+        except OSError as exc:
+            out["setpipe"] = exc.errno
+        a, b = socket.socketpair()
+        try:
+            a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", r))])
+            out["scm_rights"] = "sent"
+        except OSError as exc:
+            out["scm_rights"] = exc.errno
+        a.send(b"plain")
+        out["send"] = b.recv(10).decode()
+        try:
+            os.sysconf("SC_PHYS_PAGES")
+            out["sysinfo"] = raw("sysinfo", 0)
+        except OSError as exc:
+            out["sysinfo"] = exc.errno
+        return out
+
+    out = child_value(probe)
+    assert out["memfd"] == errno.EPERM
+    assert out["setpipe"] == errno.EPERM
+    assert out["scm_rights"] == errno.EPERM
+    assert out["send"] == "plain"
+    assert out["sysinfo"] == [-1, errno.EPERM]
+
+
+def test_memory_outside_rlimits_reaches_kernel_without_filter():
+    """The same calls succeed unfiltered: the refusals above are the filter's."""
+    import socket
+
+    def probe():
+        fd = os.memfd_create("x")
+        os.close(fd)
+        r, w = os.pipe()
+        import fcntl
+        size = fcntl.fcntl(w, 1031, 1 << 20)
+        a, b = socket.socketpair()
+        a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", r))])
+        return size
+
+    assert child_value(probe, filtered=False) >= 1 << 20
+
+
+def test_socket_filters_are_refused():
+    import socket
+
+    def probe():
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        # one cBPF instruction: ret #0
+        insn = struct.pack("HBBI", 0x06, 0, 0, 0)
+        buf = ctypes.create_string_buffer(insn)
+        fprog = struct.pack("HL", 1, ctypes.addressof(buf))
+        results = {}
+        for name, option in (("filter", 26), ("bpf", 50)):
+            try:
+                s.setsockopt(socket.SOL_SOCKET, option, fprog)
+                results[name] = "attached"
+            except OSError as exc:
+                results[name] = exc.errno
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        return results
+
+    filtered = child_value(probe)
+    assert filtered == {"filter": errno.EPERM, "bpf": errno.EPERM}
+    unfiltered = child_value(probe, filtered=False)
+    assert unfiltered["filter"] == "attached"

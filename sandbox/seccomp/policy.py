@@ -75,6 +75,11 @@ NETLINK_ROUTE = 0
 
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 
+F_SETPIPE_SZ = 1031
+SOL_SOCKET = 1
+# SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF, SO_ATTACH_REUSEPORT_EBPF
+SOCKET_FILTER_OPTIONS = (26, 50, 51, 52)
+
 PRCTL_ALLOWED = (
     15,          # PR_SET_NAME (threading names threads)
     16,          # PR_GET_NAME
@@ -87,7 +92,9 @@ PRCTL_ALLOWED = (
 
 # --- the lists ----------------------------------------------------------------
 
-# Refused with EPERM: the well-known escape / privilege / kernel-attack surface.
+# Refused with EPERM: the well-known escape / privilege / kernel-attack surface,
+# memory that no rlimit counts (memfd_create), and host facts (sysinfo: uptime,
+# process count, RAM).
 # All of it would already get ENOSYS from the default; the explicit EPERM gives
 # clear diagnostics and documents intent. Names missing on an arch are skipped.
 # (numpy's OpenBLAS calls mbind at import and carries on after the EPERM.)
@@ -109,6 +116,7 @@ DENIED = """
     capset seccomp landlock_create_ruleset landlock_add_rule landlock_restrict_self
     memfd_secret lookup_dcookie fanotify_init uselib vhangup
     chown fchown lchown fchownat
+    memfd_create sysinfo
 """.split()
 
 # Allowed unconditionally: what a forked CPython that never execs needs
@@ -117,12 +125,12 @@ DENIED = """
 ALLOWED = """
     read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 lseek
     close close_range openat openat2 open newfstatat fstat stat lstat statx
-    readlink readlinkat getdents64 getcwd chdir fchdir fcntl dup dup2 dup3 pipe
+    readlink readlinkat getdents64 getcwd chdir fchdir dup dup2 dup3 pipe
     pipe2 umask access faccessat faccessat2 ftruncate truncate fsync fdatasync
     fallocate unlink unlinkat mkdir mkdirat rmdir rename renameat renameat2 link
     linkat symlink symlinkat chmod fchmod fchmodat fchmodat2 utimensat flock
     poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait
-    epoll_pwait epoll_pwait2 eventfd eventfd2 memfd_create copy_file_range
+    epoll_pwait epoll_pwait2 eventfd eventfd2 copy_file_range
     sendfile splice tee
     mmap munmap mprotect mremap madvise brk msync mincore mlock munlock
     rt_sigaction rt_sigprocmask rt_sigreturn rt_sigpending rt_sigtimedwait
@@ -135,10 +143,10 @@ ALLOWED = """
     gettid set_tid_address exit exit_group arch_prctl
     clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday time times
     getrandom getpid getppid getpgrp getpgid getsid setsid setpgid getuid geteuid
-    getgid getegid getresuid getresgid getgroups uname sysinfo getrlimit
+    getgid getegid getresuid getresgid getgroups uname getrlimit
     setrlimit getrusage wait4 waitid
-    getsockname getpeername sendto recvfrom sendmsg recvmsg sendmmsg recvmmsg
-    shutdown getsockopt setsockopt connect bind listen accept accept4
+    getsockname getpeername sendto recvfrom recvmsg recvmmsg
+    shutdown getsockopt connect bind listen accept accept4
     statfs fstatfs membarrier
 """.split()
 
@@ -227,6 +235,42 @@ def _prlimit64_rule(label: bpf.LabelMaker, allow_inet: bool) -> list:
     ]
 
 
+def _fcntl_rule(label: bpf.LabelMaker, allow_inet: bool) -> list:
+    # A pipe grown to 1 MiB holds memory no rlimit counts; at the default 64 KiB,
+    # RLIMIT_NOFILE bounds what pipes can park.
+    deny = label("fcntl_deny")
+    return [
+        bpf.ld_abs(arg_lo(1)),
+        bpf.jeq(F_SETPIPE_SZ, jt=deny),
+        bpf.ret(ALLOW),
+        bpf.Label(deny),
+        bpf.ret(EPERM),
+    ]
+
+
+def _setsockopt_rule(label: bpf.LabelMaker, allow_inet: bool) -> list:
+    # Socket filters are BPF programs loaded into the kernel by the snippet.
+    allow, deny = label("sockopt_allow"), label("sockopt_deny")
+    return [
+        bpf.ld_abs(arg_lo(1)),
+        bpf.jeq(SOL_SOCKET, jf=allow),
+        bpf.ld_abs(arg_lo(2)),
+        *[bpf.jeq(option, jt=deny) for option in SOCKET_FILTER_OPTIONS],
+        bpf.Label(allow),
+        bpf.ret(ALLOW),
+        bpf.Label(deny),
+        bpf.ret(EPERM),
+    ]
+
+
+def _sendmsg_rule(label: bpf.LabelMaker, allow_inet: bool) -> list:
+    # sendmsg can carry file descriptors (SCM_RIGHTS); fds parked in flight on a
+    # socket keep pipes and buffers alive that no rlimit counts. BPF cannot read
+    # the control message, so the call goes; plain send()/sendto() stay. The
+    # network profile keeps it: glibc's resolver sends its queries with sendmmsg.
+    return [bpf.ret(ALLOW if allow_inet else EPERM)]
+
+
 ARG_RULES = {
     "clone": _clone_rule,
     "socket": _socket_rule,
@@ -234,6 +278,10 @@ ARG_RULES = {
     "ioctl": _ioctl_rule,
     "prctl": _prctl_rule,
     "prlimit64": _prlimit64_rule,
+    "fcntl": _fcntl_rule,
+    "setsockopt": _setsockopt_rule,
+    "sendmsg": _sendmsg_rule,
+    "sendmmsg": _sendmsg_rule,
 }
 # clone3 passes flags inside a struct that BPF cannot read. ENOSYS (not EPERM)
 # makes glibc fall back to clone(), whose flags we can check.
