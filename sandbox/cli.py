@@ -26,7 +26,7 @@ logger = logging.getLogger("sandbox")
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        settings = load_settings()
+        settings = load_settings(env_file=args.env_file)
     except ConfigError as exc:
         print(f"sandbox-mcp: configuration error: {exc}", file=sys.stderr)
         return 2
@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         logger.warning("%s", warning)
     if settings.env_file and settings.env_file != os.devnull:
         logger.info("read settings from %s", settings.env_file)
-    if settings.disabled_layers:
-        logger.warning("SANDBOX_UNSAFE_DISABLE_LAYERS=%s: these isolation layers are OFF (testing only)",
-                       ",".join(sorted(settings.disabled_layers)))
+    for item in settings.weakening:
+        logger.warning("%s=%s weakens isolation (%s); set by %s",
+                       item["setting"], item["value"], item["opens"], item["source"])
     # SIGTERM takes the Ctrl-C path, so shutdown unwinds and the runner kills every child.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -56,9 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sandbox-mcp",
         description="An MCP server that runs untrusted Python in a hardened child process.",
-        epilog="Settings come from SANDBOX_* variables and a .env file; see .env.example.",
+        epilog="Settings come from SANDBOX_* variables and a file named by --env-file or "
+               "SANDBOX_ENV_FILE (never ./.env on its own); see .env.example.",
     )
     parser.add_argument("--version", action="version", version=f"sandbox-mcp {__version__}")
+    parser.add_argument("--env-file", metavar="FILE",
+                        help="read SANDBOX_* settings from FILE (as SANDBOX_ENV_FILE; no file is read otherwise)")
     parser.set_defaults(command="serve", transport="stdio", host=None, port=None)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -286,15 +289,21 @@ def _check(settings: Settings, as_json: bool) -> int:
 
     with _stdio_kept_from_children():
         layers = asyncio.run(probe())
+    from sandbox.profiles import python_layer_claim
+
     missing = sorted(name for name in settings.require if not layers.get(name, {}).get("active"))
+    claim = python_layer_claim(settings.enabled_profiles, settings.restricted_python)
     if as_json:
-        print(json.dumps({"layers": layers, "required": sorted(settings.require), "missing_required": missing},
-                         indent=2))
+        print(json.dumps({"layers": layers, "required": sorted(settings.require), "missing_required": missing,
+                          "python_layer": claim, "weakened_by": list(settings.weakening)}, indent=2))
     else:
         width = max(map(len, layers), default=10)
         for name, info in layers.items():
             state = "active" if info.get("active") else "INACTIVE"
             print(f"{name:<{width}}  {state:<8}  {info.get('detail', '')}")
+        print(f"python layer: {claim}")
+        for item in settings.weakening:
+            print(f"weakened by {item['setting']}={item['value']} ({item['opens']}; set by {item['source']})")
         if settings.require:
             print(f"required (SANDBOX_REQUIRE): {', '.join(sorted(settings.require))}"
                   + (f"; MISSING: {', '.join(missing)}" if missing else "; all active"))

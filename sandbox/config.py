@@ -1,10 +1,14 @@
 """Every setting of the server, read once at start-up from SANDBOX_* environment
-variables and a `.env` file, validated, and frozen into one `Settings` object.
+variables and an optional `.env` file, validated, and frozen into one `Settings` object.
 
-Precedence: the real environment, then the `.env` file (SANDBOX_ENV_FILE, or
-./.env when that variable is unset), then the defaults below. A bad value raises
-`ConfigError`, whose message names the variable, the value and what is accepted;
-the command line turns it into exit code 2.
+Precedence: the real environment, then the `.env` file, then the defaults below.
+The file is read only when the operator names it (SANDBOX_ENV_FILE or
+`--env-file`): clients start MCP servers inside the user's project, and a `.env`
+found in the working directory is the project's, not the operator's; it must not
+be able to switch isolation off. A bad value raises `ConfigError`, whose message
+names the variable, the value and what is accepted; the command line turns it
+into exit code 2. Settings that weaken isolation are listed with where each came
+from (`Settings.weakening`), logged at start and shown by get_sandbox_info.
 """
 
 import os
@@ -34,7 +38,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 # name -> (default as written in .env.example, one-line description)
 VARIABLES = {
-    "SANDBOX_ENV_FILE": ("./.env", "file of KEY=VALUE lines read at start; the real environment wins"),
+    "SANDBOX_ENV_FILE": ("", "file of KEY=VALUE lines read at start (only when named); the real environment wins"),
     "SANDBOX_TIMEOUT": ("30", "default execute_code timeout, in seconds"),
     "SANDBOX_MAX_TIMEOUT": ("300", "largest timeout a request may ask for, in seconds"),
     "SANDBOX_MAX_OUTPUT_SIZE": ("1048576", "stdout and stderr are each cut at this many bytes"),
@@ -90,6 +94,20 @@ class Settings:
     log_level: str = "info"
     env_file: str | None = None  # the .env file actually read, if any
     warnings: tuple[str, ...] = ()  # non-fatal findings, logged once at start
+    sources: dict = field(default_factory=dict, compare=False, repr=False)  # variable -> where it came from
+
+    @property
+    def weakening(self) -> tuple[dict, ...]:
+        """The settings that give the snippet more than the defaults do, each with the
+        value, where it came from and what it opens (one table: WEAKENING)."""
+        found = []
+        for name, (attribute, opens, is_weaker) in WEAKENING.items():
+            value = getattr(self, attribute)
+            if is_weaker(value):
+                shown = ",".join(sorted(value)) if isinstance(value, (frozenset, tuple)) else value
+                found.append({"setting": name, "value": shown, "source": self.sources.get(name, "default"),
+                              "opens": opens})
+        return tuple(found)
 
     @property
     def enabled_profiles(self) -> tuple[str, ...]:
@@ -134,32 +152,36 @@ def default_concurrency() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def load_settings(environ=None, cwd: str | None = None) -> Settings:
-    """Read, merge and validate the configuration. Raises ConfigError."""
+def load_settings(environ=None, env_file: str | None = None) -> Settings:
+    """Read, merge and validate the configuration. Raises ConfigError.
+
+    ``env_file`` (the --env-file option) wins over SANDBOX_ENV_FILE; with neither, no
+    file is read, whatever lies in the working directory."""
     environ = os.environ if environ is None else environ
-    env_path = environ.get("SANDBOX_ENV_FILE", "")
-    explicit = bool(env_path)
-    if not explicit:
-        env_path = os.path.join(cwd or os.getcwd(), ".env")
+    env_path = env_file or environ.get("SANDBOX_ENV_FILE", "")
     file_values: dict[str, str] = {}
-    env_file_read = None
-    if os.path.exists(env_path) and not os.path.isdir(env_path):
+    if env_path:
+        if not os.path.exists(env_path) or os.path.isdir(env_path):
+            raise ConfigError(f"SANDBOX_ENV_FILE={env_path!r}: no such file; "
+                              "accepted: the path of a readable .env file")
+        env_path = os.path.abspath(env_path)
         file_values = read_env_file(env_path)
-        env_file_read = env_path
-    elif explicit:
-        raise ConfigError(f"SANDBOX_ENV_FILE={env_path!r}: no such file; accepted: the path of a readable .env file")
 
     values = {k: v for k, v in file_values.items() if k.startswith("SANDBOX_")}
-    values.update({k: v for k, v in environ.items() if k.startswith("SANDBOX_")})
+    sources = {k: env_path for k in values}
+    for k, v in environ.items():
+        if k.startswith("SANDBOX_"):
+            values[k] = v
+            sources[k] = "environment"
     warnings = tuple(
         f"unknown variable {name} ignored (known: see .env.example)" for name in sorted(values) if name not in VARIABLES
     )
-    settings = _build(_Reader(values), warnings, env_file_read)
+    settings = _build(_Reader(values), warnings, env_path or None, sources)
     _check_extra_imports(settings)
     return settings
 
 
-def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None) -> Settings:
+def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None, sources: dict) -> Settings:
     max_timeout = read.number(
         "SANDBOX_MAX_TIMEOUT", 300.0, 0.0, MAX_TIMEOUT_CEILING, "seconds, greater than 0 and at most 86400"
     )
@@ -193,7 +215,34 @@ def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None) -> 
         log_level=read.choice("SANDBOX_LOG_LEVEL", "info", LOG_LEVELS),
         env_file=env_file,
         warnings=warnings,
+        sources=sources,
     )
+
+
+_DEFAULTS = Settings()
+
+# Settings that give a snippet more than the defaults: variable -> (Settings attribute,
+# what it opens, the test on its value). The one list behind the start-up warning and
+# get_sandbox_info's "weakened_by".
+WEAKENING = {
+    "SANDBOX_UNSAFE_DISABLE_LAYERS": ("disabled_layers", "kernel isolation layers switched off", bool),
+    "SANDBOX_RESTRICTED_PYTHON": ("restricted_python", "RestrictedPython off: the snippet runs real Python",
+                                  lambda on: not on),
+    "SANDBOX_ENABLE_NETWORK": ("enable_network", "network access", bool),
+    "SANDBOX_ENABLE_FILESYSTEM": ("enable_filesystem", "a writable workspace and open()", bool),
+    "SANDBOX_ENABLE_DATA_SCIENCE": ("enable_data_science",
+                                    "numpy, pandas, scipy, sympy, matplotlib (the Python layer is then "
+                                    "defence in depth only)", bool),
+    "SANDBOX_ALLOWED_IMPORTS": ("extra_imports", "modules beyond the profiles", bool),
+    "SANDBOX_MAX_TIMEOUT": ("max_timeout", "longer runs than the default ceiling",
+                            lambda v: v > _DEFAULTS.max_timeout),
+    "SANDBOX_MAX_MEMORY_LIMIT": ("max_memory_limit", "more memory than the default ceiling",
+                                 lambda v: v > _DEFAULTS.max_memory_limit),
+    "SANDBOX_MAX_OUTPUT_SIZE": ("max_output_size", "more output than the default ceiling",
+                                lambda v: v > _DEFAULTS.max_output_size),
+    "SANDBOX_MAX_CODE_SIZE": ("max_code_size", "larger snippets than the default ceiling",
+                              lambda v: v > _DEFAULTS.max_code_size),
+}
 
 
 def _check_extra_imports(settings: Settings) -> None:

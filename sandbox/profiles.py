@@ -133,6 +133,19 @@ def _parents(name: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+def python_layer_claim(enabled_profiles: Iterable[str], restricted: bool) -> str:
+    """What the RestrictedPython layer can honestly claim with these profiles: the one
+    sentence behind get_sandbox_info, `check` and the README."""
+    if not restricted:
+        return ("off (SANDBOX_RESTRICTED_PYTHON=false): snippets run real Python; the kernel layers "
+                "are the only boundary")
+    if "data_science" in enabled_profiles:
+        return ("defence in depth: numpy, pandas, scipy, sympy and matplotlib carry eval, unpickling, "
+                "dynamic imports and raw memory; the known doors are refused, but the kernel layers are "
+                "the boundary")
+    return "holds on its own in these profiles; the kernel layers are a second, independent boundary"
+
+
 def danger(name: str) -> str | None:
     """Why ``name`` is dangerous (it or a parent package is in DANGEROUS), else None."""
     if any(part.startswith("_") for part in name.split(".")):

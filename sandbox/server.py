@@ -165,9 +165,19 @@ def _file_content(value):
     return value.model_dump() if isinstance(value, InputFile) else value
 
 
+class WeakeningInfo(BaseModel):
+    setting: str
+    value: str
+    source: str = Field(description='"environment", the path of the settings file, or "default"')
+    opens: str
+
+
 class SandboxInfo(BaseModel):
     server: ServerInfo
     restricted_python: bool
+    python_layer: str = Field(description="what the RestrictedPython layer claims with the enabled profiles")
+    weakened_by: list[WeakeningInfo] = Field(
+        description="settings that give snippets more than the defaults, and where each came from")
     profiles: dict[str, ProfileInfo]
     extra_imports: list[str] = Field(description="modules added by SANDBOX_ALLOWED_IMPORTS")
     allowed_modules: list[str]
@@ -431,6 +441,8 @@ class SandboxTools:
         return SandboxInfo(
             server=ServerInfo(name=SERVER_NAME, version=__version__),
             restricted_python=s.restricted_python,
+            python_layer=profiles.python_layer_claim(s.enabled_profiles, s.restricted_python),
+            weakened_by=[WeakeningInfo(**{**item, "value": str(item["value"])}) for item in s.weakening],
             profiles=profile_info,
             extra_imports=list(s.extra_imports),
             allowed_modules=sorted(self.allowed),

@@ -73,9 +73,20 @@ def test_check_lists_every_layer():
     done = cli("check")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
+    claim = [line for line in lines if line.startswith("python layer: ")]
+    assert claim == ["python layer: holds on its own in these profiles; the kernel layers are a second, "
+                     "independent boundary"]
+    lines = [line for line in lines if line not in claim]
     assert {line.split()[0] for line in lines} == LAYERS
     for line in lines:
         assert line.split()[1] in ("active", "INACTIVE")
+
+
+def test_check_says_what_the_python_layer_claims_with_data_science():
+    done = cli("check", "--json", env={"SANDBOX_ENABLE_DATA_SCIENCE": "true"})
+    report = json.loads(done.stdout)
+    assert report["python_layer"].startswith("defence in depth")
+    assert [w["setting"] for w in report["weakened_by"]] == ["SANDBOX_ENABLE_DATA_SCIENCE"]
 
 
 def test_check_json_and_required_layers():

@@ -25,8 +25,14 @@ from sandbox.limits_parse import format_size, parse_bool, parse_seconds, parse_s
 
 
 def load(env=None, tmp_path=None):
-    """load_settings with only `env` as the environment and no stray .env."""
-    return load_settings(dict(env or {}), cwd=str(tmp_path) if tmp_path else "/nonexistent-dir")
+    """load_settings with only `env` as the environment, run from `tmp_path` (whose
+    ./.env, if any, must make no difference)."""
+    old = os.getcwd()
+    os.chdir(str(tmp_path) if tmp_path else "/")
+    try:
+        return load_settings(dict(env or {}))
+    finally:
+        os.chdir(old)
 
 
 # ----------------------------------------------------------------------------- parsers
@@ -111,19 +117,45 @@ def test_env_file_errors_name_the_line(tmp_path, line):
         read_env_file(str(env))
 
 
-def test_dotenv_in_working_directory_is_read(tmp_path):
-    (tmp_path / ".env").write_text("SANDBOX_TIMEOUT=7\nSANDBOX_ENABLE_NETWORK=yes\n")
+HOSTILE_DOTENV = ("SANDBOX_UNSAFE_DISABLE_LAYERS=namespaces,seccomp,landlock,privilege_drop,rlimits\n"
+                  "SANDBOX_RESTRICTED_PYTHON=false\nSANDBOX_ENABLE_NETWORK=yes\n"
+                  "SANDBOX_ALLOWED_IMPORTS=yaml\nSANDBOX_MAX_TIMEOUT=86400\n")
+
+
+def test_dotenv_in_working_directory_is_never_read(tmp_path):
+    """An IDE starts the server inside the user's project: that project's .env must
+    not switch isolation off (it once turned every layer off and ran snippets as uid 0)."""
+    (tmp_path / ".env").write_text(HOSTILE_DOTENV)
     settings = load({}, tmp_path)
-    assert settings.timeout == 7.0
-    assert settings.enable_network is True
-    assert settings.env_file == str(tmp_path / ".env")
+    assert settings == load({}, None)
+    assert settings.env_file is None and settings.weakening == ()
+    assert settings.restricted_python and not settings.disabled_layers
+
+
+def test_named_env_file_is_read_and_reported_with_its_path(tmp_path):
+    named = tmp_path / "ops.env"
+    named.write_text(HOSTILE_DOTENV)
+    settings = load({"SANDBOX_ENV_FILE": str(named), "SANDBOX_ENABLE_FILESYSTEM": "1"}, tmp_path)
+    found = {item["setting"]: item for item in settings.weakening}
+    assert set(found) == {"SANDBOX_UNSAFE_DISABLE_LAYERS", "SANDBOX_RESTRICTED_PYTHON", "SANDBOX_ENABLE_NETWORK",
+                          "SANDBOX_ALLOWED_IMPORTS", "SANDBOX_MAX_TIMEOUT", "SANDBOX_ENABLE_FILESYSTEM"}
+    assert found["SANDBOX_RESTRICTED_PYTHON"]["source"] == str(named)
+    assert found["SANDBOX_ENABLE_FILESYSTEM"]["source"] == "environment"
+    assert found["SANDBOX_MAX_TIMEOUT"]["value"] == 86400.0
+
+
+def test_limits_at_or_below_the_defaults_do_not_weaken(tmp_path):
+    settings = load({"SANDBOX_MAX_TIMEOUT": "300", "SANDBOX_MAX_MEMORY_LIMIT": "256m",
+                     "SANDBOX_RESTRICTED_PYTHON": "true"}, tmp_path)
+    assert settings.weakening == ()
 
 
 def test_environment_beats_dotenv(tmp_path):
-    (tmp_path / ".env").write_text("SANDBOX_TIMEOUT=7\nSANDBOX_POOL_SIZE=5\n")
-    settings = load({"SANDBOX_TIMEOUT": "9"}, tmp_path)
+    named = tmp_path / "x.env"
+    named.write_text("SANDBOX_TIMEOUT=7\nSANDBOX_POOL_SIZE=5\n")
+    settings = load({"SANDBOX_TIMEOUT": "9", "SANDBOX_ENV_FILE": str(named)}, tmp_path)
     assert settings.timeout == 9.0  # from the environment
-    assert settings.pool_size == 5  # from .env
+    assert settings.pool_size == 5  # from the file
 
 
 def test_sandbox_env_file_points_elsewhere(tmp_path):
@@ -140,7 +172,7 @@ def test_missing_explicit_env_file_is_an_error(tmp_path):
 
 def test_non_sandbox_keys_in_dotenv_are_ignored(tmp_path):
     (tmp_path / ".env").write_text("PATH=/evil\nSANDBOX_TIMEOUT=3\n")
-    settings = load({}, tmp_path)
+    settings = load({"SANDBOX_ENV_FILE": str(tmp_path / ".env")}, tmp_path)
     assert settings.timeout == 3.0
     assert "PATH" not in repr(settings)
 
@@ -286,6 +318,7 @@ def test_env_example_documents_every_variable_with_its_default(tmp_path):
     assert settings == Settings(
         max_concurrency=default_concurrency(), env_file=str(REPO_ROOT / ".env.example"), warnings=()
     )
+    assert settings.weakening == ()
 
 
 # ----------------------------------------------------------------------------- the real start-up
@@ -329,14 +362,24 @@ def test_unknown_variable_is_a_warning_on_stderr():
     assert "cannot read /nonexistent-file.py" in done.stderr
 
 
-def test_dotenv_file_is_read_at_start_and_environment_wins(tmp_path):
+def test_dotenv_file_is_read_only_when_named_and_environment_wins(tmp_path):
     (tmp_path / ".env").write_text("SANDBOX_HTTP_PORT=notaport\n")
-    env = {"SANDBOX_ENV_FILE": ""}  # fall back to ./.env in the working directory
-    done = start(env, cwd=tmp_path)
+    done = start({}, cwd=tmp_path)  # ./.env alone is not read
+    assert "SANDBOX_HTTP_PORT" not in done.stderr and "cannot read /nonexistent-file.py" in done.stderr
+    done = start({}, "--env-file", str(tmp_path / ".env"), "run", "/nonexistent-file.py", cwd=tmp_path)
     assert done.returncode == 2 and "SANDBOX_HTTP_PORT='notaport'" in done.stderr
-    done = start({**env, "SANDBOX_HTTP_PORT": "8080"}, cwd=tmp_path)
+    done = start({"SANDBOX_ENV_FILE": str(tmp_path / ".env"), "SANDBOX_HTTP_PORT": "8080"}, cwd=tmp_path)
     assert "SANDBOX_HTTP_PORT" not in done.stderr
     assert "cannot read /nonexistent-file.py" in done.stderr
+
+
+def test_weakening_settings_are_logged_at_start_with_their_source(tmp_path):
+    named = tmp_path / "ops.env"
+    named.write_text("SANDBOX_RESTRICTED_PYTHON=false\n")
+    done = start({"SANDBOX_ENV_FILE": str(named), "SANDBOX_ENABLE_NETWORK": "yes"})
+    assert f"SANDBOX_RESTRICTED_PYTHON=False weakens isolation" in done.stderr
+    assert f"set by {named}" in done.stderr
+    assert "SANDBOX_ENABLE_NETWORK=True weakens isolation" in done.stderr and "set by environment" in done.stderr
 
 
 def test_python_dash_m_sandbox_is_the_same_command_line():
