@@ -10,7 +10,9 @@ Everything else of the host, /etc, /home, /root, the host's /tmp, is absent.
 from __future__ import annotations
 
 import os
+import site
 import sys
+import sysconfig
 
 from . import kernel
 
@@ -30,16 +32,59 @@ _ST_FLAGS = {  # statvfs flags that a remount inside a user namespace must keep
 
 
 def python_paths() -> list[str]:
-    """What the interpreter needs to keep importing: prefixes, sys.path entries
-    (directories or zip files such as our own .pyz) and this package."""
-    package_dir = os.path.dirname(os.path.abspath(__file__))
-    # The directory holding this package may be a checkout with a .env file
-    # or a .git; only the package itself is exposed, never its parent.
-    project_dir = os.path.realpath(os.path.dirname(package_dir))
-    hidden = {project_dir} if os.path.exists(os.path.join(project_dir, "pyproject.toml")) else set()
-    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, package_dir}
-    candidates.update(p for p in sys.path if p and os.path.realpath(p) not in hidden)
-    return _outermost(p for p in map(os.path.realpath, candidates) if os.path.exists(p))
+    """What the interpreter needs to keep importing, and nothing around it: the
+    standard library and site-packages directories of this installation, and the
+    package directory (or zip archive) of each module already imported from
+    elsewhere (this package in a checkout, a library on PYTHONPATH, the .pyz's
+    cache). Never sys.path as such: it holds the working directory or PYTHONPATH
+    entries, and a directory started from can hold a .env with the API token, or
+    be / itself."""
+    install = {sysconfig.get_path(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    install.update(site.getsitepackages())
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    if user_site in sys.path:
+        install.add(user_site)
+    install = {os.path.realpath(p) for p in install if p and os.path.isdir(p)}
+    imported = set()
+    for name, module in list(sys.modules.items()):
+        if "." in name or module is None:
+            continue
+        location = _package_location(module)
+        if location and not _inside(location, install):
+            imported.add(location)
+    return _outermost(p for p in install | imported if not _exposes_too_much(p))
+
+
+def _package_location(module) -> str | None:
+    """The directory of a package, the file of a plain module, or the zip archive
+    either came from; None for built-in and frozen modules."""
+    origin = getattr(module, "__file__", None)
+    if not isinstance(origin, str):
+        return None
+    origin = os.path.realpath(origin)
+    archive = origin
+    while archive not in ("/", "") and not os.path.exists(archive):
+        archive = os.path.dirname(archive)  # a path inside a .pyz: the archive itself
+    if archive != origin:
+        return archive if os.path.isfile(archive) else None
+    if os.path.basename(origin).startswith("__init__."):
+        return os.path.dirname(origin)
+    return origin
+
+
+def _inside(path: str, roots) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _exposes_too_much(path: str) -> bool:
+    """/ and anything that is or holds a home directory never become readable."""
+    homes = {os.path.realpath(os.path.expanduser("~"))}
+    try:
+        import pwd
+        homes.update(os.path.realpath(entry.pw_dir) for entry in pwd.getpwall() if entry.pw_dir not in ("", "/"))
+    except (ImportError, OSError):
+        pass
+    return path == "/" or any(_inside(home, [path]) for home in homes)
 
 
 def readable_paths(*, network: bool) -> list[str]:

@@ -339,6 +339,8 @@ def test_get_sandbox_info(server):
     assert set(data["layers"]) == LAYERS
     for name, layer in data["layers"].items():
         assert isinstance(layer["active"], bool) and layer["detail"], name
+    assert data["python_layer"].startswith("holds on its own")
+    assert data["weakened_by"] == []
 
 
 # ----------------------------------------------------------------------------- bad input
