@@ -7,8 +7,6 @@ MCP (serve over stdio) or the command's own answer (run, check).
 
 import argparse
 import asyncio
-import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -19,6 +17,7 @@ from dataclasses import replace
 
 from sandbox import __version__
 from sandbox.config import MIN_TOKEN_LENGTH, ConfigError, Settings, load_settings
+from sandbox.http_gate import HttpGate, allowed_hosts, is_loopback
 
 logger = logging.getLogger("sandbox")
 
@@ -122,7 +121,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
         )
         return 2
     bind = host or settings.http_host
-    if not _is_loopback(bind):
+    if not is_loopback(bind):
         if host is None:
             print(
                 f"sandbox-mcp: configuration error: SANDBOX_HTTP_HOST={bind!r} is not a loopback address; "
@@ -137,7 +136,8 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
         return 2
 
     server = build_server(settings, Runner(settings.runner_config()))
-    app = BearerTokenGate(server.streamable_http_app(host=bind), settings.api_token)
+    app = HttpGate(server.streamable_http_app(host=bind), settings.api_token,
+                   allowed_hosts(bind, port, settings.http_allowed_hosts))
     config = uvicorn.Config(app, host=bind, port=port, log_config=None, log_level=settings.log_level)
     logger.info("serving MCP over HTTP at http://%s:%d/mcp", bind, port)
     try:
@@ -145,41 +145,6 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
     except BaseException as exc:
         return _startup_failure(exc)
     return 0
-
-
-class BearerTokenGate:
-    """ASGI wrapper: every HTTP request needs `Authorization: Bearer <token>`, else 401."""
-
-    def __init__(self, app, token: str):
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] == "http":
-            presented = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(presented, self.expected):
-                body = b'{"error": "unauthorized: send Authorization: Bearer <SANDBOX_API_TOKEN>"}'
-                await send({
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"www-authenticate", b'Bearer realm="sandbox-mcp"'),
-                    ],
-                })
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _startup_failure(exc: BaseException) -> int:

@@ -58,6 +58,7 @@ VARIABLES = {
     "SANDBOX_API_TOKEN": ("", f"bearer token for the HTTP transport, {MIN_TOKEN_LENGTH}+ characters"),
     "SANDBOX_HTTP_HOST": ("127.0.0.1", "HTTP transport bind address"),
     "SANDBOX_HTTP_PORT": ("8765", "HTTP transport port"),
+    "SANDBOX_HTTP_ALLOWED_HOSTS": ("", "comma list of extra host names clients use to reach the HTTP transport"),
     "SANDBOX_LOG_LEVEL": ("info", "one of " + ", ".join(LOG_LEVELS)),
 }
 
@@ -91,6 +92,7 @@ class Settings:
     api_token: str | None = field(default=None, repr=False)
     http_host: str = "127.0.0.1"
     http_port: int = 8765
+    http_allowed_hosts: tuple[str, ...] = ()
     log_level: str = "info"
     env_file: str | None = None  # the .env file actually read, if any
     warnings: tuple[str, ...] = ()  # non-fatal findings, logged once at start
@@ -212,6 +214,7 @@ def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None, sou
         api_token=read.token("SANDBOX_API_TOKEN"),
         http_host=read.host("SANDBOX_HTTP_HOST", "127.0.0.1"),
         http_port=read.integer("SANDBOX_HTTP_PORT", 8765, 1, 65535),
+        http_allowed_hosts=read.host_list("SANDBOX_HTTP_ALLOWED_HOSTS"),
         log_level=read.choice("SANDBOX_LOG_LEVEL", "info", LOG_LEVELS),
         env_file=env_file,
         warnings=warnings,
@@ -374,6 +377,15 @@ class _Reader:
         if len(token) < MIN_TOKEN_LENGTH or any(c.isspace() or not c.isprintable() for c in token):
             raise self._fail(name, raw, f"at least {MIN_TOKEN_LENGTH} printable characters without spaces")
         return token
+
+    def host_list(self, name: str) -> tuple[str, ...]:
+        raw = self._raw(name)
+        if raw is None:
+            return ()
+        names = tuple(part.strip().lower() for part in raw.split(",") if part.strip())
+        if any(len(n) > 253 or any(c.isspace() or c in "/@:" for c in n) for n in names):
+            raise self._fail(name, raw, "a comma-separated list of host names such as sandbox.internal")
+        return names
 
     def host(self, name: str, default: str) -> str:
         raw = self._raw(name)

@@ -139,7 +139,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(*extra_args, env=None):
+def http_server(*extra_args, env=None, connect="127.0.0.1"):
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(LAUNCHER), "serve", "--transport", "http", "--port", str(port), *extra_args],
@@ -151,12 +151,12 @@ def http_server(*extra_args, env=None):
         while True:
             assert process.poll() is None, process.communicate()[1].decode()
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                socket.create_connection((connect, port), timeout=1).close()
                 break
             except OSError:
                 assert time.monotonic() < deadline, "HTTP server did not start"
                 time.sleep(0.1)
-        yield process, f"http://127.0.0.1:{port}/mcp"
+        yield process, f"http://{connect}:{port}/mcp"
     finally:
         process.terminate()
         try:
@@ -225,3 +225,29 @@ def test_http_binds_non_loopback_only_with_the_explicit_option():
 def test_http_loopback_hosts_need_no_option(host):
     with http_server("--host", host) as (process, url):
         assert post(url, {"Authorization": f"Bearer {TOKEN}"}) != 401
+
+
+@pytest.mark.parametrize("bind", ["127.0.0.1", "127.0.0.2", "0.0.0.0"])
+def test_http_refuses_foreign_host_and_origin_for_any_bind(bind):
+    """DNS rebinding: a page on evil.example whose name resolves to this server's address.
+    Checked for every bind address, not only the loopback spellings the SDK knows."""
+    with http_server("--host", bind, connect=bind if bind != "0.0.0.0" else "127.0.0.1") as (process, url):
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        port = url.split(":")[2].split("/")[0]
+        assert post(url, {**auth, "Host": "evil.example"}) == 403
+        assert post(url, {**auth, "Host": f"evil.example:{port}"}) == 403
+        assert post(url, {**auth, "Origin": "null"}) == 403
+        assert post(url, {**auth, "Origin": "http://evil.example"}) == 403
+        assert post(url, {"Host": "evil.example"}) == 403  # refused before the token is looked at
+        own = url.rsplit("/mcp", 1)[0]
+        assert post(url, {**auth, "Origin": own}) not in (401, 403)
+        assert post(url, auth) not in (401, 403)
+
+
+def test_http_allowed_hosts_setting_adds_names():
+    with http_server("--host", "127.0.0.2", connect="127.0.0.2",
+                     env={"SANDBOX_HTTP_ALLOWED_HOSTS": "sandbox.internal"}) as (process, url):
+        port = url.split(":")[2].split("/")[0]
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        assert post(url, {**auth, "Host": f"sandbox.internal:{port}"}) not in (401, 403)
+        assert post(url, {**auth, "Host": f"evil.example:{port}"}) == 403

@@ -260,6 +260,7 @@ BAD_VALUES = {
     "SANDBOX_POOL_SIZE": ["-1", "1000", "x"],
     "SANDBOX_API_TOKEN": ["short", "has spaces in it but is long enough ......"],
     "SANDBOX_HTTP_HOST": ["a b", "user@host"],
+    "SANDBOX_HTTP_ALLOWED_HOSTS": ["a b", "evil.example:80", "x/y"],
     "SANDBOX_HTTP_PORT": ["0", "65536", "http"],
     "SANDBOX_LOG_LEVEL": ["loud"],
     "SANDBOX_ENV_FILE": ["/nonexistent-dir/.env"],

@@ -1,0 +1,89 @@
+"""The HTTP transport's gate, in front of the MCP app: DNS-rebinding protection
+(Host and Origin) for any bind address, then the bearer token.
+
+A browser page on evil.example can make a victim's browser send requests to
+127.0.0.2:8765 once evil.example resolves there; the Host header still says
+evil.example and the Origin says where the page came from. So the Host must
+name this server as bound (and, for loopback or wildcard binds, one of the
+loopback spellings), and an Origin, when sent, must be one of those hosts;
+`Origin: null` (sandboxed iframes, file: pages) never is.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        return False
+
+
+def allowed_hosts(bind: str, port: int, extra: tuple[str, ...] = ()) -> frozenset[str]:
+    """The Host header values that name this server: bind:port, the loopback
+    spellings for a loopback or wildcard bind, and the operator's extra names."""
+    def with_port(name: str) -> str:
+        if ":" in name and not name.startswith("["):
+            name = f"[{name}]"  # a bare IPv6 address
+        return f"{name}:{port}".lower()
+
+    names = {bind, *extra}
+    if is_loopback(bind) or _is_wildcard(bind):
+        names.update(LOOPBACK_NAMES)
+    names.discard("0.0.0.0")
+    names.discard("::")
+    return frozenset(with_port(n) for n in names)
+
+
+class HttpGate:
+    """ASGI wrapper: Host and Origin checked (403), then `Authorization: Bearer <token>` (401)."""
+
+    def __init__(self, app, token: str, hosts: frozenset[str]):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+        self.hosts = hosts
+        self.origins = frozenset(f"{scheme}://{h}" for h in hosts for scheme in ("http", "https"))
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or ())
+            host = headers.get(b"host", b"").decode("latin-1").lower()
+            origin = headers.get(b"origin")
+            if host not in self.hosts:
+                return await _refuse(send, 403, f"Host {host[:100]!r} does not name this server; use "
+                                                f"http://{min(self.hosts)}/mcp (or add the name to "
+                                                "SANDBOX_HTTP_ALLOWED_HOSTS)")
+            if origin is not None and origin.decode("latin-1").lower().rstrip("/") not in self.origins:
+                return await _refuse(send, 403, "cross-origin requests are refused: the Origin header "
+                                                "must be this server's own address")
+            presented = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(presented, self.expected):
+                return await _refuse(send, 401, "unauthorized: send Authorization: Bearer <SANDBOX_API_TOKEN>",
+                                     [(b"www-authenticate", b'Bearer realm="sandbox-mcp"')])
+        await self.app(scope, receive, send)
+
+
+async def _refuse(send, status: int, message: str, headers=()) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()), *headers],
+    })
+    await send({"type": "http.response.body", "body": body})
