@@ -12,12 +12,10 @@ import stat
 import sys
 
 from .mounts import WORKSPACE
+from .protocol import MAX_IMAGE_BYTES, MAX_IMAGES, MAX_OUTPUT_BYTES, MAX_OUTPUT_FILES
+
 OUT_DIR = "out"
 MAX_INPUT_FILES = 50
-MAX_OUTPUT_FILES = 20
-MAX_OUTPUT_BYTES = 4 << 20          # all returned files together
-MAX_IMAGES = 8
-MAX_IMAGE_BYTES = 1 << 20           # per PNG
 
 
 class BadInputFile(ValueError):
@@ -59,8 +57,8 @@ def _content(name: str, value) -> bytes:
 
 
 def collect_output_files() -> tuple[list, bool]:
-    """Regular files under workspace/out (symlinks and specials are skipped),
-    base64-encoded, capped in number and total size."""
+    """Regular files under workspace/out (symlinks and specials are skipped) as
+    (relative path, bytes) pairs, capped in number and total size."""
     root = os.path.join(WORKSPACE, OUT_DIR)
     found, total, truncated = [], 0, False
     if not os.path.isdir(root):
@@ -82,13 +80,12 @@ def collect_output_files() -> tuple[list, bool]:
             if total + len(data) > MAX_OUTPUT_BYTES:
                 return found, True
             total += len(data)
-            found.append({"path": os.path.relpath(path, WORKSPACE), "size": len(data),
-                          "base64": base64.b64encode(data).decode("ascii")})
+            found.append((os.path.relpath(path, WORKSPACE), data))
     return found, truncated
 
 
 def render_figures() -> tuple[list, bool]:
-    """Every open matplotlib figure as a PNG, if the snippet used pyplot."""
+    """Every open matplotlib figure as PNG bytes, if the snippet used pyplot."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return [], False
@@ -103,6 +100,6 @@ def render_figures() -> tuple[list, bool]:
         if len(data) > MAX_IMAGE_BYTES:
             truncated = True
             continue
-        images.append({"mime_type": "image/png", "base64": base64.b64encode(data).decode("ascii")})
+        images.append(data)
     pyplot.close("all")
     return images, truncated

@@ -70,7 +70,8 @@ class AuditLog:
         )
         for event in result.get("security_events") or ():
             if isinstance(event, dict):
-                self.security(str(event.get("kind", "unknown")), str(event.get("detail", "")), execution_id)
+                self.security(str(event.get("kind", "unknown")), str(event.get("detail", "")), execution_id,
+                              source=str(event.get("source", "server")))
 
     def validation(self, *, execution_id: str, code: str, profiles: list[str], result: dict | None, outcome: str) -> None:
         if not self.enabled:
@@ -90,11 +91,14 @@ class AuditLog:
             }
         )
 
-    def security(self, kind: str, detail: str, execution_id: str) -> None:
-        """A blocked operation: a refused import, a missing layer, a seccomp kill..."""
+    def security(self, kind: str, detail: str, execution_id: str, source: str = "server") -> None:
+        """A blocked operation: a refused import, a missing layer, a seccomp kill... `source`
+        says who saw it: the server, or the sandbox (whose word a snippet running real Python
+        can forge)."""
         if not self.enabled:
             return
-        self._write({"event": "security", "kind": kind[:100], "detail": detail[:_MAX_DETAIL], "execution_id": execution_id})
+        self._write({"event": "security", "kind": kind[:100], "detail": detail[:_MAX_DETAIL],
+                     "execution_id": execution_id, "source": source[:10]})
 
     def _write(self, record: dict) -> None:
         record = {"timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **record}

@@ -4,7 +4,10 @@ The zygote forks STAGE 1 and hands it a ChildSpec; from there:
 
   stage 1  (host pid namespace)  new session, parent-death signal, fd and
            environment hygiene, unshare the namespaces; forks stage 2 and
-           only waits for it, relaying its status to the zygote.
+           waits for it, relaying its status to the zygote. When the zygote
+           closes the kill pipe (the result arrived, a limit was hit), it kills
+           stage 2; its exit comes only after every process of the namespace is
+           gone, so the zygote's answer never precedes the snippet's end.
   stage 2  (PID 1 of the new pid namespace)  builds the private root
            (mounts.py), forks stage 3, then drops everything it holds and
            does nothing but reap (a minimal init).
@@ -34,9 +37,10 @@ SETUP_FAILED = 121  # exit status of a stage that could not apply a layer
 SANDBOX_NICE = 10   # every sandbox process runs below the server and the fork server
 
 # The fds stage 3 works with; everything else is closed before the snippet.
-STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD = 0, 1, 2, 3, 4
+# KILL_FD is stage 1's alone: the read end of the zygote's kill pipe.
+STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD, KILL_FD = 0, 1, 2, 3, 4, 5
 MAX_REQUEST = 64 << 20
-MAX_RESULT = 24 << 20
+MAX_VARIABLE_NAME = 200
 CHILD_ENV = {
     "PATH": "/usr/bin:/bin",
     "HOME": "/tmp",
@@ -70,11 +74,12 @@ class ChildSpec:
 
 @dataclass(frozen=True)
 class ChildPipes:
-    """The child's ends: request (read), result/stdout/stderr (write)."""
+    """The child's ends: request and kill (read), result/stdout/stderr (write)."""
     request: int
     result: int
     stdout: int
     stderr: int
+    kill: int
 
 
 def stage1(spec: ChildSpec, pipes: ChildPipes) -> None:
@@ -89,7 +94,7 @@ def stage1(spec: ChildSpec, pipes: ChildPipes) -> None:
         if os.getppid() != spec.zygote_pid:
             os._exit(SETUP_FAILED)
         _move_pipes_low(pipes)
-        kernel.close_range_from(RESULT_FD + 1)
+        kernel.close_range_from(KILL_FD + 1)
         os.environ.clear()
         os.environ.update(CHILD_ENV)
         if "namespaces" in spec.layers:
@@ -104,15 +109,26 @@ def stage1(spec: ChildSpec, pipes: ChildPipes) -> None:
         pid = os.fork()
         if pid == 0:
             os.close(alive_w)
+            os.close(KILL_FD)
             _stage2(spec, alive_r)
         # Only the snippet may hold the pipes: their EOF tells the zygote it is gone.
         for fd in (alive_r, STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD):
             os.close(fd)
         privileges.set_not_dumpable()
-        _, status = os.waitpid(pid, 0)
-        os._exit(_relay_status(status))
+        os._exit(_relay_status(_wait_or_kill(pid)))
     except BaseException as exc:  # noqa: BLE001 - a stage must never unwind into the zygote
         _setup_failed("namespaces", exc)
+
+
+def _wait_or_kill(pid: int) -> int:
+    """Stage 1: wait for stage 2; kill it first when the zygote closes the kill
+    pipe. The init's exit completes only once its namespace is empty."""
+    pidfd = os.pidfd_open(pid)
+    readable, _, _ = select.select([KILL_FD, pidfd], [], [])
+    if KILL_FD in readable:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    return status
 
 
 def _stage2(spec: ChildSpec, alive_r: int) -> None:
@@ -169,7 +185,7 @@ def _stage3(spec: ChildSpec, parent_pid: int) -> None:
     except BaseException as exc:  # noqa: BLE001
         _setup_failed(layer, exc)
     _prewarm()
-    protocol.write_frame_fd(RESULT_FD, {"kind": "ready"})
+    protocol.write_frame_fd(RESULT_FD, protocol.encode_sectioned({"kind": "ready"}))
     _serve_one_request(spec, baseline)
 
 
@@ -209,21 +225,20 @@ def _serve_one_request(spec: ChildSpec, baseline) -> None:
         if request.get("op") == "validate":
             reply = restricted.validate(request["code"], restricted=request.get("restricted", True),
                                         allowed_modules=allowed)
+            frame = protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), **reply})
         else:
             reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
                                        allowed_modules=allowed, stdout=stdout, stderr=stderr,
                                        open_files=spec.filesystem and "namespaces" in spec.layers)
-        if request.get("op") != "validate":
-            reply.update(_artifacts(spec))
-        for stream in (stdout, stderr):
-            try:
-                stream.flush()
-            except BaseException:  # noqa: BLE001 - a closed or broken stream loses nothing else
-                pass
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        reply = {"kind": "result", "nonce": request.get("nonce"), **reply,
-                 "usage": {"cpu_time": usage.ru_utime + usage.ru_stime, "max_rss_bytes": usage.ru_maxrss * 1024}}
-        protocol.write_frame_fd(RESULT_FD, _fit(reply, int(request.get("max_output", MAX_RESULT))))
+            images, files, extra = _artifacts(spec)
+            for stream in (stdout, stderr):
+                try:
+                    stream.flush()
+                except BaseException:  # noqa: BLE001 - a closed or broken stream loses nothing else
+                    pass
+            reply.update(extra, kind="result", nonce=request.get("nonce"))
+            frame = _result_frame(reply, images, files, int(request.get("max_output", 1 << 20)))
+        protocol.write_frame_fd(RESULT_FD, frame)
         # EOF now, not after the kernel has torn down our address space at exit
         kernel.close_range_from(STDOUT)
     except MemoryError:
@@ -235,19 +250,39 @@ def _serve_one_request(spec: ChildSpec, baseline) -> None:
     os._exit(0)
 
 
-def _artifacts(spec: ChildSpec) -> dict:
-    """Figures and out/ files of the run; their failure never hides the result."""
-    extra = {}
+def _result_frame(reply: dict, images: list, files: list, max_result: int) -> bytes:
+    """The result as a sectioned frame: the value's JSON, then each PNG and each
+    out/ file as raw bytes. A value larger than the output limit becomes a
+    truncated repr (marked result_truncated)."""
+    value = reply.pop("result", None)
+    encoded = protocol.dumps(value)
+    if len(encoded) > max_result:
+        encoded = protocol.dumps(repr(value)[:max_result // 8])
+        reply["result_truncated"] = True
+    reply["variables"] = [v[:MAX_VARIABLE_NAME] for v in reply.get("variables") or ()]
+    sections = [encoded] + images + [data for _, data in files]
+    listing = ([{"kind": "result", "size": len(encoded)}]
+               + [{"kind": "image", "mime_type": "image/png", "size": len(data)} for data in images]
+               + [{"kind": "file", "path": path, "size": len(data)} for path, data in files])
+    header = {**reply, "sections": listing}
+    if len(protocol.dumps(header)) > protocol.MAX_RESULT_HEADER:  # very long unicode names
+        header.update(variables=[], security_events=header.get("security_events", [])[:5])
+    return protocol.encode_sectioned(header, sections)
+
+
+def _artifacts(spec: ChildSpec) -> tuple[list, list, dict]:
+    """Figures and out/ files of the run, and what to say about them; a failure
+    while collecting them never hides the result, and is reported, not dropped."""
+    images, files, extra = [], [], {}
     try:
         images, truncated = artifacts.render_figures()
-        if images or truncated:
-            extra.update(images=images, images_truncated=truncated)
+        extra["images_truncated"] = truncated
         if spec.filesystem and "namespaces" in spec.layers:
             files, truncated = artifacts.collect_output_files()
-            extra.update(files=files, files_truncated=truncated)
+            extra["files_truncated"] = truncated
     except BaseException as exc:  # noqa: BLE001
         extra["artifacts_error"] = f"{type(exc).__name__}: {exc}"[:300]
-    return extra
+    return images, files, extra
 
 
 def _lower_limits(spec: ChildSpec, request: dict, baseline) -> None:
@@ -268,27 +303,11 @@ def _stream(fd: int) -> io.TextIOWrapper:
                             line_buffering=True)
 
 
-def _fit(reply: dict, max_result: int) -> dict:
-    """A result value larger than the output limit becomes a truncated repr
-    (marked result_truncated); if the frame is still over MAX_RESULT, the
-    artifacts go too. Nothing oversized fails the whole execution."""
-    if len(protocol.encode(reply.get("result"))) > max_result:
-        reply = {**reply, "result": repr(reply.get("result"))[:max_result], "result_truncated": True}
-    if len(protocol.encode(reply)) <= MAX_RESULT:
-        return reply
-    for key in ("files", "images"):
-        if len(protocol.encode(reply)) <= MAX_RESULT:
-            break
-        if reply.get(key):
-            reply = {**reply, key: [], f"{key}_truncated": True}
-    return reply
-
-
 def _write_error(error_type: str, message: str, request) -> None:
     try:
         nonce = request.get("nonce") if isinstance(request, dict) else None
-        protocol.write_frame_fd(RESULT_FD, {"kind": "result", "nonce": nonce, "success": False,
-                                            "error_type": error_type, "error": message})
+        protocol.write_frame_fd(RESULT_FD, protocol.encode_sectioned(
+            {"kind": "result", "nonce": nonce, "success": False, "error_type": error_type, "error": message}))
     except BaseException:  # noqa: BLE001
         pass
 
@@ -345,7 +364,8 @@ def _relay_status(status: int) -> int:
 def _setup_failed(layer: str, exc: BaseException) -> None:
     try:
         detail = f"{type(exc).__name__}: {exc}"[:500]
-        protocol.write_frame_fd(RESULT_FD, {"kind": "setup_error", "layer": layer, "error": detail})
+        protocol.write_frame_fd(RESULT_FD, protocol.encode_sectioned(
+            {"kind": "setup_error", "layer": layer, "error": detail}))
     except BaseException:  # noqa: BLE001
         pass
     os._exit(SETUP_FAILED)
@@ -359,10 +379,10 @@ def _exit_if_closed(fd: int) -> None:
 
 
 def _move_pipes_low(pipes: ChildPipes) -> None:
-    """Place the pipes at fds 1..4 (stdin is re-opened later as /dev/null)."""
+    """Place the pipes at fds 1..5 (stdin is re-opened later as /dev/null)."""
     # dup everything above the target range first so no dup2 clobbers a source
-    temp = [os.dup(fd) for fd in (pipes.stdout, pipes.stderr, pipes.request, pipes.result)]
-    for target, fd in zip((STDOUT, STDERR, REQUEST_FD, RESULT_FD), temp):
+    temp = [os.dup(fd) for fd in (pipes.stdout, pipes.stderr, pipes.request, pipes.result, pipes.kill)]
+    for target, fd in zip((STDOUT, STDERR, REQUEST_FD, RESULT_FD, KILL_FD), temp):
         os.dup2(fd, target)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, STDIN)  # (null and the temporaries are closed by the caller's close_range)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from . import child as child_mod
-from . import landlock, mounts, rlimits, seccomp
+from . import landlock, mounts, outcome, rlimits, seccomp
 from .layer_names import KERNEL_LAYERS
 
 
@@ -65,8 +65,8 @@ def establish(zygote, config: dict):
             report[layer] = {"active": False,
                              "detail": f"setup failed on this host: {probe.setup_error.get('error')}"}
             continue
-        frame = probe.result_frame or {}
-        if frame.get("success") and frame.get("result") == 42:
+        frame = outcome.check_execute_frame(probe.result_frame, probe.result_payload, probe.result_cap)
+        if isinstance(frame, dict) and frame.get("success") and frame.get("result") == 42:
             break
         raise RuntimeError(f"the sandbox probe failed: setup={probe.setup_error} "
                            f"frame_error={probe.frame_error} frame={str(frame)[:300]} "

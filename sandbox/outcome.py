@@ -1,21 +1,33 @@
 """Turning what a child did into the result the client sees.
 
-Everything that comes from a child is hostile input: the result frame is
-schema-checked and capped here, and when there is no usable frame the exit
-status decides the error. The zygote calls compose(); the server only relays.
+Everything that comes from a child is hostile input: the result frame's header
+is schema-checked, every section is checked against its declared kind and size
+and the request's caps before it is decoded, file paths and image types are
+validated, and when there is no usable frame the exit status decides the error.
+Security events the child reports are labelled as the sandbox's, never taken as
+the server's own. The zygote calls compose(); the server only relays.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import signal
+import unicodedata
 from dataclasses import dataclass
+
+from . import protocol
 
 ERROR_TYPES = frozenset({"syntax_error", "security_violation", "runtime_error", "timeout",
                          "memory_limit", "output_limit", "internal_error"})
 MAX_TEXT = 20_000          # error messages and tracebacks
 MAX_VARIABLES = 100
 MAX_EVENTS = 50
+MAX_RESULT_DEPTH = 64      # deeper JSON could exhaust a recursive encoder on the way out
+MAX_PATH = 255
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+OUT_PREFIX = "out/"
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 
 
@@ -24,7 +36,9 @@ class ChildOutcome:
     """What the zygote observed about one execution."""
     execution_id: str
     op: str = "execute"
-    frame: dict | None = None
+    frame: dict | None = None           # the result frame's header
+    payload: bytes = b""                # its sections, undecoded
+    result_cap: int = 1 << 20           # bytes of JSON the result value may take
     frame_error: str | None = None
     setup_error: dict | None = None
     status: int | None = None           # raw wait status of stage 1
@@ -64,7 +78,7 @@ def compose(o: ChildOutcome) -> dict:
     }
     error = _limit_or_failure(o)
     if error is None:
-        checked = check_execute_frame(o.frame)
+        checked = check_execute_frame(o.frame, o.payload, o.result_cap)
         if isinstance(checked, str):
             error = ("internal_error", checked)
         else:
@@ -94,6 +108,9 @@ def _limit_or_failure(o: ChildOutcome):
                 f"({str(o.setup_error.get('error'))[:300]}); nothing was run")
     if o.frame is not None and o.frame_error is None:
         return None
+    if o.frame_error and (o.status is None or not os.WIFSIGNALED(o.status)):
+        # the zygote killed the child for it: the kill's status says nothing more
+        return ("internal_error", f"the sandbox child sent an invalid result ({o.frame_error})")
     if o.status is not None and os.WIFSIGNALED(o.status):
         # stage 1 itself died by a signal the zygote did not send (it would have
         # said timeout, flood or cancel above): someone outside killed the sandbox
@@ -127,8 +144,9 @@ def _signal(status: int | None) -> int:
     return 0
 
 
-def check_execute_frame(frame) -> dict | str:
-    """The schema of an execute result frame; a string describes a violation."""
+def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) -> dict | str:
+    """The schema of an execute result frame and its sections; a string describes
+    a violation. Nothing is decoded before its kind and size have been checked."""
     if not isinstance(frame, dict) or frame.get("kind") != "result":
         return "result frame has the wrong shape"
     if not isinstance(frame.get("success"), bool):
@@ -147,36 +165,116 @@ def check_execute_frame(frame) -> dict | str:
     events = frame.get("security_events") or []
     if not isinstance(events, list):
         return "result frame security_events is not a list"
+    sections = _check_sections(frame.get("sections", []), len(payload), result_cap)
+    if isinstance(sections, str):
+        return sections
     checked = {
         "success": frame["success"],
-        "result": frame.get("result"),
+        "result": None,
         "variables": [v[:200] for v in variables[:MAX_VARIABLES]],
         "error": _cap(frame.get("error")),
         "error_type": error_type,
         "line": line,
+        # reported by the child: a snippet with real Python can write anything here
         "security_events": [
-            {"kind": _cap(str(e.get("kind")), 50), "detail": _cap(str(e.get("detail")), 500)}
+            {"kind": _cap(str(e.get("kind")), 50), "detail": _cap(str(e.get("detail")), 500), "source": "sandbox"}
             for e in events[:MAX_EVENTS] if isinstance(e, dict)
         ],
+        "images": [],
+        "files": [],
+        "images_truncated": bool(frame.get("images_truncated")),
+        "files_truncated": bool(frame.get("files_truncated")),
     }
     if frame.get("traceback") is not None:
         checked["traceback"] = _cap(str(frame["traceback"]))
     if frame.get("result_truncated"):
         checked["result_truncated"] = True
-    for key, fields in (("images", ("mime_type", "base64")), ("files", ("path", "size", "base64"))):
-        items = frame.get(key)
-        if items is None:
-            continue
-        if not isinstance(items, list) or not all(
-                isinstance(i, dict) and all(f in i for f in fields) for i in items):
-            return f"result frame {key} have the wrong shape"
-        checked[key] = [{f: i[f] for f in fields} for i in items]
-        checked[f"{key}_truncated"] = bool(frame.get(f"{key}_truncated"))
+    if frame.get("artifacts_error") is not None:
+        checked["artifacts_error"] = _cap(str(frame["artifacts_error"]), 300)
+    view, offset = memoryview(payload), 0
+    for section in sections:
+        data = view[offset:offset + section["size"]]
+        offset += section["size"]
+        if section["kind"] == "result":
+            value = _decode_result(data)
+            if isinstance(value, str) and value.startswith("!"):
+                return value[1:]
+            checked["result"] = value[0]
+        elif section["kind"] == "image":
+            if bytes(data[:len(PNG_SIGNATURE)]) != PNG_SIGNATURE:
+                return "result frame has an image that is not a PNG"
+            checked["images"].append({"mime_type": "image/png", "base64": base64.b64encode(data).decode("ascii")})
+        else:
+            checked["files"].append({"path": section["path"], "size": section["size"],
+                                     "base64": base64.b64encode(data).decode("ascii")})
     return checked
 
 
+def _check_sections(sections, payload_size: int, result_cap: int) -> list | str:
+    """Kinds, counts and sizes of the sections against the caps and the payload."""
+    if not isinstance(sections, list) or len(sections) > 1 + protocol.MAX_IMAGES + protocol.MAX_OUTPUT_FILES:
+        return "result frame sections are not a short list"
+    checked, counts, file_bytes, paths = [], {"result": 0, "image": 0, "file": 0}, 0, set()
+    for section in sections:
+        if not isinstance(section, dict) or section.get("kind") not in counts:
+            return "result frame has a section of no known kind"
+        kind, size = section["kind"], section.get("size")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            return "result frame has a section without a valid size"
+        counts[kind] += 1
+        if kind == "result" and (counts[kind] > 1 or size > result_cap):
+            return "result frame has more than one result, or one larger than the output limit"
+        if kind == "image" and (counts[kind] > protocol.MAX_IMAGES or size > protocol.MAX_IMAGE_BYTES
+                                or section.get("mime_type") != "image/png"):
+            return "result frame has too many images, one too large, or one that is not a PNG"
+        if kind == "file":
+            file_bytes += size
+            path = section.get("path")
+            why = check_output_path(path)
+            if why is not None:
+                return f"result frame has a file with a refused path ({why})"
+            if path in paths or counts[kind] > protocol.MAX_OUTPUT_FILES or file_bytes > protocol.MAX_OUTPUT_BYTES:
+                return "result frame has a duplicate file, too many files or too many bytes of files"
+            paths.add(path)
+        checked.append({"kind": kind, "size": size, **({"path": section["path"]} if kind == "file" else {})})
+    if sum(s["size"] for s in checked) != payload_size:
+        return "result frame section sizes do not add up to the frame"
+    return checked
+
+
+def check_output_path(path) -> str | None:
+    """Why a path the child reports under out/ is refused, or None: relative, under
+    out/, no '.', '..' or empty parts, no control, format (bidi override) or
+    surrogate characters, at most MAX_PATH characters."""
+    if not isinstance(path, str) or not path.startswith(OUT_PREFIX) or len(path) > MAX_PATH:
+        return "not a path under out/ of at most 255 characters"
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        return "empty, '.' or '..' component"
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch == "\\" for ch in path):
+        return "control, format or unassigned character"
+    return None
+
+
+def _decode_result(data: memoryview):
+    """The result value's JSON (already within the cap) as a 1-tuple, or "!reason"."""
+    try:
+        value = json.loads(bytes(data).decode("utf-8"))
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return "!result frame holds a result that is not valid JSON"
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_RESULT_DEPTH:
+            return f"!result frame holds a result nested deeper than {MAX_RESULT_DEPTH} levels"
+        if isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+    return (value,)
+
+
 def _validation(o: ChildOutcome) -> dict:
-    frame = o.frame if o.frame_error is None else None
+    frame = o.frame if o.frame_error is None and not o.payload else None
     ok = (isinstance(frame, dict) and frame.get("kind") == "result"
           and isinstance(frame.get("validation"), dict) and isinstance(frame.get("analysis"), dict))
     if ok:

@@ -1,9 +1,16 @@
-"""Length-prefixed JSON frames: the only format spoken between the server, the
+"""Length-prefixed frames: the only format spoken between the server, the
 zygote and the children.
 
-A frame is a 4-byte big-endian length followed by that many bytes of UTF-8
-JSON. Readers enforce a size cap before buffering anything, so a peer that
-lies about the length or floods the channel costs nothing but an error.
+A frame is a 4-byte big-endian length followed by that many bytes. Between the
+server and the zygote, and from the zygote to a child, the body is UTF-8 JSON.
+From a child to the zygote (the result channel) the body is *sectioned*: a
+4-byte length, a small JSON header, then raw sections whose kinds and sizes the
+header declares. The zygote checks the header's shape and every declared size
+against the request's caps before it decodes a byte of a section, so a child
+cannot make it parse more than the limits allow; images and files travel as raw
+bytes and are base64-encoded by the parent. Readers enforce a size cap before
+buffering anything, so a peer that lies about the length or floods the channel
+costs nothing but an error.
 """
 
 from __future__ import annotations
@@ -14,15 +21,34 @@ import struct
 
 HEADER = struct.Struct(">I")
 
+# Caps of the child's result channel (the request's output cap adds to them).
+MAX_RESULT_HEADER = 256 << 10       # error, traceback, variables, events, section list
+MAX_IMAGES = 8
+MAX_IMAGE_BYTES = 1 << 20           # per PNG
+MAX_OUTPUT_FILES = 20
+MAX_OUTPUT_BYTES = 4 << 20          # all returned files together
+MAX_STARTUP_FRAME = 16 << 10        # ready and setup_error, before a request is assigned
+
+
+def result_frame_cap(result_cap: int) -> int:
+    """The largest result frame a child may send for a request whose result value is
+    capped at ``result_cap`` bytes of JSON."""
+    return (HEADER.size + MAX_RESULT_HEADER + result_cap + MAX_IMAGES * MAX_IMAGE_BYTES
+            + MAX_OUTPUT_BYTES)
+
 
 class FrameError(Exception):
     """The peer sent something that is not one well-formed frame."""
 
 
-def encode(obj) -> bytes:
+def dumps(obj) -> bytes:
     # ensure_ascii keeps lone surrogates and control bytes escaped, so the
     # frame is always valid UTF-8 whatever strings the snippet produced.
-    body = json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def encode(obj) -> bytes:
+    body = dumps(obj)
     return HEADER.pack(len(body)) + body
 
 
@@ -33,11 +59,34 @@ def decode(body: bytes):
         raise FrameError(f"frame is not valid JSON ({type(exc).__name__})") from None
 
 
-class FrameReader:
-    """Incremental reader for a non-blocking stream: feed bytes, pop frames."""
+def encode_sectioned(header: dict, sections: list[bytes] = ()) -> bytes:
+    """A result-channel frame: header (JSON) then the raw sections, in order."""
+    head = dumps(header)
+    body = HEADER.pack(len(head)) + head + b"".join(sections)
+    return HEADER.pack(len(body)) + body
 
-    def __init__(self, max_size: int):
+
+def split_sectioned(body: bytes) -> tuple[dict, memoryview]:
+    """The header (decoded, at most MAX_RESULT_HEADER bytes) and the undecoded rest."""
+    if len(body) < HEADER.size:
+        raise FrameError("frame too short for its header")
+    (size,) = HEADER.unpack_from(body)
+    if size > MAX_RESULT_HEADER or HEADER.size + size > len(body):
+        raise FrameError(f"frame header of {size} bytes does not fit the frame or the cap")
+    header = decode(bytes(body[HEADER.size:HEADER.size + size]))
+    if not isinstance(header, dict):
+        raise FrameError("frame header is not an object")
+    return header, memoryview(body)[HEADER.size + size:]
+
+
+class FrameReader:
+    """Incremental reader for a non-blocking stream: feed bytes, pop frames (decoded
+    JSON, or the raw bodies with ``raw=True``). ``max_size`` may be changed between
+    feeds (the result channel's cap grows when a request is assigned)."""
+
+    def __init__(self, max_size: int, raw: bool = False):
         self.max_size = max_size
+        self.raw = raw
         self._buf = bytearray()
 
     def feed(self, data: bytes) -> list:
@@ -51,7 +100,7 @@ class FrameReader:
                 break
             body = bytes(self._buf[HEADER.size:HEADER.size + size])
             del self._buf[:HEADER.size + size]
-            frames.append(decode(body))
+            frames.append(body if self.raw else decode(body))
         if len(self._buf) > self.max_size + HEADER.size:
             raise FrameError("frame exceeds the size cap")
         return frames
@@ -62,9 +111,9 @@ class FrameReader:
         return len(self._buf)
 
 
-def write_frame_fd(fd: int, obj) -> None:
-    """Blocking write of one frame to a file descriptor (used by children)."""
-    view = memoryview(encode(obj))
+def write_frame_fd(fd: int, frame: bytes) -> None:
+    """Blocking write of one encoded frame to a file descriptor (used by children)."""
+    view = memoryview(frame)
     while view:
         written = os.write(fd, view)
         view = view[written:]

@@ -56,6 +56,9 @@ _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 class SecurityEvent(BaseModel):
     kind: str
     detail: str = ""
+    source: Literal["server", "sandbox"] = Field(
+        "server", description='"sandbox": reported from inside the sandbox (by the RestrictedPython layer, or '
+                              'forged by a snippet running real Python); "server": observed outside it')
 
 
 class OutputFile(BaseModel):
@@ -95,6 +98,8 @@ class ExecutionResult(BaseModel):
         default_factory=list, description="matplotlib figures; each is also an image content block"
     )
     images_truncated: bool = False
+    artifacts_error: str | None = Field(
+        None, description="why figures or out/ files could not be collected (the result itself stands)")
 
 
 class ValidationError_(BaseModel):
@@ -475,7 +480,7 @@ def normalize_execution(raw: object, execution_id: str) -> tuple[dict, list[dict
     images = [
         image for image in raw.pop("images", None) or ()
         if isinstance(image, dict) and isinstance(image.get("base64"), str)
-        and image.get("mime_type") in ("image/png", "image/jpeg", "image/svg+xml")
+        and image.get("mime_type") == "image/png"  # checked for the PNG signature by the zygote
     ]
     raw["images"] = [{"mime_type": image["mime_type"]} for image in images]
     try:

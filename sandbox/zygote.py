@@ -33,6 +33,7 @@ READ_CHUNK = 1 << 16
 SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
 REFILL_IDLE = 0.002       # seconds of quiet before the pool is refilled
 EXIT_GRACE = 2.0          # after stage 1 exited, wait at most this for pipe EOF
+KILL_GRACE = 1.0          # after closing the kill pipe, stage 1 itself is SIGKILLed
 CONTROL_FRAME_CAP = 64 << 20
 
 
@@ -48,6 +49,7 @@ class Child:
     stdout_r: int
     stderr_r: int
     request_w: int | None
+    kill_w: int | None
     started: float
     state: str = "starting"          # starting -> ready -> running -> finished
     request: dict | None = None      # the server's request once assigned
@@ -55,13 +57,17 @@ class Child:
     pending: bytes = b""             # request bytes not yet written
     deadline: float | None = None
     dispatched: float = 0.0
-    frames: protocol.FrameReader = field(default_factory=lambda: protocol.FrameReader(child_mod.MAX_RESULT))
+    frames: protocol.FrameReader = field(
+        default_factory=lambda: protocol.FrameReader(protocol.MAX_STARTUP_FRAME, raw=True))
     open_fds: set = field(default_factory=set)
     out: dict = field(default_factory=lambda: {"stdout": bytearray(), "stderr": bytearray()})
     truncated: dict = field(default_factory=lambda: {"stdout": False, "stderr": False})
     written_total: int = 0
-    result_frame: dict | None = None
+    result_frame: dict | None = None     # the result frame's header
+    result_payload: bytes = b""          # its sections, undecoded
+    result_cap: int = 0                  # bytes of JSON the result value may take
     frame_error: str | None = None
+    kill_requested: float | None = None
     setup_error: dict | None = None
     status: int | None = None
     rusage: object = None
@@ -139,6 +145,8 @@ class Zygote:
                 deadlines.append(c.started + SETUP_TIMEOUT)
             if c.exited_at is not None:
                 deadlines.append(c.exited_at + EXIT_GRACE)
+            if c.kill_requested is not None and c.status is None:
+                deadlines.append(c.kill_requested + KILL_GRACE)
         if self.pool_needs_refill() and self.spawn_backoff_until > now:
             deadlines.append(self.spawn_backoff_until)
         if not deadlines:
@@ -149,12 +157,15 @@ class Zygote:
         now = time.monotonic()
         for c in list(self.children.values()):
             if c.deadline is not None and now >= c.deadline and c.status is None and not c.timed_out:
-                c.timed_out = c.state != "finished"  # after an early reply this only reaps a straggler
+                c.timed_out = c.kill_requested is None  # not when the result was already in
                 c.deadline = None
                 self.kill(c)
             elif c.state == "starting" and now >= c.started + SETUP_TIMEOUT and c.status is None:
                 c.setup_error = c.setup_error or {"layer": "startup", "error": "child did not become ready"}
                 self.kill(c)
+            if c.kill_requested is not None and c.status is None and now >= c.kill_requested + KILL_GRACE:
+                c.kill_requested = None
+                self.hard_kill(c)
             if c.exited_at is not None and now >= c.exited_at + EXIT_GRACE:
                 for fd in list(c.open_fds):
                     self.close_fd(c, fd)
@@ -224,8 +235,11 @@ class Zygote:
 
     def begin_running(self, child: Child) -> None:
         child.state = "running"
-        timeout = float((child.request.get("request") or {}).get("timeout", 30))
+        request = child.request.get("request") or {}
+        timeout = float(request.get("timeout", 30))
         child.deadline = time.monotonic() + timeout
+        child.result_cap = min(int(request.get("max_output", self.max_output)), self.max_output)
+        child.frames.max_size = protocol.result_frame_cap(child.result_cap)
 
     def take_ready(self) -> Child | None:
         for c in list(self.children.values()):
@@ -256,8 +270,8 @@ class Zygote:
 
     def spawn(self, spec: child_mod.ChildSpec | None = None) -> Child | None:
         spec = spec or self.spec
-        pipes = [os.pipe() for _ in range(4)]  # request, result, stdout, stderr
-        (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w) = pipes
+        pipes = [os.pipe() for _ in range(5)]  # request, result, stdout, stderr, kill
+        (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (kill_r, kill_w) = pipes
         try:
             pid = os.fork()
         except OSError as exc:
@@ -268,12 +282,13 @@ class Zygote:
             self.spawn_backoff_until = time.monotonic() + 1.0
             return None
         if pid == 0:
-            child_mod.stage1(spec, child_mod.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w))
+            child_mod.stage1(spec, child_mod.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w,
+                                                        kill=kill_r))
             os._exit(child_mod.SETUP_FAILED)  # stage1 never returns
-        for fd in (req_r, res_w, out_w, err_w):
+        for fd in (req_r, res_w, out_w, err_w, kill_r):
             os.close(fd)
         c = Child(pid=pid, pidfd=os.pidfd_open(pid), result_r=res_r, stdout_r=out_r, stderr_r=err_r,
-                  request_w=req_w, started=time.monotonic())
+                  request_w=req_w, kill_w=kill_w, started=time.monotonic())
         for fd, kind in ((res_r, "result"), (out_r, "stdout"), (err_r, "stderr")):
             os.set_blocking(fd, False)
             c.open_fds.add(fd)
@@ -323,28 +338,33 @@ class Zygote:
         if c.frame_error:
             return  # the stream is already known to be corrupt; drain and ignore
         try:
-            frames = c.frames.feed(data)
+            frames = [protocol.split_sectioned(body) for body in c.frames.feed(data)]
         except protocol.FrameError as exc:
             c.frame_error = str(exc)
+            self.kill(c)
             return
-        for frame in frames:
-            kind = frame.get("kind") if isinstance(frame, dict) else None
-            if kind == "ready" and c.state == "starting":
+        for header, payload in frames:
+            kind = header.get("kind")
+            if kind == "ready" and c.state == "starting" and not payload:
                 c.state = "ready"
                 if c.request is not None:
                     self.begin_running(c)
-            elif kind == "setup_error" and c.state == "starting":
-                c.setup_error = frame
+            elif kind == "setup_error" and c.state == "starting" and not payload:
+                c.setup_error = header
             elif kind == "result" and c.state == "running" and c.result_frame is None:
-                if frame.get("nonce") != c.nonce:
+                if header.get("nonce") != c.nonce:
                     c.frame_error = "result frame does not carry this execution's nonce"
                 else:
-                    c.result_frame = frame
+                    c.result_frame, c.result_payload = header, bytes(payload)
+                # the answer goes out once the snippet's processes are gone,
+                # whatever the frame says: a forged early reply frees nothing
+                self.kill(c)
             else:
                 # a second result, or a frame out of turn: someone is writing
                 # into the result pipe who should not be
                 c.frame_error = "unexpected extra frame on the result channel"
                 c.result_frame = None
+                self.kill(c)
 
     def on_output(self, c: Child, stream: str, data: bytes) -> None:
         request = (c.request or {}).get("request") or {}
@@ -370,6 +390,9 @@ class Zygote:
         self.selector.unregister(c.pidfd)
         os.close(c.pidfd)
         c.status, c.rusage, c.exited_at = status, rusage, time.monotonic()
+        if c.kill_w is not None:
+            os.close(c.kill_w)
+            c.kill_w = None
         if c.request_w is not None:
             if c.request_w in self.selector.get_map():
                 self.selector.unregister(c.request_w)
@@ -387,21 +410,14 @@ class Zygote:
             os.close(fd)
 
     def maybe_finish(self, c: Child) -> None:
-        """Report once the pipes are drained and either the process is reaped
-        or a valid result frame arrived. The second case answers without
-        waiting for the exit chain (snippet, init, stage 1, namespace
-        teardown); the child is still reaped later, and killed if it has not
-        gone within EXIT_GRACE."""
+        """Report once stage 1 is reaped (so every process of the sandbox is gone:
+        the reply, the concurrency slot and the timeout end only then) and the
+        pipes are drained (or EXIT_GRACE has passed since the exit)."""
         if c.status is not None and not c.open_fds and c.pid in self.children:
             del self.children[c.pid]
-        if c.state == "finished" or c.open_fds:
-            return
-        early = c.result_frame is not None and c.frame_error is None
-        if c.status is None and not early:
+        if c.state == "finished" or c.open_fds or c.status is None:
             return
         c.state = "finished"
-        if c.status is None:
-            c.deadline = time.monotonic() + EXIT_GRACE
         if c.request is None or not c.report:
             return  # an idle pooled child died (killed from outside, or failed setup), or a probe
         if self.killed_before_running(c) and not c.request.get("retried"):
@@ -421,19 +437,14 @@ class Zygote:
     def outcome_of(self, c: Child) -> outcome.ChildOutcome:
         request = c.request.get("request") or {}
         ru = c.rusage
-        usage = (c.result_frame or {}).get("usage") if ru is None else None
-        if isinstance(usage, dict):  # early reply: the child's own figures, capped and typed
-            cpu = usage.get("cpu_time")
-            rss = usage.get("max_rss_bytes")
-            cpu_time = float(cpu) if isinstance(cpu, (int, float)) and 0 <= cpu < 1e6 else 0.0
-            max_rss = int(rss) if isinstance(rss, int) and 0 <= rss < 1 << 40 else 0
-        else:
-            cpu_time = (ru.ru_utime + ru.ru_stime) if ru else 0.0
-            max_rss = (ru.ru_maxrss * 1024) if ru else 0
+        cpu_time = (ru.ru_utime + ru.ru_stime) if ru else 0.0
+        max_rss = (ru.ru_maxrss * 1024) if ru else 0
         return outcome.ChildOutcome(
             execution_id=c.request.get("id", ""),
             op=c.request.get("op", "execute"),
             frame=c.result_frame,
+            payload=c.result_payload,
+            result_cap=c.result_cap,
             frame_error=c.frame_error,
             setup_error=c.setup_error,
             status=c.status,
@@ -452,6 +463,15 @@ class Zygote:
         )
 
     def kill(self, c: Child) -> None:
+        """Closing the kill pipe makes stage 1 kill the namespace's init and
+        exit once the namespace is empty; stage 1 itself is SIGKILLed if it has
+        not exited KILL_GRACE later (check_timers)."""
+        if c.kill_w is not None:
+            os.close(c.kill_w)
+            c.kill_w = None
+            c.kill_requested = time.monotonic()
+
+    def hard_kill(self, c: Child) -> None:
         # stage 1's death fires stage 2's parent-death SIGKILL; the death of
         # the namespace's init kills everything else inside it
         try:
@@ -465,7 +485,7 @@ class Zygote:
     def kill_all(self) -> None:
         for c in list(self.children.values()):
             if c.status is None:
-                self.kill(c)
+                self.hard_kill(c)
         for c in list(self.children.values()):
             try:
                 os.waitpid(c.pid, 0)
@@ -493,7 +513,7 @@ class Zygote:
                     self.dispatch(kind, obj, key.fileobj, mask)
             self.check_timers()
         if c.state != "finished":
-            self.kill(c)
+            self.hard_kill(c)
             os.waitpid(c.pid, 0)
         return c
 
