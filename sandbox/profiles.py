@@ -120,6 +120,12 @@ DANGEROUS: dict[str, str] = {
     "numpy.f2py": "compiles and runs programs",
     "numpy.distutils": "compiles and runs programs",
     "numpy.testing": "runs programs",
+    "sympy.parsing": "parses strings with eval",
+    "sympy.external": "imports modules by name",
+    "sympy.utilities.source": "imports modules by name",
+    "sympy.utilities.lambdify": "generates and runs code",
+    "pandas.io.pickle": "deserialisation runs arbitrary callables",
+    "pandas.api.extensions": "registers accessors that write onto pandas' classes",
 }
 
 # Which profile provides a module: network and filesystem modules (socket, io, os.path,

@@ -55,7 +55,7 @@ from RestrictedPython.transformer import (
 )
 from RestrictedPython.Utilities import utility_builtins
 
-from . import profiles
+from . import library_policy, profiles
 from .results import cap_text, to_jsonable
 
 SNIPPET_FILENAME = "<snippet>"
@@ -73,6 +73,10 @@ class SandboxImportError(ImportError):
 
 class SandboxAttributeError(AttributeError):
     """An attribute the sandbox refused (not a missing attribute)."""
+
+
+class SandboxRefused(PermissionError):
+    """A call the sandbox refused (a library door: pickle, string parsing)."""
 
 
 # --------------------------------------------------------------------------- compile
@@ -457,6 +461,9 @@ class _Context:
         exc._sandbox_refused = True  # a snippet cannot write "_" attributes: unforgeable
         return exc
 
+    def refuse_call(self, detail: str) -> SandboxRefused:
+        return self.refuse("call_blocked", detail, SandboxRefused)
+
     # -- the import policy
     def permits(self, name: str) -> bool:
         return name == "__future__" or profiles.permits(name, self.allowed)
@@ -583,6 +590,10 @@ class _Context:
         key = id(value)
         if key in self.replacements:
             return self.replacements[key]
+        if key in library_policy.refused_ids:
+            raise self.refuse(kind, f"{where}: {library_policy.refused_ids[key]}")
+        if key in library_policy.keyword_guards:
+            return library_policy.keyword_guard(value, self.refuse_call)
         if key in _DENIED_OBJECTS or (value is builtins.open and not self.permits("io")):
             raise self.refuse(kind, f"{where} ({_DENIED_OBJECTS.get(key, 'open')}) is not "
                                     "available in the sandbox")
@@ -594,6 +605,10 @@ class _Context:
         refusal = None
         if type(name) is str and name in _FORMAT_NAMES:
             refusal = self._extra_refusal(obj)
+        if type(name) is str and name in library_policy.REFUSED_ATTRIBUTES:
+            why = library_policy.attribute_refusal(obj, name)
+            if why is not None:
+                raise self.refuse("attribute_blocked", why)
         if refusal is None:
             try:
                 value = safer_getattr(obj, name, default)
@@ -872,11 +887,14 @@ def _path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline
 def preload(modules: Iterable[str]) -> None:
     """Import ``modules`` now (in the fork server, before any secret or snippet exists), so
     that each child gets them by fork instead of by import."""
+    global _VET_IDS
     for name in modules:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a missing or broken optional module is skipped
             pass
+    library_policy.resolve()
+    _VET_IDS = _VET_IDS | frozenset(library_policy.refused_ids) | frozenset(library_policy.keyword_guards)
 
 
 def _base_result() -> dict:
@@ -916,15 +934,17 @@ def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False
     if restricted:
         ctx = _Context(allowed, events)
         glb = _restricted_globals(ctx, stdout)
+        policy = library_policy.string_parsers_off(ctx.refuse_call)
         if open_files:
             glb["__builtins__"]["open"] = _path_open
     else:
         glb = {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
+        policy = contextlib.nullcontext()
 
     failure = None
     # Reporting stays inside the redirect too: encoding the result may run the snippet's
     # __repr__/__str__, which may print.
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+    with policy, contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
             exec(code_obj, glb)
         except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included

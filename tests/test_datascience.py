@@ -63,3 +63,75 @@ def test_data_science_modules_are_no_door_to_os(ds):
                  "import matplotlib\nresult = matplotlib.os.environ"):
         r = ds.run(code, allowed=ALLOWED, timeout=30)
         assert not r["success"] and r["error_type"] in ("security_violation", "runtime_error"), (code, r)
+
+
+# ---- the libraries' doors: refused under RestrictedPython, each with what to do instead
+# (issue 9). Every case is a real door: the same code without RestrictedPython
+# reaches eval, unpickling, raw memory or a write onto a library class.
+
+DOORS = {
+    "sympify_string": ("import sympy\nresult = str(sympy.sympify('x**2'))", "sympy.symbols"),
+    "S_string": ("import sympy\nresult = str(sympy.S('x + 1'))", "sympy.symbols"),
+    "subs_string": ("import sympy\nx = sympy.symbols('x')\nresult = str((x + 1).subs(x, '2'))", "sympy.symbols"),
+    "parse_expr": ("from sympy.parsing.sympy_parser import parse_expr\nresult = str(parse_expr('1+1'))",
+                   "not allowed"),
+    "lambdify": ("import sympy\nx = sympy.symbols('x')\nf = sympy.lambdify(x, x + 1)\nresult = f(1)", "subs"),
+    "lambdify_string": ("import sympy\nf = sympy.lambdify('x', 'x + 1')\nresult = f(1)", "subs"),
+    "var": ("import sympy\nsympy.var('y')\nresult = 1", "symbols"),
+    "import_module": ("from sympy.external import import_module\nresult = str(import_module('os'))", "not allowed"),
+    "pd_eval": ("import pandas as pd\nresult = int(pd.eval('1 + 2'))", "columns"),
+    "df_eval": ("import pandas as pd\ndf = pd.DataFrame({'a': [1]})\nresult = df.eval('a + 1').tolist()",
+                "columns"),
+    "df_query": ("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})\nresult = len(df.query('a > 1'))",
+                 "mask"),
+    "read_pickle": ("import pandas as pd\nresult = pd.read_pickle('x.pkl')", "read_csv"),
+    "accessor": ("import pandas as pd\n@pd.api.extensions.register_dataframe_accessor('geo')\n"
+                 "class G:\n    def __init__(self, df):\n        self.df = df\nresult = 1", "not allowed"),
+    "np_load_pickle": ("import numpy as np\nimport io\nresult = np.load(io.BytesIO(b''), allow_pickle=True)",
+                       "numpy.save"),
+    "as_strided": ("import numpy as np\na = np.zeros(2)\n"
+                   "b = np.lib.stride_tricks.as_strided(a, shape=(10**6,), strides=(8,))\nresult = float(b[-1])",
+                   "sliding_window_view"),
+    "ndarray_ctypes": ("import numpy as np\nresult = np.zeros(2).ctypes.data", "methods"),
+    "low_level_callable": ("import scipy\nresult = str(scipy.LowLevelCallable)", "Python function"),
+    "mpl_use": ("import matplotlib\nmatplotlib.use('module://os')\nresult = 1", "Agg"),
+    "switch_backend": ("import matplotlib.pyplot as plt\nplt.switch_backend('module://os')\nresult = 1", "Agg"),
+}
+
+
+@pytest.fixture(scope="module")
+def ds_io():
+    allowed = profiles.allowed_modules(["basic", "data_science", "filesystem"])
+    runner = SyncRunner(preload=tuple(profiles.profile_modules_available("data_science")), max_memory=1024 * MiB)
+    yield runner, allowed
+    runner.close()
+
+
+@pytest.mark.parametrize("name", sorted(DOORS))
+def test_library_doors_are_refused_with_an_alternative(ds_io, name):
+    runner, allowed = ds_io
+    code, advice = DOORS[name]
+    r = runner.run(code, allowed=allowed, timeout=30)
+    assert not r["success"] and r["error_type"] == "security_violation", (name, r)
+    assert advice in r["error"], (name, r["error"])
+    assert r["security_events"], r
+
+
+def test_the_doors_are_real_without_restricted_python(ds):
+    """The same calls with real Python: the refusals above are the layer's doing."""
+    r = ds.run("import sympy, pandas as pd, numpy as np\n"
+               "result = [str(sympy.sympify('x**2')), int(pd.eval('1 + 2')), "
+               "np.zeros(2).ctypes.data > 0, str(sympy.lambdify('x', 'x + 1')(1))]",
+               restricted=False, allowed=ALLOWED, timeout=30)
+    assert r["success"] and r["result"] == ["x**2", 3, True, "2"], {k: r.get(k) for k in ("error", "traceback")}
+
+
+def test_safe_library_idioms_still_run(ds):
+    r = ds.run("import sympy, numpy as np, pandas as pd\n"
+               "x = sympy.symbols('x')\nexpr = x**2 + 2*x\n"
+               "w = np.lib.stride_tricks.sliding_window_view(np.arange(5), 3)\n"
+               "df = pd.DataFrame({'a': [1, 2, 3]})\n"
+               "result = [str(expr.subs(x, 3)), str(sympy.diff(expr, x)), w.shape[0], "
+               "int(df[df['a'] > 1]['a'].sum()), str(sympy.S.Half), float(expr.evalf(subs={x: 1}))]",
+               allowed=ALLOWED, timeout=30)
+    assert r["success"] and r["result"] == ["15", "2*x + 2", 3, 5, "1/2", 3.0], r

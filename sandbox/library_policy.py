@@ -1,0 +1,148 @@
+"""The doors of the data-science libraries, as tables the RestrictedPython layer
+applies: objects it refuses, keyword values it refuses, attributes it refuses on
+the libraries' own types, and the string parser it switches off.
+
+numpy, pandas, scipy, sympy and matplotlib evaluate strings, unpickle, import
+modules by name, hand out raw memory and write onto their own classes. These
+tables close the known doors; they cannot prove there is no other. With the
+data-science profile on, the kernel layers are the boundary and this layer is
+defence in depth (profiles.python_layer_claim says so wherever it is shown).
+
+Every entry names what to do instead; `resolve()` runs once in the fork server,
+after the profile's libraries are imported, so children look entries up by id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+
+# qualified name -> what to do instead. Re-exports are covered: the check is by object.
+REFUSED_OBJECTS = {
+    "numpy.lib.stride_tricks.as_strided":
+        "as_strided reads and writes memory outside the array; use "
+        "numpy.lib.stride_tricks.sliding_window_view, which checks its bounds",
+    "pandas.read_pickle": "unpickling runs code; use pandas.read_csv, read_json or read_parquet",
+    "pandas.eval": "pandas.eval resolves attributes unguarded; compute with columns, e.g. df['a'] + df['b']",
+    "pandas.api.extensions.register_dataframe_accessor":
+        "accessors write onto pandas' classes; write a function that takes the DataFrame",
+    "pandas.api.extensions.register_series_accessor":
+        "accessors write onto pandas' classes; write a function that takes the Series",
+    "pandas.api.extensions.register_index_accessor":
+        "accessors write onto pandas' classes; write a function that takes the Index",
+    "scipy.LowLevelCallable": "a LowLevelCallable calls raw function pointers; pass a Python function",
+    "sympy.sympify": "sympify parses strings with eval; build expressions from sympy.symbols('x') and operators",
+    "sympy.lambdify": "lambdify generates and runs code; use expr.subs(x, value) or expr.evalf(subs={x: value})",
+    "sympy.var": "var() writes into the caller's globals; use x, y = sympy.symbols('x y')",
+    "sympy.init_session": "not available in the sandbox; import what you need from sympy",
+    "sympy.init_printing": "not available in the sandbox; print(expr) or sympy.pretty(expr)",
+    "matplotlib.use": "the Agg backend is already set; figures come back as images",
+    "matplotlib.pyplot.switch_backend": "the Agg backend is already set; figures come back as images",
+}
+
+# qualified name -> keywords whose truthy value is refused (the call goes through otherwise).
+REFUSED_KEYWORDS = {
+    "numpy.load": ("allow_pickle",),
+    "numpy.lib.format.read_array": ("allow_pickle",),
+}
+_KEYWORD_ADVICE = "unpickling runs code: save arrays with numpy.save (the default allow_pickle=False reads them)"
+
+# attribute name -> (types it is refused on, what to do instead): methods of library objects.
+REFUSED_ATTRIBUTES = {
+    "ctypes": (("numpy.ndarray", "numpy.generic"), "ndarray.ctypes hands out raw memory addresses; "
+                                                  "use the array's own methods"),
+    "eval": (("pandas.DataFrame", "pandas.Series"), "DataFrame.eval resolves attributes unguarded; "
+                                                    "compute with columns, e.g. df['a'] + df['b']"),
+    "query": (("pandas.DataFrame",), "DataFrame.query resolves attributes unguarded; "
+                                     "filter with a mask, e.g. df[df['a'] > 1]"),
+}
+
+# qualified name of a string parser -> refusal: switched off in the child while a
+# restricted snippet runs, so every path to it (sympify("..."), S("..."),
+# expr.subs("x", 1), Matrix("...")) refuses instead of evaluating.
+STRING_PARSERS = {
+    "sympy.parsing.sympy_parser.parse_expr":
+        "sympy does not parse strings in the sandbox: build expressions from sympy.symbols('x') and operators",
+}
+
+refused_ids: dict[int, str] = {}      # id(object) -> advice, for objects loaded in the fork server
+keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
+_attribute_types: dict[str, tuple] = {}
+
+
+def _lookup(qualified: str):
+    """The object a qualified name names, if its module is already imported."""
+    module_name, _, attr = qualified.rpartition(".")
+    parts = module_name.split(".")
+    for split in range(len(parts), 0, -1):
+        module = sys.modules.get(".".join(parts[:split]))
+        if module is None:
+            continue
+        value = module
+        try:
+            for name in parts[split:] + [attr]:
+                value = getattr(value, name)
+        except AttributeError:
+            return None
+        return value
+    return None
+
+
+def resolve() -> None:
+    """Look every entry up among the imported modules (once, in the fork server)."""
+    for qualified, advice in REFUSED_OBJECTS.items():
+        value = _lookup(qualified)
+        if value is not None:
+            refused_ids[id(value)] = f"{qualified} is refused: {advice}"
+    for qualified, keywords in REFUSED_KEYWORDS.items():
+        value = _lookup(qualified)
+        if value is not None:
+            keyword_guards[id(value)] = (qualified, keywords)
+    for name, (type_names, _advice) in REFUSED_ATTRIBUTES.items():
+        found = tuple(t for t in map(_lookup, type_names) if isinstance(t, type))
+        if found:
+            _attribute_types[name] = found
+
+
+def attribute_refusal(obj, name: str) -> str | None:
+    """Why `obj.name` is refused, or None."""
+    types_ = _attribute_types.get(name)
+    if types_ and isinstance(obj, types_):
+        return f"{type(obj).__name__}.{name} is refused: {REFUSED_ATTRIBUTES[name][1]}"
+    return None
+
+
+def keyword_guard(function, refuse):
+    """A stand-in for `function` that refuses the keywords of REFUSED_KEYWORDS;
+    `refuse(message)` returns the exception to raise."""
+    qualified, keywords = keyword_guards[id(function)]
+
+    @functools.wraps(function)
+    def guarded(*args, **kwargs):
+        for keyword in keywords:
+            if kwargs.get(keyword):
+                raise refuse(f"{qualified}({keyword}=True) is refused: {_KEYWORD_ADVICE}")
+        return function(*args, **kwargs)
+    return guarded
+
+
+@contextlib.contextmanager
+def string_parsers_off(refuse):
+    """While a restricted snippet runs (and reports), each loaded string parser is
+    replaced with a refusal; put back afterwards, so the process holds no trace of
+    one run's policy (a pooled child pre-warms in restricted mode)."""
+    saved = []
+    for qualified, message in STRING_PARSERS.items():
+        module_name, _, attr = qualified.rpartition(".")
+        module = sys.modules.get(module_name)
+        if module is not None and hasattr(module, attr):
+            def parser(*args, _message=message, **kwargs):
+                raise refuse(_message)
+            saved.append((module, attr, getattr(module, attr)))
+            setattr(module, attr, parser)
+    try:
+        yield
+    finally:
+        for module, attr, original in saved:
+            setattr(module, attr, original)
