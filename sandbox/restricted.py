@@ -39,7 +39,7 @@ import types
 import typing
 from collections.abc import Iterable
 
-from RestrictedPython.Eval import default_guarded_getitem, default_guarded_getiter
+from RestrictedPython.Eval import default_guarded_getitem
 from RestrictedPython.Guards import (
     guarded_iter_unpack_sequence,
     guarded_unpack_sequence,
@@ -171,10 +171,97 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             self.check_name(node, name)
         return node
 
+    def visit_FunctionDef(self, node):
+        node = super().visit_FunctionDef(node)
+        if isinstance(node, ast.FunctionDef):
+            _vet_parameters_on_entry(node)
+        return node
+
+    def visit_Lambda(self, node):
+        node = super().visit_Lambda(node)
+        if isinstance(node, ast.Lambda):
+            _vet_lambda_parameters(node)
+        return node
+
+    def visit_Call(self, node):
+        """Every call's result is vetted like an attribute read: `f(...)` becomes
+        `_call_(f, ...)` (RestrictedPython's own `_apply_` form for *args/**kwargs is
+        vetted the same way). Zero-argument super() must stay a direct call."""
+        node = super().visit_Call(node)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("super", "_apply_"):
+            return node
+        new = ast.Call(func=ast.Name("_call_", ast.Load()), args=[func, *node.args], keywords=node.keywords)
+        copy_locations(new, node)
+        copy_locations(new.func, node)
+        return new
+
     def visit_Module(self, node):
         node = super().visit_Module(node)
         _capture_last_value(node)
         return node
+
+
+def _parameter_names(args: ast.arguments) -> tuple[list[str], str | None, list[str], str | None]:
+    return ([a.arg for a in args.posonlyargs + args.args], args.vararg.arg if args.vararg else None,
+            [a.arg for a in args.kwonlyargs], args.kwarg.arg if args.kwarg else None)
+
+
+def _locate(tree: ast.AST, like: ast.AST) -> None:
+    """Give every node of a generated tree the position of `like` (for tracebacks)."""
+    for child in ast.walk(tree):
+        if "lineno" in child._attributes:
+            copy_locations(child, like)
+
+
+def _vet_call(func: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=ast.Name(func, ast.Load()), args=list(args), keywords=[])
+
+
+def _vet_parameters_on_entry(node: ast.FunctionDef) -> None:
+    """`def f(a, b, *c, d, **e)` starts with `a, b, d = _vet_params_(a, b, d)`,
+    `c = _vet_params_(*c)` and `e = _vet_kwargs_(e)` (after a docstring)."""
+    positional, vararg, kwonly, kwarg = _parameter_names(node.args)
+    names = positional + kwonly
+    body = []
+    if names:
+        target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+        body.append(ast.Assign([target], _vet_call("_vet_params_", *[ast.Name(n, ast.Load()) for n in names])))
+    if vararg:
+        body.append(ast.Assign([ast.Name(vararg, ast.Store())],
+                               _vet_call("_vet_params_", ast.Starred(ast.Name(vararg, ast.Load()), ast.Load()))))
+    if kwarg:
+        body.append(ast.Assign([ast.Name(kwarg, ast.Store())], _vet_call("_vet_kwargs_", ast.Name(kwarg, ast.Load()))))
+    if not body:
+        return
+    first = node.body[0]
+    at = 1 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+        first.value.value, str) else 0
+    for stmt in body:
+        _locate(stmt, first)
+    node.body[at:at] = body
+
+
+def _vet_lambda_parameters(node: ast.Lambda) -> None:
+    """`lambda a, *b, c, **d: body` becomes
+    `lambda a, *b, c, **d: (lambda a, *b, c, **d: body)(*_vet_params_(a, *b), c=_vet_one_(c), **_vet_kwargs_(d))`."""
+    positional, vararg, kwonly, kwarg = _parameter_names(node.args)
+    if not (positional or vararg or kwonly or kwarg):
+        return
+    inner_args = ast.arguments(
+        posonlyargs=[], args=[ast.arg(n) for n in positional],
+        vararg=ast.arg(vararg) if vararg else None, kwonlyargs=[ast.arg(n) for n in kwonly],
+        kw_defaults=[None] * len(kwonly), kwarg=ast.arg(kwarg) if kwarg else None, defaults=[])
+    passed = [ast.Name(n, ast.Load()) for n in positional]
+    if vararg:
+        passed.append(ast.Starred(ast.Name(vararg, ast.Load()), ast.Load()))
+    keywords = [ast.keyword(arg=n, value=_vet_call("_vet_one_", ast.Name(n, ast.Load()))) for n in kwonly]
+    if kwarg:
+        keywords.append(ast.keyword(arg=None, value=_vet_call("_vet_kwargs_", ast.Name(kwarg, ast.Load()))))
+    call = ast.Call(func=ast.Lambda(args=inner_args, body=node.body),
+                    args=[ast.Starred(_vet_call("_vet_params_", *passed), ast.Load())], keywords=keywords)
+    _locate(call, node.body)
+    node.body = call
 
 
 def _capture_last_value(tree: ast.Module) -> None:
@@ -287,8 +374,60 @@ _VET_IDS = frozenset(_DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), 
                                          id(dataclasses.dataclass)}
 
 
+def _is_plain_name(name) -> bool:
+    """A name library code may paste into source or define as an attribute."""
+    return type(name) is str and name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
+
+
 def _is_metaclass(value) -> bool:
     return isinstance(value, type) and issubclass(value, type)
+
+
+# Where a value reaches the snippet without a guard of its own (a call's result, an item
+# of iteration, a parameter of a snippet function that library code calls back), it is
+# vetted like an attribute read; a plain container arriving from library code is searched
+# (C-speed per level) so that no module, metaclass or denied object hides inside one,
+# where C code (map, functools.partial, operator.call, starmap) could still use it.
+_SCALAR_TYPES = frozenset({int, float, complex, str, bytes, bool, type(None), range, bytearray})
+_CONTAINER_TYPES = frozenset({list, tuple, dict, set, frozenset})
+# Values of these exact types never need vetting themselves.
+_PLAIN_TYPES = _SCALAR_TYPES | _CONTAINER_TYPES
+# Iterating these yields only plain values: no per-item vetting.
+_PLAIN_ITERABLES = frozenset({range, str, bytes, bytearray})
+# Mutable module-level containers are registries the stdlib may read back
+# (copy.dispatch_table): a module hands out a read-only copy or view instead.
+_READ_ONLY_VIEWS = {dict: types.MappingProxyType, list: tuple, set: frozenset, bytearray: bytes}
+for _cls in (collections.OrderedDict, collections.defaultdict, collections.Counter):
+    _READ_ONLY_VIEWS[_cls] = types.MappingProxyType
+_READ_ONLY_VIEWS[collections.deque] = tuple
+del _cls
+
+
+def _needs_vet(value) -> bool:
+    return type(value) not in _PLAIN_TYPES and (
+        id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value))
+
+
+def _hidden_danger(container):
+    """The first value inside a plain container (at any depth) that would need vetting;
+    None when there is none. Levels of scalars cost one C-level pass."""
+    seen, stack = set(), [container]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        parts = (current.keys(), current.values()) if type(current) is dict else (current,)
+        for part in parts:
+            if set(map(type, part)) <= _SCALAR_TYPES:
+                continue
+            for item in part:
+                kind = type(item)
+                if kind in _CONTAINER_TYPES:
+                    stack.append(item)
+                elif kind not in _SCALAR_TYPES and _needs_vet(item):
+                    return item
+    return None
 
 
 class ModuleProxy:
@@ -347,10 +486,17 @@ class _ForeignWrite:
         object.__setattr__(self, "_ctx", ctx)
 
     def __setitem__(self, key, value):
+        self._read_only_registry()
         self._ob[key] = value
 
     def __delitem__(self, key):
+        self._read_only_registry()
         del self._ob[key]
+
+    def _read_only_registry(self):
+        if type(self._ob) is types.MappingProxyType:
+            raise self._ctx.refuse("attribute_blocked", "module-level dictionaries are read-only in the "
+                                   "sandbox (the library reads them back); work on a copy: d = dict(module.name)")
 
     def __setattr__(self, name, value):
         raise self._ctx.refuse("attribute_blocked",
@@ -361,6 +507,11 @@ class _ForeignWrite:
         raise self._ctx.refuse("attribute_blocked",
                                f"cannot delete attribute {name!s:.80} of a {_describe(self._ob)} "
                                "object the snippet did not create", SandboxAttributeError)
+
+
+def _callable_name(func) -> str:
+    name = getattr(func, "__qualname__", None)
+    return name[:80] if isinstance(name, str) else "a call"
 
 
 def _describe(obj) -> str:
@@ -425,10 +576,6 @@ _INPLACE = {
 
 def _inplacevar(op, target, value):
     return _INPLACE[op](target, value)
-
-
-def _apply(func, *args, **kwargs):
-    return func(*args, **kwargs)
 
 
 class _Context:
@@ -563,7 +710,11 @@ class _Context:
         if package_only:
             raise self.refuse(kind, f"{qual} is not available: only the allowed submodules of "
                                     f"{modname} are")
-        return self.vet(value, qual, kind)
+        view = _READ_ONLY_VIEWS.get(type(value))
+        if view is not None:
+            self.check_container(dict(value) if isinstance(value, dict) else list(value), qual, kind)
+            return view(value)
+        return self.checked(value, qual, kind)
 
     def module_value(self, module, qual, kind="attribute_blocked"):
         """A module reached as an attribute: a proxy if allowed, else refused."""
@@ -577,6 +728,22 @@ class _Context:
         if self.permits(real):
             return self.proxy(real, module)
         raise self.refuse(kind, f"{qual} is the module {real!r}, which is not allowed")
+
+    def checked(self, value, where, kind="attribute_blocked"):
+        """vet() for a single value, a search for a plain container."""
+        if type(value) in _CONTAINER_TYPES:
+            return self.check_container(value, where, kind)
+        if type(value) in _SCALAR_TYPES or not _needs_vet(value):
+            return value
+        return self.vet(value, where, kind)
+
+    def check_container(self, container, where, kind="attribute_blocked"):
+        found = _hidden_danger(container)
+        if found is not None:
+            self.vet(found, f"a value inside {where}", kind)  # raises, or...
+            raise self.refuse(kind, f"{where} holds {_describe(found)}, which is not available "
+                                    "in the sandbox")  # ...a proxy is no excuse to hand out the container
+        return container
 
     def vet(self, value, where, kind="attribute_blocked"):
         """Refuse or replace values that must not reach the snippet, whoever hands them out."""
@@ -617,6 +784,10 @@ class _Context:
                     raise
                 refusal = (type(exc), str(exc))
             else:
+                if type(value) in _CONTAINER_TYPES:
+                    if type(obj) is ModuleProxy or self.owns(obj):
+                        return value  # a module's: checked by module_attribute; the snippet's own: clean
+                    return self.check_container(value, f"{_describe(obj)}.{name}")
                 if id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value):
                     value = self.vet(value, f"{_describe(obj)}.{name}")
                 return value
@@ -643,9 +814,59 @@ class _Context:
 
     def getitem(self, obj, index):
         value = default_guarded_getitem(obj, index)
-        if id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value):
+        if type(value) not in _PLAIN_TYPES and _needs_vet(value):
             value = self.vet(value, f"{_describe(obj)}[...]")
         return value
+
+    def call(self, func, *args, **kwargs):
+        """_call_: the result of every call the snippet makes is vetted (and searched, when
+        it is a plain container that library code made)."""
+        value = func(*args, **kwargs)
+        kind = type(value)
+        if kind in _SCALAR_TYPES:
+            return value
+        if kind in _CONTAINER_TYPES:
+            if type(func) is types.FunctionType and func.__globals__ is self.globals:
+                return value  # the snippet's own function: built from vetted values
+            return self.check_container(value, f"the result of {_callable_name(func)}()")
+        if not _needs_vet(value):
+            return value
+        return self.vet(value, f"the result of {_callable_name(func)}()")
+
+    def apply(self, func, *args, **kwargs):
+        """_apply_ (calls with *args or **kwargs): the unpacked arguments are vetted too,
+        since library code may call what they hold."""
+        return self.call(func, *self.vet_params(*args), **self.vet_kwargs(kwargs))
+
+    def vet_params(self, *values):
+        """_vet_params_: the parameters of a snippet function on entry (library code
+        calls snippet functions back with values no guard has seen)."""
+        for value in values:
+            if type(value) not in _PLAIN_TYPES and _needs_vet(value):
+                return tuple(self.vet(v, "an argument") if type(v) not in _PLAIN_TYPES and _needs_vet(v)
+                             else v for v in values)
+        return values
+
+    def vet_kwargs(self, kwargs):
+        for value in kwargs.values():
+            if type(value) not in _PLAIN_TYPES and _needs_vet(value):
+                return dict(zip(kwargs, self.vet_params(*kwargs.values())))
+        return kwargs
+
+    def vet_one(self, value):
+        return self.vet_params(value)[0]
+
+    def getiter(self, ob):
+        """_getiter_: iteration, comprehensions and unpacking; every item is vetted."""
+        if type(ob) in _PLAIN_ITERABLES:
+            return ob
+        return self._vetted_items(ob)
+
+    def _vetted_items(self, ob):
+        for item in ob:
+            if type(item) not in _PLAIN_TYPES and _needs_vet(item):
+                item = self.vet(item, "an item of iteration")
+            yield item
 
     def hasattr(self, obj, name):
         try:
@@ -731,6 +952,10 @@ class _Context:
                     if issubclass(result, type):
                         raise ctx.refuse("attribute_blocked", f"type() of a class is its metaclass "
                                                               f"({result.__name__}), which is not available")
+                    if id(result) in _DENIED_OBJECTS or id(result) in library_policy.refused_ids:
+                        raise ctx.refuse("attribute_blocked", f"type() of this value is "
+                                                              f"{result.__name__}, which is not available; "
+                                                              "use callable(x) or isinstance(x, ...)")
                     return result
                 if len(args) != 3:
                     raise TypeError("type() takes 1 or 3 arguments")
@@ -745,21 +970,53 @@ class _Context:
     def make_dataclass(self, cls_name, fields, **kwargs):
         if kwargs.get("namespace") is not None:
             self.check_namespace(kwargs["namespace"], "make_dataclass()")
+        for base in kwargs.get("bases") or ():
+            self.check_field_names(base)
+        fields = list(fields)
+        for spec in fields:
+            name = spec if isinstance(spec, str) else (spec[0] if isinstance(spec, (tuple, list)) and spec else spec)
+            if not _is_plain_name(name):
+                raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
+                                                       "field names are identifiers that do not start with '_'")
         made = dataclasses.make_dataclass(cls_name, fields, **kwargs)
         self.classes.add(made)
         return made
 
     def dataclass(self, cls=None, /, **kwargs):
         """dataclasses.dataclass pastes field names into the source it exec()s (with real
-        builtins): every field name must be a plain identifier."""
+        builtins): every field name it will use, its own and inherited, must be a plain
+        identifier when it is used, not only when the snippet first wrote it."""
         def wrap(target):
-            annotations = target.__dict__.get("__annotations__", {}) if isinstance(target, type) else {}
-            for name in annotations:
-                if type(name) is not str or not name.isidentifier() or keyword.iskeyword(name):
-                    raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not "
-                                                           "an identifier")
+            self.check_field_names(target)
             return dataclasses.dataclass(target, **kwargs)
         return wrap if cls is None else wrap(cls)
+
+    def check_field_names(self, target) -> None:
+        if not isinstance(target, type):
+            return
+        names = list(target.__dict__.get("__annotations__", {}))
+        for base in target.__mro__:
+            fields = base.__dict__.get("__dataclass_fields__")
+            if isinstance(fields, dict):
+                names += list(fields) + [getattr(f, "name", None) for f in fields.values()]
+        for name in names:
+            if not _is_plain_name(name):
+                raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
+                                                       "field names are identifiers that do not start with '_'")
+
+    def check_enum_names(self, names):
+        """The enum functional API (Enum('E', names)) defines a class attribute per name:
+        dunder and sunder names would define methods and hooks. Returns the names as a
+        list (an iterator is consumed here)."""
+        items = names.replace(",", " ").split() if isinstance(names, str) else names
+        if not isinstance(items, (dict, types.MappingProxyType)):
+            items = list(items)
+        for item in items:
+            name = item if isinstance(item, str) else (item[0] if isinstance(item, (tuple, list)) and item else item)
+            if not _is_plain_name(name):
+                raise self.refuse("attribute_blocked", f"enum member name {name!r:.80} is not allowed: "
+                                                       "member names are identifiers that do not start with '_'")
+        return names if isinstance(names, str) else items
 
     # -- functools' attribute copiers read and write caller-chosen names: defaults only,
     # and onto functions only (copying __annotations__ onto a class feeds dataclass())
@@ -861,12 +1118,16 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
         "__metaclass__": type,
         "_getattr_": ctx.getattr,
         "_getitem_": ctx.getitem,
-        "_getiter_": default_guarded_getiter,
+        "_getiter_": ctx.getiter,
+        "_call_": ctx.call,
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,
         "_write_": ctx.write_guard,
         "_inplacevar_": _inplacevar,
-        "_apply_": _apply,
+        "_apply_": ctx.apply,
+        "_vet_params_": ctx.vet_params,
+        "_vet_kwargs_": ctx.vet_kwargs,
+        "_vet_one_": ctx.vet_one,
         "_print_": lambda getattr_: _Printer(stdout, getattr_),
         "_super_attr_": ctx.super_attr,
     }
@@ -883,6 +1144,27 @@ def _path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline
 
 
 # --------------------------------------------------------------------------- execute
+
+_ENUM_META = getattr(enum, "EnumType", None) or enum.EnumMeta
+
+
+@contextlib.contextmanager
+def _run_policy(ctx: "_Context"):
+    """Checks placed inside library code generators while a restricted snippet runs:
+    the enum functional API's names, the data-science libraries' string parsers.
+    Undone afterwards (a pooled child pre-warms in restricted mode)."""
+    original = _ENUM_META.__dict__["_create_"]
+
+    def checked_create(cls, class_name, names, *args, **kwargs):
+        return original(cls, class_name, ctx.check_enum_names(names), *args, **kwargs)
+
+    _ENUM_META._create_ = checked_create
+    try:
+        with library_policy.string_parsers_off(ctx.refuse_call):
+            yield
+    finally:
+        _ENUM_META._create_ = original
+
 
 def preload(modules: Iterable[str]) -> None:
     """Import ``modules`` now (in the fork server, before any secret or snippet exists), so
@@ -934,7 +1216,7 @@ def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False
     if restricted:
         ctx = _Context(allowed, events)
         glb = _restricted_globals(ctx, stdout)
-        policy = library_policy.string_parsers_off(ctx.refuse_call)
+        policy = _run_policy(ctx)
         if open_files:
             glb["__builtins__"]["open"] = _path_open
     else:

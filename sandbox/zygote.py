@@ -34,6 +34,7 @@ SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
 REFILL_IDLE = 0.002       # seconds of quiet before the pool is refilled
 EXIT_GRACE = 2.0          # after stage 1 exited, wait at most this for pipe EOF
 KILL_GRACE = 1.0          # after closing the kill pipe, stage 1 itself is SIGKILLed
+MAX_RETRIES = 3           # a request whose child was killed from outside before it ran
 CONTROL_FRAME_CAP = 64 << 20
 
 
@@ -216,8 +217,8 @@ class Zygote:
         self.selector.modify(self.ctl, events, ("ctl", None))
 
     # ---- children --------------------------------------------------------
-    def start_request(self, message: dict) -> None:
-        child = self.take_ready() or self.spawn()
+    def start_request(self, message: dict, fresh: bool = False) -> None:
+        child = (None if fresh else self.take_ready()) or self.spawn()
         if child is None:
             self.send({"id": message.get("id"), "result": outcome.compose(outcome.ChildOutcome(
                 execution_id=message.get("id", ""), op=message.get("op", "execute"),
@@ -420,10 +421,12 @@ class Zygote:
         c.state = "finished"
         if c.request is None or not c.report:
             return  # an idle pooled child died (killed from outside, or failed setup), or a probe
-        if self.killed_before_running(c) and not c.request.get("retried"):
-            # a pooled child killed from outside as it was handed the request: nothing of
-            # the snippet ran (no output, no result), so hand the request to another child
-            self.start_request({**c.request, "retried": True})
+        retries = c.request.get("retries", 0)
+        if self.killed_before_running(c) and retries < MAX_RETRIES:
+            # a pooled child killed from outside (the OOM killer) as it was handed the
+            # request: nothing of the snippet ran (no output, no result), so the request
+            # goes to a freshly forked child; the rest of the pool may be dying as well
+            self.start_request({**c.request, "retries": retries + 1}, fresh=True)
             return
         self.send({"id": c.request.get("id"), "result": outcome.compose(self.outcome_of(c))})
 

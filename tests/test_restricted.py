@@ -855,9 +855,10 @@ VARIANT_ERROR_TYPES = {  # where the failure is plain Python rather than a refus
     "vars_of_module": ("runtime_error",), "dir_globals_locals": ("runtime_error",),
     "open_builtin": ("runtime_error",), "compile_builtin": ("runtime_error",),
     "decorator_exec": ("runtime_error",), "print_to_module": ("runtime_error",),
-    "make_dataclass_injection": ("runtime_error",), "namedtuple_injection": ("runtime_error",),
+    "make_dataclass_injection": ("runtime_error", "security_violation"), "namedtuple_injection": ("runtime_error",),
     "update_wrapper_copies_proxy_dict": ("runtime_error",), "copy_reduce_rebuilds_proxy": ("runtime_error", "security_violation"),
-    "dataclass_fields_named_like_slots": ("runtime_error",), "proxy_class_instantiation": ("runtime_error",),
+    "dataclass_fields_named_like_slots": ("runtime_error", "security_violation"),
+    "proxy_class_instantiation": ("runtime_error",),
     "str_subclass_hasattr": ("runtime_error", "security_violation"),
     "except_star": ("security_violation", "syntax_error"),  # a syntax error before 3.11
     # Gadgets that exist only in some versions: where absent, a plain AttributeError.

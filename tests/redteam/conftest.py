@@ -50,16 +50,18 @@ def canaries(workdir):
     host.stop()
 
 
-# "doors" mode: the filesystem and data-science profiles on (RestrictedPython on). A
-# profile opens only its own door: every case must still be stopped, except the import
-# sweep's probes of the modules these profiles allow. (The network profile's door is
-# the host network itself; it is tested in tests/test_profiles_mcp.py.)
+# "doors" modes: the filesystem and data-science profiles on, with RestrictedPython on
+# ("doors") and off ("norp_doors"). A profile opens only its own door: every case must
+# still be stopped, except the import sweep's probes of the modules these profiles allow.
+# (The network profile's door is the host network itself; it is tested in
+# tests/test_profiles_mcp.py.)
 DOORS_ENV = {"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_ENABLE_DATA_SCIENCE": "true"}
+DOORS_MODES = ("doors", "norp_doors")
 
 
 def _server_env(workdir: Path, restricted: bool, name: str) -> dict:
     return {
-        **(DOORS_ENV if name == "doors" else {}),
+        **(DOORS_ENV if name in DOORS_MODES else {}),
         hostcanary.SECRET_NAME: hostcanary.SECRET_VALUE,
         "SANDBOX_TIMEOUT": str(DEFAULT_TIMEOUT),
         "SANDBOX_MAX_TIMEOUT": str(MAX_TIMEOUT),
@@ -115,6 +117,13 @@ def doors_server(workdir, canaries):
 
 
 @pytest.fixture(scope="session")
-def servers(rp_server, norp_server, doors_server):
-    return {"rp": rp_server, "norp": norp_server, "doors": doors_server}
+def norp_doors_server(workdir, canaries):
+    handle = ServerHandle(workdir, False, "norp_doors")
+    yield handle
+    handle.close()
+
+
+@pytest.fixture(scope="session")
+def servers(rp_server, norp_server, doors_server, norp_doors_server):
+    return {"rp": rp_server, "norp": norp_server, "doors": doors_server, "norp_doors": norp_doors_server}
 

@@ -122,9 +122,10 @@ if not CORPUS:
     pytestmark = pytest.mark.skip(reason="red-team corpus not found: set SANDBOX_REDTEAM_CORPUS or "
                                          "put it at <repo>/../shared/redteam/corpus.json")
 
-PARAMS = [pytest.param(mode, case, id=f"{mode}-{case['id']}") for mode in ("rp", "norp", "doors")
+PARAMS = [pytest.param(mode, case, id=f"{mode}-{case['id']}") for mode in ("rp", "norp", "doors", "norp_doors")
           for case in CASES]
 RP_MODES = ("rp", "doors")  # RestrictedPython on: the default profile, and with more profiles on
+DOORS_MODES = ("doors", "norp_doors")  # the filesystem and data-science profiles on
 
 
 @pytest.fixture(scope="session")
@@ -205,11 +206,11 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
     server = handle.server
     zygote = zygote_of(server.pid)
     ctx = dict(context, server_pid=server.pid, zygote_pid=zygote or 0)
-    if mode == "doors":
+    if mode in DOORS_MODES:
         ctx["allowed_modules"] = sorted(set(context["allowed_modules"]) | set(context["doors_modules"]))
     code = lib.materialize(case, ctx)
     rp = mode in RP_MODES
-    if mode == "doors":
+    if mode in DOORS_MODES:
         code = lib.without_import_probes(code, context["doors_modules"])
     kind = (case.get("canary") or {}).get("kind")
     marker = (case.get("canary") or {}).get("marker", "")

@@ -1,0 +1,235 @@
+"""Issue 9's gadget families against the RestrictedPython layer alone (in-process,
+no kernel layer): each family's cause is fixed where the stdlib uses the value,
+and each test tries several variants of its own.
+
+1. mutable registries in allowed modules (copy.dispatch_table and the like), and
+   stdlib code that sets attributes by name on their behalf;
+2. code generated from snippet-controlled names (dataclasses, the enum
+   functional API, namedtuple);
+3. values that reach the snippet without a guard: call results, items of
+   iteration, unpacking, callbacks from library code, *args, and type(x).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+import pytest
+
+from forked import run_in_child
+from sandbox import profiles, restricted
+
+BASIC = profiles.allowed_modules(["basic"])
+DS = profiles.allowed_modules(["basic", "data_science"])
+
+
+def run(code, allowed=BASIC):
+    """In-process for the basic profile; in a forked child when the data-science libraries
+    are allowed, so that this test process never imports them (they would change what
+    other tests see: copy.dispatch_table gains numpy's metaclass, sys.modules grows)."""
+    def execute():
+        out = io.StringIO()
+        reply = restricted.execute(code, restricted=True, allowed_modules=allowed, stdout=out, stderr=out)
+        return reply, out.getvalue()
+    if allowed == BASIC:
+        return execute()
+    payload, status = run_in_child(execute)
+    assert payload is not None and "error" not in payload, (status, payload)
+    return tuple(payload["value"])
+
+
+def refused(code, allowed=BASIC, error_types=("security_violation",)):
+    reply, out = run(code, allowed)
+    assert "ESCAPED" not in out + str(reply["result"]), (out, reply)
+    assert not reply["success"] and reply["error_type"] in error_types, reply
+    return reply
+
+
+def works(code, allowed=BASIC):
+    reply, out = run(code, allowed)
+    assert reply["success"], reply
+    return reply["result"]
+
+
+# ---------------------------------------------------------------- 1. registries
+
+REDUCER_CHAIN = """
+import copy
+class C:
+    pass
+def reducer(obj):
+    return (lambda: TARGET, (), None, None, None)
+copy.dispatch_table[C] = reducer
+copy.copy(C())
+print('ESCAPED:registry_write')
+"""
+
+
+@pytest.mark.parametrize("write", [
+    "copy.dispatch_table[C] = reducer",
+    "copy.dispatch_table.update({C: reducer})",
+    "copy.dispatch_table.setdefault(C, reducer)",
+    "copy.dispatch_table |= {C: reducer}",
+    "from copy import dispatch_table\ndispatch_table[C] = reducer",
+])
+def test_registry_of_copy_is_read_only(write):
+    code = REDUCER_CHAIN.replace("copy.dispatch_table[C] = reducer", write).replace("TARGET", "copy")
+    refused(code, error_types=("security_violation", "runtime_error"))
+
+
+@pytest.mark.parametrize("code", [
+    "import urllib.parse\nurllib.parse.uses_netloc.append('evil')",
+    "import hashlib\nhashlib.algorithms_available.add('evil')",
+    "import typing\ntyping.EXCLUDED_ATTRIBUTES.append('evil')",
+    "import calendar\ncalendar.mdays[1] = 99",
+    "import xml.etree.ElementTree as ET\nET.HTML_EMPTY.add('evil')",
+])
+def test_every_module_level_container_is_read_only(code):
+    refused(code, error_types=("security_violation", "runtime_error"))
+
+
+def test_read_only_registries_can_still_be_read_and_copied():
+    assert works("import calendar, copy\nd = dict(copy.dispatch_table)\nd['x'] = 1\n"
+                 "m = list(calendar.mdays)\nm[1] = 99\nresult = [m[1], calendar.mdays[1], 'x' in d]") == [99, 31, True]
+
+
+def test_writing_into_a_module_registry_says_what_to_do():
+    reply = refused("import copy\ncopy.dispatch_table[int] = print")
+    assert "read-only" in reply["error"] and "dict(" in reply["error"], reply["error"]
+
+
+# ---------------------------------------------------------------- 2. names pasted into code
+
+@pytest.mark.parametrize("names", [
+    "[('__reduce_ex__', f), ('a', 1)]",
+    "{'__getattr__': f, 'a': 1}",
+    "'a __init_subclass__'",
+    "[('_missing_', f), ('a', 1)]",
+    "[('_generate_next_value_', f)]",
+    "((n, 1) for n in ['__format__', 'a'])",
+    "'a,_ignore_'",
+    "[('a;b', 1)]",
+    "[['__class_getitem__', f]]",
+])
+@pytest.mark.parametrize("base", ["Enum", "IntEnum", "Flag", "StrEnum"])
+def test_enum_functional_api_refuses_hook_names(names, base):
+    if base == "StrEnum" and not hasattr(__import__("enum"), "StrEnum"):
+        pytest.skip("StrEnum is 3.11+")
+    refused(f"import enum\ndef f(*a):\n    print('ESCAPED:enum_hook')\nE = enum.{base}('E', {names})\n"
+            "E.a\nimport copy\ncopy.copy(E.a)\nformat(E.a, '')\n")
+
+
+def test_enum_functional_api_still_works():
+    assert works("import enum\nColor = enum.Enum('Color', 'RED GREEN')\nP = enum.IntEnum('P', [('LOW', 1), ('HIGH', 5)])\n"
+                 "F = enum.Flag('F', {'R': 1, 'W': 2})\n"
+                 "result = [Color.GREEN.value, P.HIGH + 1, (F.R | F.W).value, [c.name for c in Color]]") == \
+        [2, 6, 3, ["RED", "GREEN"]]
+
+
+@pytest.mark.parametrize("code", [
+    "import collections\nP = collections.namedtuple('P', ['__class__'])",
+    "import collections\nP = collections.namedtuple('P; import os', ['x'])",
+    "import collections\nP = collections.namedtuple('P', 'x, y=__import__(\"os\")')",
+    "import dataclasses\nC = dataclasses.make_dataclass('C', [('x: int = 0\\nimport os', int)])",
+    "import dataclasses\nC = dataclasses.make_dataclass('C', [('__init__', int)], namespace={'__repr__': print})",
+])
+def test_generated_code_refuses_bad_names(code):
+    refused(code, error_types=("security_violation", "runtime_error"))
+
+
+def test_inherited_dataclass_fields_are_checked_where_dataclass_uses_them():
+    """A base's field renamed after its creation (here by the test, standing for any
+    write primitive) is caught when a subclass is decorated: the name is checked at
+    the point dataclasses pastes it into source, not where the snippet first gave it."""
+    @dataclasses.dataclass
+    class Base:
+        x: int = 0
+
+    Base.__dataclass_fields__["x"].name = "x=0):\n    import os\n    os.system('id')\ndef f(y"
+    ctx = restricted._Context(BASIC, restricted._Events())
+
+    class Sub(Base):
+        y: int = 1
+
+    with pytest.raises(restricted.SandboxAttributeError, match="field name"):
+        ctx.dataclass(Sub)
+    with pytest.raises(restricted.SandboxAttributeError, match="field name"):
+        ctx.make_dataclass("M", ["z"], bases=(Base,))
+
+
+def test_field_objects_cannot_be_renamed_by_the_snippet():
+    for rename in ("f.name = 'x=0): pass\\ndef g(y'", "setattr(f, 'name', 'evil')",
+                   "f.name += '; import os'"):
+        refused("import dataclasses\n@dataclasses.dataclass\nclass B:\n    x: int = 0\n"
+                f"f = dataclasses.fields(B)[0]\n{rename}\n")
+
+
+def test_dataclasses_still_work():
+    assert works("from dataclasses import dataclass, field\n@dataclass\nclass P:\n    x: int\n    y: int = 2\n"
+                 "    tags: list = field(default_factory=list)\n@dataclass\nclass Q(P):\n    z: int = 3\n"
+                 "q = Q(1)\nresult = [q.x, q.y, q.z, repr(P(5))]") == [1, 2, 3, "P(x=5, y=2, tags=[])"]
+
+
+# ---------------------------------------------------------------- 3. values without a guard
+
+SYMPY_FNS = "import sympy.strategies.util as u\n"  # a dict whose values include the metaclass `type`
+
+
+@pytest.mark.parametrize("grab", [
+    "T = u.basic_fns['op']",
+    "T = [v for v in u.basic_fns.values()][0]",
+    "for v in u.basic_fns.values():\n    T = v",
+    "T = max(u.basic_fns.values(), key=str)",
+    "T = next(iter(u.basic_fns.values()))",
+    "import functools\nT = functools.reduce(lambda a, b: b, list(u.basic_fns.values()))",
+    "def grab(*vals):\n    return vals\nT = grab(*u.basic_fns.values())[0]",
+    "T = list(map(lambda v: v, u.basic_fns.values()))[0]",
+    "a, *rest = u.basic_fns.values()\nT = a",
+    "import operator\nT = operator.itemgetter('op')(u.basic_fns)",
+    "import itertools, functools\nT = list(itertools.starmap(functools.partial, zip(u.basic_fns.values())))[0]",
+    "d = dict(u.basic_fns)\nT = d['op']",
+])
+def test_items_results_and_callbacks_are_vetted(grab):
+    """The metaclass `type` sits in a sympy dict: whichever way it is reached, the snippet
+    never holds it (with it, type(name, bases, {'__getattr__': ...}) skips the class-body policy)."""
+    refused(SYMPY_FNS + grab + "\nX = T('X', (), {'__getattr__': print})\nprint('ESCAPED:metaclass')\n",
+            allowed=DS)
+
+
+@pytest.mark.parametrize("code", [
+    "import pandas as pd\nm = pd.compat.import_optional_dependency('os')\nprint('ESCAPED:' + m.getcwd())",
+    "import pandas as pd\nfor m in [pd.compat.import_optional_dependency('os')]:\n    print('ESCAPED', m)",
+    "import pandas as pd\nf = pd.compat.import_optional_dependency\nm = list(map(f, ['os']))\n"
+    "print('ESCAPED', m)",
+])
+def test_call_results_that_are_modules_are_vetted(code):
+    pytest.importorskip("pandas")
+    refused(code, allowed=DS, error_types=("security_violation", "runtime_error"))
+
+
+@pytest.mark.parametrize("code", [
+    "import types\nF = type(lambda: 0)\nprint('ESCAPED', F)",
+    "def f():\n    pass\nF = type(f)\nprint('ESCAPED', F)",
+    "import typing\nR = type(typing.get_args(typing.Optional['x'])[0])\nprint('ESCAPED', R)",
+    "import typing\nfor a in typing.get_args(typing.Optional['x']):\n    R = type(a)\n",
+])
+def test_type_of_a_value_never_hands_out_a_denied_class(code):
+    refused(code)
+
+
+def test_callbacks_from_library_code_get_vetted_arguments():
+    """sorted/map/filter call snippet functions with items no guard saw: vetted on entry."""
+    refused(SYMPY_FNS + "def key(v, *more, **kw):\n    v('X', (), {'__getattr__': print})\n    return 0\n"
+            "sorted(u.basic_fns.values(), key=key)\nprint('ESCAPED')\n", allowed=DS)
+
+
+def test_ordinary_code_through_the_new_guards():
+    assert works("import functools, itertools, operator\n"
+                 "def add(a, b=1, *rest, scale=1, **extra):\n    return (a + b + sum(rest)) * scale\n"
+                 "rows = [{'n': i, 'sq': i * i} for i in range(5)]\n"
+                 "total = functools.reduce(operator.add, map(lambda r: r['sq'], rows))\n"
+                 "pairs = list(itertools.starmap(add, [(1, 2), (3, 4)]))\n"
+                 "a, *rest = sorted(rows, key=lambda r: -r['n'])\n"
+                 "result = [total, pairs, a['n'], add(1, 2, 3, scale=2), type(3) is int,\n"
+                 "          (lambda *xs, **kw: len(xs) + len(kw))(1, 2, k=3)]") == [30, [3, 7], 4, 12, True, 3]
