@@ -41,10 +41,11 @@ REFUSED_OBJECTS = {
     "matplotlib.pyplot.switch_backend": "the Agg backend is already set; figures come back as images",
 }
 
-# qualified name -> keywords whose truthy value is refused (the call goes through otherwise).
+# qualified name -> {keyword: its position}: a truthy value, passed either way, is
+# refused (the call goes through otherwise).
 REFUSED_KEYWORDS = {
-    "numpy.load": ("allow_pickle",),
-    "numpy.lib.format.read_array": ("allow_pickle",),
+    "numpy.load": {"allow_pickle": 2},
+    "numpy.lib.format.read_array": {"allow_pickle": 1},
 }
 _KEYWORD_ADVICE = "unpickling runs code: save arrays with numpy.save (the default allow_pickle=False reads them)"
 
@@ -120,8 +121,8 @@ def keyword_guard(function, refuse):
 
     @functools.wraps(function)
     def guarded(*args, **kwargs):
-        for keyword in keywords:
-            if kwargs.get(keyword):
+        for keyword, position in keywords.items():
+            if kwargs.get(keyword) or (len(args) > position and args[position]):
                 raise refuse(f"{qualified}({keyword}=True) is refused: {_KEYWORD_ADVICE}")
         return function(*args, **kwargs)
     return guarded

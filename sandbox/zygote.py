@@ -111,6 +111,8 @@ class Zygote:
                 timeout = REFILL_IDLE if timeout is None else min(timeout, REFILL_IDLE)
             events = self.selector.select(timeout)
             for key, mask in events:
+                if self.selector.get_map().get(key.fd) is not key:
+                    continue  # closed by an earlier event of this batch (its number may be reused)
                 kind, obj = key.data
                 try:
                     self.dispatch(kind, obj, key.fileobj, mask)
@@ -382,6 +384,8 @@ class Zygote:
             self.kill(c)
 
     def on_exit(self, c: Child) -> None:
+        if c.status is not None:
+            return  # already reaped: its pidfd is closed and the number may be another child's
         try:
             pid, status, rusage = os.wait4(c.pid, os.WNOHANG)
         except ChildProcessError:
@@ -512,7 +516,7 @@ class Zygote:
         while c.state != "finished" and time.monotonic() < end:
             for key, mask in self.selector.select(0.05):
                 kind, obj = key.data
-                if kind != "ctl" and obj is c:
+                if kind != "ctl" and obj is c and self.selector.get_map().get(key.fd) is key:
                     self.dispatch(kind, obj, key.fileobj, mask)
             self.check_timers()
         if c.state != "finished":

@@ -89,6 +89,10 @@ DOORS = {
                  "class G:\n    def __init__(self, df):\n        self.df = df\nresult = 1", "not allowed"),
     "np_load_pickle": ("import numpy as np\nimport io\nresult = np.load(io.BytesIO(b''), allow_pickle=True)",
                        "numpy.save"),
+    "np_load_pickle_positional": ("import numpy as np\nimport io\nresult = np.load(io.BytesIO(b''), None, True)",
+                                  "numpy.save"),
+    "read_array_pickle": ("import numpy as np\nimport io\nresult = np.lib.format.read_array(io.BytesIO(b''), True)",
+                          "numpy.save"),
     "as_strided": ("import numpy as np\na = np.zeros(2)\n"
                    "b = np.lib.stride_tricks.as_strided(a, shape=(10**6,), strides=(8,))\nresult = float(b[-1])",
                    "sliding_window_view"),
