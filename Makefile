@@ -1,4 +1,4 @@
-# The self-test is `make test`; `make install && bin/sandbox-mcp` serves stdio.
+# The self-test is `make test`; `make install && bin/mcp-server-python-sandbox` serves stdio.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -17,10 +17,10 @@ install-datascience: install
 	$(PY) -m pip install -q -e '.[datascience,test]'
 
 dev: install
-	$(PY) bin/sandbox-mcp serve
+	$(PY) bin/mcp-server-python-sandbox serve
 
 serve-http: install
-	$(PY) bin/sandbox-mcp serve --transport http
+	$(PY) bin/mcp-server-python-sandbox serve --transport http
 
 # The whole suite as root (warm pool on), the runner, MCP and corpus suites
 # again with the pool off (it must change no behaviour), then the whole suite

@@ -9,7 +9,7 @@ the baselines it is judged against, measured on this machine in one run.
 What is measured (every figure carries its sample count n):
 
 * latency of one `execute_code` through the real MCP stdio path (a `mcp`
-  ClientSession talking to `bin/sandbox-mcp` over pipes, the tool result
+  ClientSession talking to `bin/mcp-server-python-sandbox` over pipes, the tool result
   validated by the client as a desktop client would) and through the Runner
   API directly, warm pool on (pool_size 4) and off (0). "back-to-back" issues
   the next call as soon as the previous one answered, so the pool refill of
@@ -53,7 +53,7 @@ for _p in (str(ROOT), str(ROOT / "tests")):
         sys.path.insert(0, _p)
 
 RESULTS = ROOT / "bench" / "results"
-LAUNCHER = ROOT / "bin" / "sandbox-mcp"
+LAUNCHER = ROOT / "bin" / "mcp-server-python-sandbox"
 MiB = 1 << 20
 POOL = 4  # "pool on"
 
@@ -661,7 +661,7 @@ def _read_response(proc, want_id: int, deadline: float) -> dict:
 
 
 def bench_startup(p: dict, log) -> dict:
-    """Spawn bin/sandbox-mcp, send initialize at once, time until the response
+    """Spawn bin/mcp-server-python-sandbox, send initialize at once, time until the response
     line; then time until a first execute_code is answered."""
     from mcp_client import server_env as clean_env
     env = clean_env(server_env(POOL))
@@ -840,7 +840,7 @@ def render(results: dict) -> str:
     lines = []
     w = lines.append
     w("")
-    w(f"sandbox-mcp benchmark, {results['mode']} run, {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(results['started']))}"
+    w(f"mcp-server-python-sandbox benchmark, {results['mode']} run, {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(results['started']))}"
       f" ({results['duration_s']:.0f} s)")
     w(f"machine: {m.get('cpus')} CPUs ({m.get('cpu_model', '?')}), {m.get('mem_total_mb', '?')} MB, Linux "
       f"{m.get('kernel')}, Python {m.get('python')}, mcp {m.get('mcp', '?')}, euid {m.get('euid')}, "

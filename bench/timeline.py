@@ -741,7 +741,7 @@ async def run_server_cprofile(calls: int, log) -> dict:
     from mcp_client import open_session
     env = {"SANDBOX_POOL_SIZE": "4", "SANDBOX_MAX_CONCURRENCY": "16", "SANDBOX_LOG_LEVEL": "warning"}
     path = tempfile.mktemp(prefix="bench-server-", suffix=".prof")
-    launcher = str(ROOT / "bin" / "sandbox-mcp")
+    launcher = str(ROOT / "bin" / "mcp-server-python-sandbox")
     boot = ("import cProfile, runpy, signal, sys, time\n"
             f"sys.argv = [{launcher!r}]\n"
             "p = cProfile.Profile(time.thread_time)\n"
@@ -804,7 +804,7 @@ def run_startup(log) -> dict:
         "import pydantic": timed([sys.executable, "-c", "import pydantic"]),
         "import mcp.server.mcpserver": timed([sys.executable, "-c", "import mcp.server.mcpserver"]),
         "import sandbox.server": timed([sys.executable, "-c", "import sandbox.server"]),
-        "bin/sandbox-mcp --version": timed([sys.executable, str(ROOT / "bin" / "sandbox-mcp"), "--version"]),
+        "bin/mcp-server-python-sandbox --version": timed([sys.executable, str(ROOT / "bin" / "mcp-server-python-sandbox"), "--version"]),
     }
 
     async def start_runner():

@@ -1,4 +1,4 @@
-"""`python -m sandbox` is the same command line as `bin/sandbox-mcp`."""
+"""`python -m sandbox` is the same command line as `bin/mcp-server-python-sandbox`."""
 
 from sandbox.cli import main
 

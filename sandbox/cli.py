@@ -1,4 +1,4 @@
-"""Command line: `sandbox-mcp [serve] [--transport stdio|http]`, `run FILE`, `check`.
+"""Command line: `mcp-server-python-sandbox [serve] [--transport stdio|http]`, `run FILE`, `check`.
 
 Exit codes: 0 fine, 1 the work failed (a snippet failed, required layers are
 missing), 2 bad configuration or usage. Logs go to stderr; stdout carries only
@@ -23,11 +23,16 @@ logger = logging.getLogger("sandbox")
 
 
 def main(argv: list[str] | None = None) -> int:
+    if not sys.platform.startswith("linux"):
+        print(f"mcp-server-python-sandbox: this server needs Linux (namespaces, seccomp, Landlock); this is "
+              f"{sys.platform}. Run it on a Linux host or in a Linux VM (WSL2 on Windows, a Linux VM on "
+              "macOS) and point your MCP client there.", file=sys.stderr)
+        return 2
     args = _parser().parse_args(argv)
     try:
         settings = load_settings(env_file=args.env_file)
     except ConfigError as exc:
-        print(f"sandbox-mcp: configuration error: {exc}", file=sys.stderr)
+        print(f"mcp-server-python-sandbox: configuration error: {exc}", file=sys.stderr)
         return 2
     _setup_logging(settings.log_level)
     for warning in settings.warnings:
@@ -53,12 +58,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="sandbox-mcp",
+        prog="mcp-server-python-sandbox",
         description="An MCP server that runs untrusted Python in a hardened child process.",
         epilog="Settings come from SANDBOX_* variables and a file named by --env-file or "
                "SANDBOX_ENV_FILE (never ./.env on its own); see .env.example.",
     )
-    parser.add_argument("--version", action="version", version=f"sandbox-mcp {__version__}")
+    parser.add_argument("--version", action="version", version=f"mcp-server-python-sandbox {__version__}")
     parser.add_argument("--env-file", metavar="FILE",
                         help="read SANDBOX_* settings from FILE (as SANDBOX_ENV_FILE; no file is read otherwise)")
     parser.set_defaults(command="serve", transport="stdio", host=None, port=None)
@@ -93,17 +98,57 @@ def _interrupt(signum, frame):
 
 
 def _serve_stdio(settings: Settings) -> int:
+    from sandbox import stdio
     from sandbox.runner import Runner
     from sandbox.server import build_server
 
-    # The SDK's stdio transport points fd 0/1 away from the wire while serving, and the
-    # runner starts inside it (in the lifespan), so the zygote never inherits the wire.
+    # The transport points fd 0/1 away from the wire while serving, and the runner
+    # starts inside it (in the lifespan), so the zygote never inherits the wire.
     server = build_server(settings, Runner(settings.runner_config()))
+    if not stdio.usable():  # stdin or stdout is a regular file: the SDK's threaded transport
+        try:
+            server.run("stdio")
+        except BaseException as exc:
+            return _startup_failure(exc)
+        return 0
+    lowlevel = server._lowlevel_server
+
+    async def serve() -> None:
+        async with stdio.stdio_transport() as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
     try:
-        server.run("stdio")
+        signum = asyncio.run(_until_signalled(serve()))
+        return 128 + signum if signum else 0
     except BaseException as exc:
         return _startup_failure(exc)
-    return 0
+
+
+async def _until_signalled(work) -> int:
+    """Run `work` until it ends or SIGINT/SIGTERM arrives; the signal that stopped it, or 0.
+    Nothing blocks on stdin, so shutdown (which kills every sandbox process) is prompt
+    even while the client keeps stdin open."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(work)
+    signalled = []
+
+    def stop(signum: int) -> None:
+        signalled.append(signum)
+        task.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not signalled:
+            raise
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    if signalled:
+        logger.info("stopped by %s", signal.Signals(signalled[0]).name)
+    return signalled[0] if signalled else 0
 
 
 def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
@@ -115,7 +160,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
 
     if not settings.api_token:
         print(
-            f"sandbox-mcp: configuration error: SANDBOX_API_TOKEN is not set; the HTTP transport needs a "
+            f"mcp-server-python-sandbox: configuration error: SANDBOX_API_TOKEN is not set; the HTTP transport needs a "
             f"bearer token of at least {MIN_TOKEN_LENGTH} characters",
             file=sys.stderr,
         )
@@ -124,7 +169,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
     if not is_loopback(bind):
         if host is None:
             print(
-                f"sandbox-mcp: configuration error: SANDBOX_HTTP_HOST={bind!r} is not a loopback address; "
+                f"mcp-server-python-sandbox: configuration error: SANDBOX_HTTP_HOST={bind!r} is not a loopback address; "
                 "accepted: a loopback address, or pass --host explicitly to bind another one",
                 file=sys.stderr,
             )
@@ -132,7 +177,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
         logger.warning("binding %s, which is not a loopback address: the sandbox is reachable from the network", bind)
     port = settings.http_port if port is None else port
     if not 0 <= port <= 65535:
-        print(f"sandbox-mcp: --port {port} is invalid; accepted: 0 to 65535", file=sys.stderr)
+        print(f"mcp-server-python-sandbox: --port {port} is invalid; accepted: 0 to 65535", file=sys.stderr)
         return 2
 
     server = build_server(settings, Runner(settings.runner_config()))
@@ -161,7 +206,7 @@ def _startup_failure(exc: BaseException) -> int:
     if isinstance(exc, Exception):
         # e.g. the fork server could not start: one clear line, the traceback at debug level.
         logger.debug("start-up failure", exc_info=exc)
-        logger.error("sandbox-mcp stopped: %s", exc)
+        logger.error("mcp-server-python-sandbox stopped: %s", exc)
         return 1
     raise exc
 
@@ -211,7 +256,7 @@ def _run_file(settings: Settings, path: str) -> int:
             with open(path, encoding="utf-8") as handle:
                 code = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"sandbox-mcp: cannot read {path}: {exc}", file=sys.stderr)
+        print(f"mcp-server-python-sandbox: cannot read {path}: {exc}", file=sys.stderr)
         return 2
     with _stdio_kept_from_children():
         try:

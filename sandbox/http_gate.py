@@ -74,7 +74,7 @@ class HttpGate:
             presented = headers.get(b"authorization", b"")
             if not hmac.compare_digest(presented, self.expected):
                 return await _refuse(send, 401, "unauthorized: send Authorization: Bearer <SANDBOX_API_TOKEN>",
-                                     [(b"www-authenticate", b'Bearer realm="sandbox-mcp"')])
+                                     [(b"www-authenticate", b'Bearer realm="mcp-server-python-sandbox"')])
         await self.app(scope, receive, send)
 
 

@@ -31,7 +31,7 @@ from sandbox.runner import ExecRequest, LayerUnavailable, Runner
 
 logger = logging.getLogger(__name__)
 
-SERVER_NAME = "sandbox-mcp"
+SERVER_NAME = "mcp-server-python-sandbox"
 
 # The runner's error types, plus two the server produces before any child runs.
 ErrorType = Literal[

@@ -3,7 +3,7 @@
 Two ways in:
 
 * `open_session(...)`: a real `mcp` ClientSession over stdio, the way a desktop
-  client connects. Works from the checkout (`bin/sandbox-mcp`), from a `.pyz`,
+  client connects. Works from the checkout (`bin/mcp-server-python-sandbox`), from a `.pyz`,
   or from any command line.
 * `RawServer(...)`: bare JSON-RPC lines over the server's pipes, for tests that
   must see (or break) the wire itself.
@@ -35,7 +35,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-LAUNCHER = REPO_ROOT / "bin" / "sandbox-mcp"
+LAUNCHER = REPO_ROOT / "bin" / "mcp-server-python-sandbox"
 TAG_VARIABLE = "MCP_TEST_SERVER_TAG"  # marks the server process so /proc can find it
 
 
@@ -125,7 +125,7 @@ async def open_session(
         env=server_env({**(env or {}), TAG_VARIABLE: tag}),
         cwd=str(cwd) if cwd else tempfile.gettempdir(),
     )
-    with tempfile.NamedTemporaryFile("w+", prefix="sandbox-mcp-stderr-", suffix=".log", delete=False) as errlog:
+    with tempfile.NamedTemporaryFile("w+", prefix="mcp-server-python-sandbox-stderr-", suffix=".log", delete=False) as errlog:
         stderr_path = errlog.name
         try:
             async with stdio_client(params, errlog=errlog) as (read, write):

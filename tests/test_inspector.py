@@ -1,4 +1,4 @@
-"""One run with the official MCP Inspector CLI against bin/sandbox-mcp: a client
+"""One run with the official MCP Inspector CLI against bin/mcp-server-python-sandbox: a client
 that is not ours must list the tools and get `result = 2 + 2` back as 4.
 
 The Inspector is installed with npm into build/inspector (or a temporary directory
@@ -43,7 +43,7 @@ def inspector() -> str:
         if not os.access(prefix, os.W_OK):
             raise PermissionError(prefix)
     except OSError:
-        prefix = Path(tempfile.gettempdir()) / f"sandbox-mcp-inspector-{os.getuid()}"
+        prefix = Path(tempfile.gettempdir()) / f"mcp-server-python-sandbox-inspector-{os.getuid()}"
         prefix.mkdir(parents=True, exist_ok=True)
     binary = prefix / "node_modules" / ".bin" / "mcp-inspector"
     if not binary.exists():

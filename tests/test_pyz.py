@@ -20,7 +20,7 @@ from mcp_client import REPO_ROOT, blocking_session, server_env  # noqa: E402
 @pytest.fixture(scope="module")
 def pyz(tmp_path_factory):
     """Build the archive once for this module (pip installs the dependencies: ~30 s)."""
-    output = tmp_path_factory.mktemp("dist") / "sandbox-mcp.pyz"
+    output = tmp_path_factory.mktemp("dist") / "mcp-server-python-sandbox.pyz"
     done = subprocess.run(
         [sys.executable, str(REPO_ROOT / "tools" / "build_pyz.py"), "--output", str(output)],
         capture_output=True, text=True, timeout=600,
@@ -85,21 +85,21 @@ def test_pyz_serves_an_mcp_session(pyz, cache):
         data, result = server.call("execute_code", {"code": "import statistics\nresult = statistics.mean([1, 2, 3])"})
         assert not result.is_error and data["result"] == 2
         info, _ = server.call("get_sandbox_info")
-        assert info["server"]["name"] == "sandbox-mcp"
+        assert info["server"]["name"] == "mcp-server-python-sandbox"
         data, _ = server.call("validate_code", {"code": "import os"})
         assert data["validation"]["valid"] is False
 
 
 def test_bundle_is_extracted_once_into_a_private_directory_named_by_hash(pyz, cache):
     assert run_pyz(pyz, "check", cache=cache).returncode == 0
-    root = cache / "sandbox-mcp"
+    root = cache / "mcp-server-python-sandbox"
     digest = hashlib.sha256(pyz.read_bytes()).hexdigest()
     assert [p.name for p in root.iterdir()] == [digest]  # no leftover staging directory
     bundle = root / digest
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
     assert stat.S_IMODE(bundle.stat().st_mode) == 0o700
     assert (bundle / "sandbox" / "cli.py").is_file()
-    marker = bundle / ".sandbox-mcp-complete"
+    marker = bundle / ".mcp-server-python-sandbox-complete"
     first_seen = marker.stat().st_mtime_ns
     assert run_pyz(pyz, "check", cache=cache).returncode == 0
     assert marker.stat().st_mtime_ns == first_seen  # reused, not extracted again
@@ -107,8 +107,8 @@ def test_bundle_is_extracted_once_into_a_private_directory_named_by_hash(pyz, ca
 
 def test_an_incomplete_bundle_is_replaced(pyz, cache):
     assert run_pyz(pyz, "check", cache=cache).returncode == 0
-    bundle = next((cache / "sandbox-mcp").iterdir())
-    (bundle / ".sandbox-mcp-complete").unlink()
+    bundle = next((cache / "mcp-server-python-sandbox").iterdir())
+    (bundle / ".mcp-server-python-sandbox-complete").unlink()
     shutil.rmtree(bundle / "sandbox")  # as if a first start had been killed half-way
     done = run_pyz(pyz, "run", "-", cache=cache, stdin="result = 7\n")
     assert done.returncode == 0, done.stderr
@@ -116,7 +116,7 @@ def test_an_incomplete_bundle_is_replaced(pyz, cache):
 
 
 def test_cache_directory_is_made_private(pyz, cache):
-    root = cache / "sandbox-mcp"
+    root = cache / "mcp-server-python-sandbox"
     root.mkdir(parents=True, mode=0o755)
     os.chmod(root, 0o755)
     assert run_pyz(pyz, "check", cache=cache).returncode == 0

@@ -1,4 +1,4 @@
-"""End to end: bin/sandbox-mcp started as a subprocess, driven by the `mcp` package's
+"""End to end: bin/mcp-server-python-sandbox started as a subprocess, driven by the `mcp` package's
 own client over stdio (and by bare JSON-RPC lines where the wire itself is tested).
 
 Nothing here is faked: the server forks real hardened children through the runner.
@@ -324,7 +324,7 @@ def test_matplotlib_figures_come_back_as_image_blocks():
 def test_get_sandbox_info(server):
     data, result = server.call("get_sandbox_info")
     assert not result.is_error
-    assert data["server"]["name"] == "sandbox-mcp" and data["server"]["version"]
+    assert data["server"]["name"] == "mcp-server-python-sandbox" and data["server"]["version"]
     assert data["restricted_python"] is True
     assert data["profiles"]["basic"]["enabled"] is True
     assert {"math", "json", "statistics"} <= set(data["profiles"]["basic"]["modules"])

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Build dist/sandbox-mcp.pyz: one file that runs with the host's python3 (3.10+)
+"""Build dist/mcp-server-python-sandbox.pyz: one file that runs with the host's python3 (3.10+)
 and carries its dependencies (mcp, RestrictedPython and theirs).
 
-    python3 tools/build_pyz.py [--output dist/sandbox-mcp.pyz] [--python python3.11]
+    python3 tools/build_pyz.py [--output dist/mcp-server-python-sandbox.pyz] [--python python3.11]
 
 How it works: the dependencies are installed with pip into a staging directory,
 the `sandbox` package is copied beside them, and the lot is stored under
@@ -39,7 +39,7 @@ BOOTSTRAP = REPO_ROOT / "tools" / "pyz_main.py"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", default=str(REPO_ROOT / "dist" / "sandbox-mcp.pyz"))
+    parser.add_argument("--output", default=str(REPO_ROOT / "dist" / "mcp-server-python-sandbox.pyz"))
     parser.add_argument("--python", default=sys.executable, help="interpreter whose pip installs the dependencies")
     parser.add_argument("--no-pin", action="store_true", help="resolve dependencies afresh instead of pinning")
     args = parser.parse_args(argv)

@@ -1,11 +1,11 @@
-"""Entry point of sandbox-mcp.pyz (copied in by tools/build_pyz.py). Standard library only.
+"""Entry point of mcp-server-python-sandbox.pyz (copied in by tools/build_pyz.py). Standard library only.
 
 The archive carries the `sandbox` package and its dependencies under
 `_bundle/site/`. Compiled extensions cannot be imported from a zip, so the bundle
 is extracted once into a private per-user cache directory named after the
 archive's SHA-256:
 
-    $XDG_CACHE_HOME/sandbox-mcp/<sha256>   (or ~/.cache/sandbox-mcp/<sha256>)
+    $XDG_CACHE_HOME/mcp-server-python-sandbox/<sha256>   (or ~/.cache/mcp-server-python-sandbox/<sha256>)
 
 The cache root is created 0700 and must belong to the user. Each file is checked
 against the manifest's SHA-256 while it is extracted into a temporary directory,
@@ -23,13 +23,13 @@ import tempfile
 import zipfile
 
 PREFIX = "_bundle/site/"
-MARKER = ".sandbox-mcp-complete"
+MARKER = ".mcp-server-python-sandbox-complete"
 
 
 def main() -> None:
     archive = os.path.dirname(os.path.abspath(__file__))
     if sys.version_info < (3, 10):
-        sys.exit("sandbox-mcp needs Python 3.10 or newer")
+        sys.exit("mcp-server-python-sandbox needs Python 3.10 or newer")
     with zipfile.ZipFile(archive) as bundle:
         manifest = json.loads(bundle.read("_bundle/manifest.json"))
         check_interpreter(manifest)
@@ -49,7 +49,7 @@ def check_interpreter(manifest: dict) -> None:
     here = [sys.implementation.name, list(sys.version_info[:2])]
     if here != [target["implementation"], target["version"]]:
         sys.exit(
-            f"sandbox-mcp.pyz was built for {target['description']} and carries compiled modules "
+            f"mcp-server-python-sandbox.pyz was built for {target['description']} and carries compiled modules "
             f"({', '.join(sorted({p.split('/')[0].split('.')[0] for p in manifest['compiled']}))}) that only load there; "
             f"this is {sys.implementation.name} {sys.version_info[0]}.{sys.version_info[1]}. Run it with "
             f"python{target['version'][0]}.{target['version'][1]}, or rebuild with "
@@ -59,7 +59,7 @@ def check_interpreter(manifest: dict) -> None:
 
 def cache_root() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "sandbox-mcp")
+    return os.path.join(base, "mcp-server-python-sandbox")
 
 
 def private_directory(path: str) -> None:
@@ -67,7 +67,7 @@ def private_directory(path: str) -> None:
     os.makedirs(path, mode=0o700, exist_ok=True)
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        sys.exit(f"sandbox-mcp: {path} must be a directory owned by uid {os.getuid()}")
+        sys.exit(f"mcp-server-python-sandbox: {path} must be a directory owned by uid {os.getuid()}")
     if info.st_mode & 0o077:
         os.chmod(path, 0o700)
 
@@ -115,7 +115,7 @@ def ensure_extracted(archive: str, bundle: zipfile.ZipFile, manifest: dict) -> s
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if not is_complete(final, digest):
-        sys.exit(f"sandbox-mcp: could not prepare {final}")
+        sys.exit(f"mcp-server-python-sandbox: could not prepare {final}")
     return final
 
 
@@ -123,10 +123,10 @@ def extract_one(bundle: zipfile.ZipFile, entry: dict, staging: str) -> None:
     relative = entry["path"]
     parts = relative.split("/")
     if relative.startswith("/") or ".." in parts or "" in parts:
-        sys.exit(f"sandbox-mcp: refusing a bundle entry with an unsafe path: {relative!r}")
+        sys.exit(f"mcp-server-python-sandbox: refusing a bundle entry with an unsafe path: {relative!r}")
     data = bundle.read(PREFIX + relative)
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
-        sys.exit(f"sandbox-mcp: the archive is damaged: {relative} does not match its manifest")
+        sys.exit(f"mcp-server-python-sandbox: the archive is damaged: {relative} does not match its manifest")
     destination = os.path.join(staging, *parts)
     os.makedirs(os.path.dirname(destination), mode=0o700, exist_ok=True)
     with open(destination, "xb") as handle:

@@ -49,7 +49,7 @@ SANDBOX_UID = 65534
 # Entries other test infrastructure creates in the shared temporary directories
 # (pytest, tempfile, tests/mcp_client.py's stderr logs, tests/test_runner.py's
 # secrets, the ordinary-user run): not an attack's doing.
-INFRA_PATTERNS = ("pytest-of-*", "sandbox-mcp-stderr-*", "tmp*", "sbx-host-secret-*", "sbx-root-only-*",
+INFRA_PATTERNS = ("pytest-of-*", "mcp-server-python-sandbox-stderr-*", "tmp*", "sbx-host-secret-*", "sbx-root-only-*",
                   "sandbox-usertest", "sbx-redteam-*", "sbx-soak-*", "sbx-fuzz-*", "sbx-audit-*",
                   "sbx-death-*", "hypothesis*", "pymp-*", "_MEI*", ".X*", "systemd-private-*", "sem.mp-*",
                   "snap-private-tmp", "*.pyz", "sandbox-*.log", "ssh-*")

@@ -52,7 +52,7 @@ async def open_watched_session(env, *, cwd=None, timeout=60.0, start_timeout=60.
         if on_message is not None:
             on_message(message)
 
-    with tempfile.NamedTemporaryFile("w+", prefix="sandbox-mcp-stderr-", suffix=".log", delete=False) as errlog:
+    with tempfile.NamedTemporaryFile("w+", prefix="mcp-server-python-sandbox-stderr-", suffix=".log", delete=False) as errlog:
         stderr_path = errlog.name
         try:
             async with stdio_client(params, errlog=errlog) as (read, write):
