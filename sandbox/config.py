@@ -13,6 +13,7 @@ from (`Settings.weakening`), logged at start and shown by get_sandbox_info.
 
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
@@ -180,6 +181,7 @@ def load_settings(environ=None, env_file: str | None = None) -> Settings:
     )
     settings = _build(_Reader(values), warnings, env_path or None, sources)
     _check_extra_imports(settings)
+    _check_libraries_installed(settings)
     return settings
 
 
@@ -264,6 +266,27 @@ def _check_extra_imports(settings: Settings) -> None:
             "accepted: modules that give no access to the host (os, sys, subprocess, ctypes, "
             "importlib, builtins, ... never are; socket needs the network profile, io the filesystem one)"
         )
+
+
+def _check_libraries_installed(settings: Settings) -> None:
+    """A profile switched on without its libraries, or an extra import that is not
+    installed, stops the server with what to install; never a profile reported as
+    enabled with nothing in it."""
+    from sandbox import profiles
+
+    for profile in settings.enabled_profiles:
+        missing = [name for name in profiles.REQUIRED_LIBRARIES.get(profile, ()) if not profiles.importable(name)]
+        if missing:
+            raise ConfigError(
+                f"{PROFILE_SWITCHES[profile]}=true needs {', '.join(missing)}, which "
+                f"{'is' if len(missing) == 1 else 'are'} not installed for {sys.executable}; install with: "
+                f"{profiles.INSTALL_HINT[profile]}, or switch the profile off")
+    missing = [name for name in settings.extra_imports if not profiles.importable(name)]
+    if missing:
+        raise ConfigError(
+            f"SANDBOX_ALLOWED_IMPORTS names {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+            f"not installed for {sys.executable}; install with: {sys.executable} -m pip install "
+            f"{' '.join(missing)}, or remove {'it' if len(missing) == 1 else 'them'} from the list")
 
 
 def _describe_refusal(item) -> str:

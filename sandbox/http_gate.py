@@ -7,6 +7,11 @@ evil.example and the Origin says where the page came from. So the Host must
 name this server as bound (and, for loopback or wildcard binds, one of the
 loopback spellings), and an Origin, when sent, must be one of those hosts;
 `Origin: null` (sandboxed iframes, file: pages) never is.
+
+Refusals are JSON-RPC-shaped, say what to send, and advertise no OAuth: the
+`WWW-Authenticate` challenge names no resource metadata and the OAuth discovery
+paths answer 404, so OAuth-capable clients are not sent into a flow this server
+does not offer. A wrong token is logged once per client address.
 """
 
 from __future__ import annotations
@@ -14,6 +19,11 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
+
+logger = logging.getLogger("sandbox.http")
+OAUTH_DISCOVERY = "/.well-known/"
+MAX_LOGGED_ADDRESSES = 1024
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
@@ -58,6 +68,7 @@ class HttpGate:
         self.expected = f"Bearer {token}".encode()
         self.hosts = hosts
         self.origins = frozenset(f"{scheme}://{h}" for h in hosts for scheme in ("http", "https"))
+        self.logged: set[str] = set()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
@@ -71,15 +82,29 @@ class HttpGate:
             if origin is not None and origin.decode("latin-1").lower().rstrip("/") not in self.origins:
                 return await _refuse(send, 403, "cross-origin requests are refused: the Origin header "
                                                 "must be this server's own address")
+            if str(scope.get("path", "")).startswith(OAUTH_DISCOVERY):
+                return await _refuse(send, 404, "this server does not offer OAuth: send the operator's token as "
+                                                "Authorization: Bearer <SANDBOX_API_TOKEN>")
             presented = headers.get(b"authorization", b"")
             if not hmac.compare_digest(presented, self.expected):
-                return await _refuse(send, 401, "unauthorized: send Authorization: Bearer <SANDBOX_API_TOKEN>",
+                self._log_refusal(scope, presented)
+                return await _refuse(send, 401, "unauthorized: send Authorization: Bearer <SANDBOX_API_TOKEN> "
+                                                "(the token the operator set; this server does not offer OAuth)",
                                      [(b"www-authenticate", b'Bearer realm="mcp-server-python-sandbox"')])
         await self.app(scope, receive, send)
 
+    def _log_refusal(self, scope, presented: bytes) -> None:
+        client = scope.get("client") or ("?", 0)
+        address = str(client[0])
+        if address in self.logged or len(self.logged) >= MAX_LOGGED_ADDRESSES:
+            return
+        self.logged.add(address)
+        what = "a wrong bearer token" if presented else "no bearer token"
+        logger.warning("HTTP request from %s with %s refused (logged once per address)", address, what)
+
 
 async def _refuse(send, status: int, message: str, headers=()) -> None:
-    body = json.dumps({"error": message}).encode()
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()
     await send({
         "type": "http.response.start",
         "status": status,

@@ -41,6 +41,13 @@ FILESYSTEM = frozenset({
     "pathlib", "os.path", "tempfile", "shutil", "glob", "zipfile", "tarfile", "io",
 })
 
+# The libraries without which a profile is pointless: switched on without them, the
+# server refuses to start (the pyz, for one, carries no data-science libraries).
+REQUIRED_LIBRARIES = {"data_science": ("numpy", "pandas")}
+# What installs a profile's libraries.
+INSTALL_HINT = {"data_science": "pip install 'mcp-server-python-sandbox[datascience]' "
+                                "(from a checkout: make install-datascience)"}
+
 PROFILES: dict[str, frozenset[str]] = {
     "basic": BASIC,
     "data_science": DATA_SCIENCE,

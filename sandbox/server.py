@@ -513,12 +513,15 @@ def tool_result(data: dict, *, is_error: bool = False, images: list[dict] = ()) 
 
 
 def log_layers(layers: dict) -> None:
-    for name in sorted(layers, key=lambda n: (LAYER_NAMES + (n,)).index(n)):
-        info = layers[name]
-        if info.get("active"):
-            logger.info("isolation layer %-18s active   %s", name, info.get("detail", ""))
-        else:
-            logger.warning("isolation layer %-18s INACTIVE %s", name, info.get("detail", ""))
+    """One line for the active layers, one per inactive layer with its reason (the
+    details of each are in get_sandbox_info and `check`)."""
+    ordered = sorted(layers, key=lambda n: (LAYER_NAMES + (n,)).index(n))
+    active = [name for name in ordered if layers[name].get("active")]
+    if active:
+        logger.info("isolation layers active: %s", ", ".join(active))
+    for name in ordered:
+        if not layers[name].get("active"):
+            logger.warning("isolation layer %s INACTIVE: %s", name, layers[name].get("detail", ""))
 
 
 def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = None) -> MCPServer:

@@ -83,6 +83,7 @@ def test_check_lists_every_layer():
 
 
 def test_check_says_what_the_python_layer_claims_with_data_science():
+    pytest.importorskip("pandas")
     done = cli("check", "--json", env={"SANDBOX_ENABLE_DATA_SCIENCE": "true"})
     report = json.loads(done.stdout)
     assert report["python_layer"].startswith("defence in depth")
@@ -251,3 +252,29 @@ def test_http_allowed_hosts_setting_adds_names():
         auth = {"Authorization": f"Bearer {TOKEN}"}
         assert post(url, {**auth, "Host": f"sandbox.internal:{port}"}) not in (401, 403)
         assert post(url, {**auth, "Host": f"evil.example:{port}"}) == 403
+
+
+def test_http_refusals_are_json_rpc_and_advertise_no_oauth():
+    with http_server() as (process, url):
+        base = url.rsplit("/mcp", 1)[0]
+        request = urllib.request.Request(url, data=b"{}", method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(request, timeout=10)
+        except urllib.error.HTTPError as error:
+            body, header = json.loads(error.read()), error.headers.get("WWW-Authenticate")
+            assert error.code == 401
+        assert body["jsonrpc"] == "2.0" and body["error"]["code"] == -32001
+        assert "Authorization: Bearer" in body["error"]["message"]
+        assert header == 'Bearer realm="mcp-server-python-sandbox"'  # no resource_metadata: no OAuth
+        for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server",
+                     "/.well-known/oauth-protected-resource/mcp"):
+            try:
+                urllib.request.urlopen(base + path, timeout=10)
+            except urllib.error.HTTPError as error:
+                assert error.code == 404 and "does not offer OAuth" in error.read().decode()
+        for _ in range(3):
+            post(url, {"Authorization": "Bearer wrong"})
+    stderr = process.stderr.read().decode()
+    assert stderr.count("refused (logged once per address)") == 1, stderr[-2000:]
+    assert "127.0.0.1" in stderr

@@ -119,7 +119,7 @@ def test_env_file_errors_name_the_line(tmp_path, line):
 
 HOSTILE_DOTENV = ("SANDBOX_UNSAFE_DISABLE_LAYERS=namespaces,seccomp,landlock,privilege_drop,rlimits\n"
                   "SANDBOX_RESTRICTED_PYTHON=false\nSANDBOX_ENABLE_NETWORK=yes\n"
-                  "SANDBOX_ALLOWED_IMPORTS=yaml\nSANDBOX_MAX_TIMEOUT=86400\n")
+                  "SANDBOX_ALLOWED_IMPORTS=colorsys\nSANDBOX_MAX_TIMEOUT=86400\n")
 
 
 def test_dotenv_in_working_directory_is_never_read(tmp_path):
@@ -395,3 +395,36 @@ def test_python_dash_m_sandbox_is_the_same_command_line():
 def test_launcher_is_executable():
     assert os.access(LAUNCHER, os.X_OK)
     assert LAUNCHER.read_text().startswith("#!/usr/bin/env python3\n")
+
+
+# ----------------------------------------------------------------------------- honest start-up
+
+MISSING = """
+import sys
+for name in sys.argv[2].split(","):
+    sys.modules[name] = None  # as if not installed
+from sandbox.cli import main
+raise SystemExit(main(["run", sys.argv[1]]))
+"""
+
+
+def start_without(modules: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", MISSING, "/nonexistent-file.py", modules],
+                          env={**server_env(env), "PYTHONPATH": str(REPO_ROOT)}, cwd="/",
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_data_science_profile_without_its_libraries_stops_the_server():
+    done = start_without("numpy,pandas", {"SANDBOX_ENABLE_DATA_SCIENCE": "true"})
+    assert done.returncode == 2, done.stderr
+    assert "SANDBOX_ENABLE_DATA_SCIENCE=true needs numpy, pandas" in done.stderr
+    assert "pip install 'mcp-server-python-sandbox[datascience]'" in done.stderr
+    done = start_without("pandas", {"SANDBOX_ENABLE_DATA_SCIENCE": "true"})
+    assert done.returncode == 2 and "needs pandas, which is not installed" in done.stderr
+
+
+def test_extra_import_that_is_not_installed_stops_the_server():
+    done = start({"SANDBOX_ALLOWED_IMPORTS": "colorsys,no_such_module_here"})
+    assert done.returncode == 2
+    assert "no_such_module_here, which is not installed" in done.stderr and "-m pip install" in done.stderr
+    assert "colorsys" not in done.stderr.split("names", 1)[1].split("which", 1)[0]

@@ -11,6 +11,7 @@ stays quick: default timeout 5 s, at most 10 s, 64 KiB of output.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import tempfile
@@ -55,7 +56,11 @@ def canaries(workdir):
 # still be stopped, except the import sweep's probes of the modules these profiles allow.
 # (The network profile's door is the host network itself; it is tested in
 # tests/test_profiles_mcp.py.)
-DOORS_ENV = {"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_ENABLE_DATA_SCIENCE": "true"}
+# Without numpy and pandas (the ordinary-user run's environment) the data-science profile
+# cannot be switched on: the server would refuse to start.
+HAVE_DATA_SCIENCE = all(importlib.util.find_spec(m) for m in ("numpy", "pandas"))
+DOORS_ENV = {"SANDBOX_ENABLE_FILESYSTEM": "true",
+             **({"SANDBOX_ENABLE_DATA_SCIENCE": "true"} if HAVE_DATA_SCIENCE else {})}
 DOORS_MODES = ("doors", "norp_doors")
 
 
