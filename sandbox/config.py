@@ -388,8 +388,13 @@ class _Reader:
         if raw is None:
             return None
         path = os.path.abspath(os.path.expanduser(raw.strip()))
-        if os.path.isdir(path) or not os.path.isdir(os.path.dirname(path)):
-            raise self._fail(name, raw, "the path of a file in an existing directory")
+        if os.path.isdir(path):
+            raise self._fail(name, raw, "the path of a file (its directory is created if missing)")
+        try:  # ~/.local/state on a fresh account: created, private
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise self._fail(name, raw, f"the path of a file in a directory this user can create "
+                                        f"({exc.strerror})") from None
         return path
 
     def token(self, name: str) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from . import child as child_mod
-from . import landlock, mounts, outcome, rlimits, seccomp
+from . import landlock, mounts, namespaces, outcome, rlimits, seccomp
 from .layer_names import KERNEL_LAYERS
 
 
@@ -62,8 +62,7 @@ def establish(zygote, config: dict):
         if probe.setup_error and probe.setup_error.get("layer") in candidates:
             layer = probe.setup_error["layer"]
             candidates.remove(layer)
-            report[layer] = {"active": False,
-                             "detail": f"setup failed on this host: {probe.setup_error.get('error')}"}
+            report[layer] = {"active": False, "detail": setup_failure_detail(layer, probe.setup_error)}
             continue
         frame = outcome.check_execute_frame(probe.result_frame, probe.result_payload, probe.result_cap)
         if isinstance(frame, dict) and frame.get("success") and frame.get("result") == 42:
@@ -75,6 +74,17 @@ def establish(zygote, config: dict):
     for name in candidates:
         report[name] = {"active": True, "detail": _detail(name, config, abi, program)}
     return spec, report
+
+
+def setup_failure_detail(layer: str, setup_error: dict, sysctl_root: str = "/proc/sys") -> str:
+    """Why a layer failed here, and, for the namespaces of an ordinary user on a host
+    that restricts them (Ubuntu's AppArmor), the setting to change."""
+    detail = f"setup failed on this host: {setup_error.get('error')}"
+    if layer == "namespaces" and os.geteuid() != 0:
+        why = namespaces.userns_restriction(sysctl_root)
+        if why:
+            detail += f"; {why}"
+    return detail
 
 
 def _spec(config: dict, layers, program) -> child_mod.ChildSpec:

@@ -49,3 +49,33 @@ def write_id_maps(outer_uid: int, outer_gid: int) -> None:
 def _write(path: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
+
+
+# Host settings that refuse or cripple unprivileged user namespaces, with the value that
+# does it and what the operator can do instead (the first that applies is reported).
+USERNS_RESTRICTIONS = (
+    ("kernel/apparmor_restrict_unprivileged_userns", "1",
+     "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+: "
+     "kernel.apparmor_restrict_unprivileged_userns=1); allow them for this Python with an AppArmor "
+     "profile granting 'userns,' (see the README), or with "
+     "'sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0', or run the server as root"),
+    ("kernel/unprivileged_userns_clone", "0",
+     "unprivileged user namespaces are switched off (kernel.unprivileged_userns_clone=0); "
+     "'sudo sysctl kernel.unprivileged_userns_clone=1', or run the server as root"),
+    ("user/max_user_namespaces", "0",
+     "user namespaces are switched off (user.max_user_namespaces=0); "
+     "'sudo sysctl user.max_user_namespaces=15000', or run the server as root"),
+)
+
+
+def userns_restriction(sysctl_root: str = "/proc/sys") -> str | None:
+    """Why this host refuses unprivileged user namespaces, with the way out; None
+    when no known setting does (or when running as root, which needs none)."""
+    for name, value, advice in USERNS_RESTRICTIONS:
+        try:
+            with open(f"{sysctl_root}/{name}") as f:
+                if f.read().strip() == value:
+                    return advice
+        except OSError:
+            continue
+    return None

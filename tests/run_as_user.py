@@ -3,8 +3,10 @@
 The machine's default Python may live where an unprivileged uid cannot read
 (root's home), so this builds a virtual environment from the system-wide
 python3, copies the checkout to a directory the user owns, creates the user
-if needed, and runs pytest as that user with `runuser`. As a non-root caller
-it simply runs the suite in place: the caller is already the ordinary user.
+if needed, and runs pytest as that user with `runuser`. Afterwards it removes
+what it made: the user (if it created it) and everything under BASE. As a
+non-root caller it simply runs the suite in place: the caller is already the
+ordinary user.
 """
 
 from __future__ import annotations
@@ -30,21 +32,41 @@ def main() -> int:
     if not os.path.exists(SYSTEM_PYTHON):
         print(f"run_as_user: {SYSTEM_PYTHON} is missing: install Debian's python3 and python3-venv", file=sys.stderr)
         return 1
-    ensure_user()
-    venv = ensure_venv()
-    src = copy_checkout()
-    env = {"PATH": "/usr/bin:/bin", "HOME": src, "LANG": "C.UTF-8", "SANDBOX_TEST_AS_USER": "1"}
-    print(f"run_as_user: running the suite as {USER} with {venv}/bin/python", flush=True)
-    runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin") or "runuser"
-    return subprocess.call([runuser, "-u", USER, "--", f"{venv}/bin/python", "-m", "pytest",
-                            "-p", "no:cacheprovider", *pytest_args], cwd=src, env=env)
-
-
-def ensure_user() -> None:
+    created = ensure_user()
     try:
-        pwd.getpwnam(USER)
+        venv = ensure_venv()
+        src = copy_checkout()
+        env = {"PATH": "/usr/bin:/bin", "HOME": src, "LANG": "C.UTF-8", "SANDBOX_TEST_AS_USER": "1"}
+        print(f"run_as_user: running the suite as {USER} with {venv}/bin/python", flush=True)
+        runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin") or "runuser"
+        return subprocess.call([runuser, "-u", USER, "--", f"{venv}/bin/python", "-m", "pytest",
+                                "-p", "no:cacheprovider", *pytest_args], cwd=src, env=env)
+    finally:
+        cleanup(created)
+
+
+MARK = "mcp-server-python-sandbox test user"
+
+
+def ensure_user() -> bool:
+    """True when the user is this script's (made now, or left by an earlier run of it,
+    whose versions made it without a comment): it is removed afterwards."""
+    try:
+        entry = pwd.getpwnam(USER)
+        return entry.pw_gecos == MARK or (USER == "sbxtest" and entry.pw_gecos == "")
     except KeyError:
-        subprocess.check_call(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER])
+        subprocess.check_call(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                               "--comment", MARK, USER])
+        return True
+
+
+def cleanup(created: bool) -> None:
+    """Leave the machine as it was: the test tree, and the user if we made it."""
+    shutil.rmtree(BASE, ignore_errors=True)
+    if created:
+        subprocess.call(["pkill", "-KILL", "-u", USER], stderr=subprocess.DEVNULL)
+        subprocess.call(["userdel", USER])
+    print(f"run_as_user: removed {BASE}" + (f" and the user {USER}" if created else ""), flush=True)
 
 
 def ensure_venv() -> str:

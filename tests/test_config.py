@@ -256,7 +256,7 @@ BAD_VALUES = {
     "SANDBOX_REQUIRE": ["everything", "seccomp,docker"],
     "SANDBOX_UNSAFE_DISABLE_LAYERS": ["restricted_python", "all"],
     "SANDBOX_MAX_CONCURRENCY": ["0", "-2", "many", "1.5"],
-    "SANDBOX_AUDIT_LOG": ["/nonexistent-dir/audit.log", "/tmp"],
+    "SANDBOX_AUDIT_LOG": ["/dev/null/audit.log", "/tmp"],
     "SANDBOX_POOL_SIZE": ["-1", "1000", "x"],
     "SANDBOX_API_TOKEN": ["short", "has spaces in it but is long enough ......"],
     "SANDBOX_HTTP_HOST": ["a b", "user@host"],
@@ -428,3 +428,12 @@ def test_extra_import_that_is_not_installed_stops_the_server():
     assert done.returncode == 2
     assert "no_such_module_here, which is not installed" in done.stderr and "-m pip install" in done.stderr
     assert "colorsys" not in done.stderr.split("names", 1)[1].split("which", 1)[0]
+
+
+def test_audit_log_directory_is_created_private(tmp_path):
+    """The README's example (~/.local/state/...) must work on a fresh account."""
+    path = tmp_path / "home" / ".local" / "state" / "audit.log"
+    settings = load({"SANDBOX_AUDIT_LOG": str(path)}, tmp_path)
+    assert settings.audit_log == str(path)
+    assert (tmp_path / "home" / ".local" / "state").is_dir()
+    assert oct((tmp_path / "home" / ".local" / "state").stat().st_mode & 0o777) == oct(0o700)

@@ -78,3 +78,41 @@ def test_inspector_executes_code(inspector):
     assert answer["isError"] is False
     assert answer["structuredContent"]["result"] == 4
     assert json.loads(answer["content"][0]["text"])["result"] == 4
+
+
+def test_inspector_over_http_with_the_token_header(inspector):
+    """The README's HTTP command, as written: --transport http and the bearer token header."""
+    import secrets
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = secrets.token_urlsafe(32)
+    server = subprocess.Popen([sys.executable, str(LAUNCHER), "serve", "--transport", "http", "--port", str(port)],
+                              env=server_env({"SANDBOX_API_TOKEN": token}), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd="/")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+        done = subprocess.run([inspector, "--cli", url, "--transport", "http", "--header",
+                               f"Authorization: Bearer {token}", "--method", "tools/list"],
+                              env=server_env(), capture_output=True, text=True, timeout=300, cwd=tempfile.gettempdir())
+        assert done.returncode == 0, done.stderr
+        assert {tool["name"] for tool in json.loads(done.stdout)["tools"]} == {
+            "execute_code", "validate_code", "get_sandbox_info"}
+        refused = subprocess.run([inspector, "--cli", url, "--transport", "http", "--method", "tools/list"],
+                                 env=server_env(), capture_output=True, text=True, timeout=300,
+                                 cwd=tempfile.gettempdir())
+        assert refused.returncode != 0
+    finally:
+        server.terminate()
+        server.wait(15)

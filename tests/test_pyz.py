@@ -146,3 +146,16 @@ def test_another_python_version_gets_a_clear_refusal(pyz, cache):
     done = run_pyz(pyz, "check", cache=cache, python=python)
     assert done.returncode != 0
     assert "was built for cpython 3." in done.stderr and "tools/build_pyz.py" in done.stderr
+
+
+def test_pyz_starts_without_a_writable_home(pyz, tmp_path):
+    """A service account with no home: the bundle goes to a private directory under
+    $TMPDIR instead, and the server starts."""
+    env = {k: v for k, v in server_env().items() if k != "XDG_CACHE_HOME"}
+    env.update(HOME="/dev/null", TMPDIR=str(tmp_path))  # no usable home, as root too
+    done = subprocess.run([sys.executable, "-I", str(pyz), "check"], env=env, capture_output=True, text=True,
+                          timeout=180, cwd="/")
+    assert done.returncode == 0, done.stderr[-2000:]
+    root = tmp_path / f"mcp-server-python-sandbox-{os.getuid()}"
+    assert root.is_dir() and stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert any(p.is_dir() for p in root.iterdir())

@@ -15,7 +15,7 @@ from sandbox import profiles, restricted
 from sandbox.results import cap_text, to_jsonable
 
 BASIC = profiles.allowed_modules(["basic"])
-CORPUS = pathlib.Path("/work/shared/redteam/corpus.json")
+CORPUS = pathlib.Path(__file__).resolve().parent / "redteam" / "corpus.json"  # carried with the project
 RESULT_KEYS = {"success", "result", "variables", "error", "error_type", "line", "traceback",
                "security_events"}
 
@@ -722,8 +722,6 @@ def test_unrestricted_mode_reports_errors_the_same_way():
 # --------------------------------------------------------------------- attacks: corpus
 
 def _corpus_cases():
-    if not CORPUS.exists():
-        return []
     cases = json.loads(CORPUS.read_text())
     return [c for c in cases if c.get("layer") in ("python", "chained") and c.get("danger") == "safe"]
 
@@ -743,7 +741,6 @@ ACCEPTED = {
 ALLOWED_OVERRIDE = {"PJ-008": BASIC - {"operator", "types"}}
 
 
-@pytest.mark.skipif(not CORPUS.exists(), reason="red-team corpus not present on this machine")
 @pytest.mark.parametrize("case", _corpus_cases(), ids=lambda c: c["id"])
 def test_corpus_attack(case):
     code = case["code"]
@@ -766,8 +763,7 @@ def test_corpus_attack(case):
 
 
 def test_corpus_cases_were_found():
-    if CORPUS.exists():
-        assert len(_corpus_cases()) >= 30
+    assert len(_corpus_cases()) >= 30
 
 
 # --------------------------------------------------------------------- attacks: variants

@@ -7,7 +7,8 @@ archive's SHA-256:
 
     $XDG_CACHE_HOME/mcp-server-python-sandbox/<sha256>   (or ~/.cache/mcp-server-python-sandbox/<sha256>)
 
-The cache root is created 0700 and must belong to the user. Each file is checked
+(or, without a writable home, $TMPDIR/mcp-server-python-sandbox-<uid>). The
+cache root is created 0700 and must belong to the user. Each file is checked
 against the manifest's SHA-256 while it is extracted into a temporary directory,
 which is then renamed into place in one step, so a half-written bundle is never
 used and concurrent first starts are harmless.
@@ -58,8 +59,23 @@ def check_interpreter(manifest: dict) -> None:
 
 
 def cache_root() -> str:
+    """$XDG_CACHE_HOME, else ~/.cache, else (no home, or one we cannot write: a service
+    account) a private directory of our own under the temporary directory."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "mcp-server-python-sandbox")
+    if _creatable(base):
+        return os.path.join(base, "mcp-server-python-sandbox")
+    return os.path.join(tempfile.gettempdir(), f"mcp-server-python-sandbox-{os.getuid()}")
+
+
+def _creatable(path: str) -> bool:
+    """Can this user create or write `path` (or its nearest existing parent)?"""
+    probe = path
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return False
+        probe = parent
+    return os.path.isdir(probe) and os.access(probe, os.W_OK | os.X_OK)
 
 
 def private_directory(path: str) -> None:
@@ -92,7 +108,11 @@ def is_complete(directory: str, digest: str) -> bool:
 
 def ensure_extracted(archive: str, bundle: zipfile.ZipFile, manifest: dict) -> str:
     root = cache_root()
-    os.makedirs(os.path.dirname(root), mode=0o700, exist_ok=True)
+    try:
+        os.makedirs(os.path.dirname(root), mode=0o700, exist_ok=True)
+    except OSError as exc:
+        sys.exit(f"mcp-server-python-sandbox: cannot create {os.path.dirname(root)} ({exc.strerror}); "
+                 "set XDG_CACHE_HOME to a directory you can write")
     private_directory(root)
     digest = archive_digest(archive)
     final = os.path.join(root, digest)

@@ -25,9 +25,15 @@ MAX_MEMORY = 1 << 30
 POOL_SIZE = 2
 
 
+CARRIED_CORPUS = Path(__file__).resolve().parent / "corpus.json"  # a copy of shared/redteam/corpus.json
+SHARED_CORPUS = REPO.parent / "shared" / "redteam" / "corpus.json"
+
+
 def corpus_path() -> Path:
+    """$SANDBOX_REDTEAM_CORPUS, else the copy the project carries (so that a clone without
+    shared/ beside it still runs the red team; test_corpus checks the copy is current)."""
     env = os.environ.get("SANDBOX_REDTEAM_CORPUS")
-    return Path(env) if env else REPO.parent / "shared" / "redteam" / "corpus.json"
+    return Path(env) if env else CARRIED_CORPUS
 
 
 # Modules the corpus treats as forbidden that the product's basic profile
@@ -40,7 +46,7 @@ BASIC_BY_DESIGN = {"PJ-008": ("operator", "types")}
 def load_corpus() -> list:
     path = corpus_path()
     if not path.is_file():
-        return []
+        raise FileNotFoundError(f"red-team corpus not found at {path}: set SANDBOX_REDTEAM_CORPUS to its path")
     with open(path, encoding="utf-8") as handle:
         cases = json.load(handle)
     for case in cases:
