@@ -8,13 +8,14 @@ tables close the known doors; they cannot prove there is no other. With the
 data-science profile on, the kernel layers are the boundary and this layer is
 defence in depth (profiles.python_layer_claim says so wherever it is shown).
 
-Every entry names what to do instead; `resolve()` runs once in the fork server,
-after the profile's libraries are imported, so children look entries up by id.
+Every entry names what to do instead. `resolve()` runs in the fork server after
+the profile's libraries are imported, so children look entries up by id; it runs
+again (`refresh()`) whenever a snippet's import brought in new modules, and the
+string parsers loaded by such an import are switched off for the rest of the run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
 
@@ -67,9 +68,10 @@ STRING_PARSERS = {
         "sympy does not parse strings in the sandbox: build expressions from sympy.symbols('x') and operators",
 }
 
-refused_ids: dict[int, str] = {}      # id(object) -> advice, for objects loaded in the fork server
+refused_ids: dict[int, str] = {}      # id(object) -> advice, for the objects of loaded modules
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
+_resolved_with = -1                    # len(sys.modules) at the last resolve()
 
 
 def _lookup(qualified: str):
@@ -91,7 +93,9 @@ def _lookup(qualified: str):
 
 
 def resolve() -> None:
-    """Look every entry up among the imported modules (once, in the fork server)."""
+    """Look every entry up among the imported modules."""
+    global _resolved_with
+    _resolved_with = len(sys.modules)
     for qualified, advice in REFUSED_OBJECTS.items():
         value = _lookup(qualified)
         if value is not None:
@@ -104,6 +108,12 @@ def resolve() -> None:
         found = tuple(t for t in map(_lookup, type_names) if isinstance(t, type))
         if found:
             _attribute_types[name] = found
+
+
+def refresh() -> None:
+    """resolve() again if modules were imported since (cheap when none were)."""
+    if len(sys.modules) != _resolved_with:
+        resolve()
 
 
 def attribute_refusal(obj, name: str) -> str | None:
@@ -128,22 +138,33 @@ def keyword_guard(function, refuse):
     return guarded
 
 
-@contextlib.contextmanager
-def string_parsers_off(refuse):
+class StringParsersOff:
     """While a restricted snippet runs (and reports), each loaded string parser is
-    replaced with a refusal; put back afterwards, so the process holds no trace of
-    one run's policy (a pooled child pre-warms in restricted mode)."""
-    saved = []
-    for qualified, message in STRING_PARSERS.items():
-        module_name, _, attr = qualified.rpartition(".")
-        module = sys.modules.get(module_name)
-        if module is not None and hasattr(module, attr):
+    replaced with a refusal; `apply()` again after an import catches parsers that
+    import loaded. Put back on exit, so the process keeps no trace of one run's policy
+    (a pooled child pre-warms in restricted mode)."""
+
+    def __init__(self, refuse):
+        self.refuse = refuse
+        self.saved: dict[str, tuple] = {}
+
+    def apply(self) -> None:
+        for qualified, message in STRING_PARSERS.items():
+            module_name, _, attr = qualified.rpartition(".")
+            module = sys.modules.get(module_name)
+            if qualified in self.saved or module is None or not hasattr(module, attr):
+                continue
+
             def parser(*args, _message=message, **kwargs):
-                raise refuse(_message)
-            saved.append((module, attr, getattr(module, attr)))
+                raise self.refuse(_message)
+            self.saved[qualified] = (module, attr, getattr(module, attr))
             setattr(module, attr, parser)
-    try:
-        yield
-    finally:
-        for module, attr, original in saved:
+
+    def __enter__(self):
+        self.apply()
+        return self
+
+    def __exit__(self, *exc):
+        for module, attr, original in self.saved.values():
             setattr(module, attr, original)
+        self.saved.clear()

@@ -405,7 +405,8 @@ del _cls
 
 def _needs_vet(value) -> bool:
     return type(value) not in _PLAIN_TYPES and (
-        id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value))
+        id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
+        or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards)
 
 
 def _hidden_danger(container):
@@ -599,6 +600,7 @@ class _Context:
             id(dataclasses.dataclass): self.dataclass,
         }
         self.type = self._make_type()
+        self.parsers: library_policy.StringParsersOff | None = None  # set while the snippet runs
 
     # -- events and refusals
     def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):
@@ -619,6 +621,15 @@ class _Context:
         return profiles.leads_to_allowed(name, self.allowed)
 
     def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
+        """__import__: the import policy, then the library tables for what it loaded."""
+        try:
+            return self._import(name, fromlist, level)
+        finally:
+            library_policy.refresh()
+            if self.parsers is not None:
+                self.parsers.apply()
+
+    def _import(self, name, fromlist, level):
         if type(fromlist) is list and level == 0 and type(name) is str:
             # C code importing its own helpers (datetime.strptime -> _strptime) goes through
             # PyImport_Import, which calls this hook with a list and discards the result;
@@ -788,7 +799,7 @@ class _Context:
                     if type(obj) is ModuleProxy or self.owns(obj):
                         return value  # a module's: checked by module_attribute; the snippet's own: clean
                     return self.check_container(value, f"{_describe(obj)}.{name}")
-                if id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value):
+                if _needs_vet(value):
                     value = self.vet(value, f"{_describe(obj)}.{name}")
                 return value
         exc_type, message = refusal
@@ -1160,23 +1171,22 @@ def _run_policy(ctx: "_Context"):
 
     _ENUM_META._create_ = checked_create
     try:
-        with library_policy.string_parsers_off(ctx.refuse_call):
+        with library_policy.StringParsersOff(ctx.refuse_call) as ctx.parsers:
             yield
     finally:
+        ctx.parsers = None
         _ENUM_META._create_ = original
 
 
 def preload(modules: Iterable[str]) -> None:
     """Import ``modules`` now (in the fork server, before any secret or snippet exists), so
     that each child gets them by fork instead of by import."""
-    global _VET_IDS
     for name in modules:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a missing or broken optional module is skipped
             pass
     library_policy.resolve()
-    _VET_IDS = _VET_IDS | frozenset(library_policy.refused_ids) | frozenset(library_policy.keyword_guards)
 
 
 def _base_result() -> dict:

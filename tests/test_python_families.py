@@ -256,3 +256,25 @@ def test_ordinary_code_through_the_new_guards():
                  "a, *rest = sorted(rows, key=lambda r: -r['n'])\n"
                  "result = [total, pairs, a['n'], add(1, 2, 3, scale=2), type(3) is int,\n"
                  "          (lambda *xs, **kw: len(xs) + len(kw))(1, 2, k=3)]") == [30, [3, 7], 4, 12, True, 3]
+
+
+@pytest.mark.parametrize("code", [
+    "import sympy\nresult = str(sympy.S('1+1'))",
+    "import pandas as pd\nresult = str(getattr(pd.DataFrame({'a': [1]}), 'eval'))",
+    "import numpy as np\nresult = str(np.lib.stride_tricks.as_strided)",
+])
+def test_library_tables_apply_to_modules_imported_by_the_snippet(code):
+    """Without a fork server that imported the libraries first (this forked child has not),
+    the snippet's own import brings them in: the tables are resolved again after it, and
+    the string parser it loaded is switched off for the rest of the run."""
+    pytest.importorskip("sympy")
+    refused(code, allowed=DS)
+
+
+@pytest.mark.parametrize("grab", [
+    "lst = [*u.basic_fns.values()]",
+    "d = {**u.basic_fns}",
+    "t = (*u.basic_fns.values(),)",
+])
+def test_displays_that_unpack_library_containers(grab):
+    refused(SYMPY_FNS + grab + "\nprint('ESCAPED:unpacked')\n", allowed=DS)
