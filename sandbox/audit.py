@@ -45,8 +45,10 @@ class AuditLog:
         use_container: bool,
         result: dict | None,
         outcome: str | None = None,
+        output_sizes: dict | None = None,
     ) -> None:
-        """One record for an execute_code call, then one per security event in its result."""
+        """One record for an execute_code call, then one per security event in its result.
+        `output_sizes` are the full sizes of what the model got cut (stdout, stderr, result)."""
         if not self.enabled:
             return
         result = result or {}
@@ -66,6 +68,7 @@ class AuditLog:
                 "cpu_time": _number(result.get("cpu_time")),
                 "max_rss_bytes": _number(result.get("max_rss_bytes")),
                 "execution_time": _number(result.get("execution_time")),
+                "output_bytes": {k: _number(v) for k, v in (output_sizes or {}).items()},
             }
         )
         for event in result.get("security_events") or ():

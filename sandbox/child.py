@@ -31,7 +31,7 @@ import signal
 import sys
 from dataclasses import dataclass, replace
 
-from . import artifacts, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits, seccomp
+from . import artifacts, cutting, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits, seccomp
 
 SETUP_FAILED = 121  # exit status of a stage that could not apply a layer
 SANDBOX_NICE = 10   # every sandbox process runs below the server and the fork server
@@ -252,12 +252,14 @@ def _serve_one_request(spec: ChildSpec, baseline) -> None:
 
 def _result_frame(reply: dict, images: list, files: list, max_result: int) -> bytes:
     """The result as a sectioned frame: the value's JSON, then each PNG and each
-    out/ file as raw bytes. A value larger than the output limit becomes a
-    truncated repr (marked result_truncated)."""
+    out/ file as raw bytes. A value larger than the output limit becomes its repr,
+    cut head and tail (marked result_truncated)."""
     value = reply.pop("result", None)
     encoded = protocol.dumps(value)
+    reply["result_bytes"] = len(encoded)
     if len(encoded) > max_result:
-        encoded = protocol.dumps(repr(value)[:max_result // 8])
+        # as text, head and tail; a quarter of the cap leaves room for JSON escapes
+        encoded = protocol.dumps(cutting.cut_text(repr(value), max_result // 4)[0])
         reply["result_truncated"] = True
     reply["variables"] = [v[:MAX_VARIABLE_NAME] for v in reply.get("variables") or ()]
     sections = [encoded] + images + [data for _, data in files]

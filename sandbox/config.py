@@ -42,7 +42,8 @@ VARIABLES = {
     "SANDBOX_ENV_FILE": ("", "file of KEY=VALUE lines read at start (only when named); the real environment wins"),
     "SANDBOX_TIMEOUT": ("30", "default execute_code timeout, in seconds"),
     "SANDBOX_MAX_TIMEOUT": ("300", "largest timeout a request may ask for, in seconds"),
-    "SANDBOX_MAX_OUTPUT_SIZE": ("1048576", "stdout and stderr are each cut at this many bytes"),
+    "SANDBOX_MAX_OUTPUT_SIZE": ("32768", "what goes back to the model of stdout, of stderr and of the result: "
+                                         "larger ones keep their head and tail, with a marker at the cut"),
     "SANDBOX_DEFAULT_MEMORY_LIMIT": ("128m", "default execute_code memory_limit"),
     "SANDBOX_MAX_MEMORY_LIMIT": ("1g", "largest memory_limit a request may ask for"),
     "SANDBOX_MAX_CODE_SIZE": ("1m", "larger code is refused before any child is spawned"),
@@ -76,7 +77,7 @@ class ConfigError(ValueError):
 class Settings:
     timeout: float = 30.0
     max_timeout: float = 300.0
-    max_output_size: int = 1 << 20
+    max_output_size: int = 32 << 10
     default_memory_limit: int = 128 << 20
     max_memory_limit: int = 1 << 30
     max_code_size: int = 1 << 20
@@ -199,7 +200,7 @@ def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None, sou
     return Settings(
         timeout=timeout,
         max_timeout=max_timeout,
-        max_output_size=read.size("SANDBOX_MAX_OUTPUT_SIZE", 1 << 20, 1 << 10, 64 << 20),
+        max_output_size=read.size("SANDBOX_MAX_OUTPUT_SIZE", Settings.max_output_size, 1 << 10, 64 << 20),
         default_memory_limit=default_memory,
         max_memory_limit=max_memory,
         max_code_size=read.size("SANDBOX_MAX_CODE_SIZE", 1 << 20, 1 << 10, 16 << 20),

@@ -18,6 +18,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from . import protocol
+from .cutting import HeadTail
 
 ERROR_TYPES = frozenset({"syntax_error", "security_violation", "runtime_error", "timeout",
                          "memory_limit", "output_limit", "internal_error"})
@@ -44,10 +45,8 @@ class ChildOutcome:
     status: int | None = None           # raw wait status of stage 1
     cpu_time: float = 0.0
     max_rss_bytes: int = 0
-    stdout: bytes = b""
-    stderr: bytes = b""
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
+    stdout: HeadTail | None = None      # what the snippet wrote, cut for the context window
+    stderr: HeadTail | None = None
     timed_out: bool = False
     output_flooded: bool = False
     cancelled: bool = False
@@ -63,10 +62,12 @@ def compose(o: ChildOutcome) -> dict:
         "success": False,
         "execution_id": o.execution_id,
         "result": None,
-        "stdout": _text(o.stdout) if o.capture_output else "",
-        "stderr": _text(o.stderr) if o.capture_output else "",
-        "stdout_truncated": o.stdout_truncated,
-        "stderr_truncated": o.stderr_truncated,
+        "stdout": o.stdout.text() if o.capture_output and o.stdout else "",
+        "stderr": o.stderr.text() if o.capture_output and o.stderr else "",
+        "stdout_truncated": bool(o.stdout and o.stdout.truncated),
+        "stderr_truncated": bool(o.stderr and o.stderr.truncated),
+        "stdout_bytes": o.stdout.total if o.stdout else 0,
+        "stderr_bytes": o.stderr.total if o.stderr else 0,
         "execution_time": round(o.elapsed, 6),
         "cpu_time": round(o.cpu_time, 6),
         "max_rss_bytes": o.max_rss_bytes,
@@ -189,6 +190,9 @@ def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) 
         checked["traceback"] = _cap(str(frame["traceback"]))
     if frame.get("result_truncated"):
         checked["result_truncated"] = True
+    size = frame.get("result_bytes")
+    if isinstance(size, int) and not isinstance(size, bool) and 0 <= size < 1 << 40:
+        checked["result_bytes"] = size  # the child's word: for the audit log only
     if frame.get("artifacts_error") is not None:
         checked["artifacts_error"] = _cap(str(frame["artifacts_error"]), 300)
     view, offset = memoryview(payload), 0
@@ -292,10 +296,6 @@ def _validation(o: ChildOutcome) -> dict:
         "recommendations": [],
         "error_type": failure[0],
     })
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", "backslashreplace")
 
 
 def _cap(text, limit: int = MAX_TEXT):

@@ -17,13 +17,13 @@ import logging
 import re
 import uuid
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
-from sandbox import __version__, profiles
+from sandbox import __version__, answers, profiles
 from sandbox.audit import AuditLog
 from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
@@ -374,12 +374,13 @@ class SandboxTools:
             # has killed the child on its way out; record it and let it propagate.
             self.audit.execution(execution_id=execution_id, result=None, outcome="cancelled", **audit_args)
             raise
+        sizes = {name: raw.get(f"{name}_bytes") for name in ("stdout", "stderr", "result")} if isinstance(raw, dict) else {}
         result, images = normalize_execution(raw, execution_id)
         if not capture_output:
             result["stdout"] = result["stderr"] = ""
             result["stdout_truncated"] = result["stderr_truncated"] = False
-        self.audit.execution(execution_id=result["execution_id"], result=result, **audit_args)
-        return tool_result(result, is_error=not result["success"], images=images)
+        self.audit.execution(execution_id=result["execution_id"], result=result, output_sizes=sizes, **audit_args)
+        return tool_result(result, is_error=not result["success"], images=images, text=self.answer_text(result))
 
     def _check_every_layer(self) -> None:
         missing = [(name, info.get("detail", "")) for name, info in self.runner.layers().items() if not info.get("active")]
@@ -396,7 +397,11 @@ class SandboxTools:
         )
         if refused.security_kind:
             self.audit.security(refused.security_kind, str(refused), execution_id)
-        return tool_result(result, is_error=True)
+        return tool_result(result, is_error=True, text=self.answer_text(result))
+
+    def answer_text(self, result: dict) -> str:
+        return answers.execution_text(result, max_timeout=self.settings.max_timeout,
+                                      max_memory=self.settings.max_memory_limit)
 
     # --- validate_code
 
@@ -502,9 +507,10 @@ def refused_validation(code: str, message: str) -> dict:
     ).model_dump(mode="json")
 
 
-def tool_result(data: dict, *, is_error: bool = False, images: list[dict] = ()) -> CallToolResult:
-    """Structured content plus the same dict as JSON text (and any figures as images)."""
-    content: list = [TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
+def tool_result(data: dict, *, is_error: bool = False, images: list[dict] = (), text: str | None = None) -> CallToolResult:
+    """Structured content plus a text block (`text`, else the same dict as JSON) and any
+    figures as images."""
+    content: list = [TextContent(type="text", text=json.dumps(data, ensure_ascii=False) if text is None else text)]
     content += [ImageContent(type="image", data=image["base64"], mime_type=image["mime_type"]) for image in images]
     return CallToolResult(content=content, structured_content=data, is_error=is_error)
 
@@ -557,13 +563,32 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
     return server
 
 
+def execute_description(s: Settings) -> str:
+    """What the model must know before its first call: each call starts fresh, the
+    modules of every enabled profile by name, the limits, where files go."""
+    modules = "; ".join(
+        f"{name.replace('_', ' ')}: {', '.join(sorted(profiles.profile_modules_available(name)))}"
+        for name in s.enabled_profiles)
+    files_note = ("Files: the working directory is a private, empty, writable workspace; files the code writes "
+                  "under out/ come back in the answer." if s.enable_filesystem else
+                  "No file can be written (the filesystem profile is off).")
+    return (
+        "Run Python in an isolated sandbox; the answer has the printed output (stdout, stderr), the value of "
+        "a top-level `result` variable or of the last expression, and any error with its type, line and "
+        "what to do. Each call is a fresh process: nothing (variables, imports, files) survives to the next "
+        f"call, so send everything a call needs. {'Network access is enabled.' if s.enable_network else 'There is no network access.'} "
+        f"{files_note} Importable modules, by profile: {modules}"
+        + (f"; extra: {', '.join(s.extra_imports)}" if s.extra_imports else "")
+        + f". Limits: timeout {s.timeout:g} s by default (up to {s.max_timeout:g} s), memory "
+        f"{format_size(s.default_memory_limit)} by default (up to {format_size(s.max_memory_limit)}); stdout, "
+        f"stderr and the result are each cut to {format_size(s.max_output_size)}, keeping head and tail."
+        + (" matplotlib figures come back as images." if s.enable_data_science else "")
+        + " Failures report error_type: " + ", ".join(get_args(ErrorType)) + "."
+    )
+
+
 def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
     s = tools.settings
-    basic = sorted(profiles.profile_modules_available("basic"))
-    network_note = "Network access is enabled." if s.enable_network else "There is no network access."
-    files_note = (
-        "A private, empty, writable workspace is available." if s.enable_filesystem else "No file can be written."
-    )
 
     timeout_schema = {
         "type": "number",
@@ -604,15 +629,7 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
         return await tools.execute(code, timeout, capture_output, allowed_imports, memory_limit, use_container,
                                    files and {name: _file_content(value) for name, value in files.items()})
 
-    execute_code.__doc__ = (
-        "Execute Python code in an isolated sandbox and return its result, stdout, stderr and the "
-        "variables it defined. Each call is a fresh process: no state is kept between calls. "
-        f"{network_note} {files_note} Importable modules: {', '.join(basic)}"
-        + (f", plus the {', '.join(s.enabled_profiles[1:])} profile(s)" if len(s.enabled_profiles) > 1 else "")
-        + (f", plus {', '.join(s.extra_imports)}" if s.extra_imports else "")
-        + ". Failures report error_type: syntax_error, security_violation, runtime_error, timeout, "
-        "memory_limit, output_limit, internal_error, invalid_argument or isolation_unavailable."
-    )
+    execute_code.__doc__ = execute_description(s)
 
     async def validate_code(
         code: Annotated[str, Field(description="Python source to check without running it")],

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import child as child_mod
-from . import outcome, protocol
+from . import cutting, outcome, protocol
 
 READ_CHUNK = 1 << 16
 SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
@@ -61,8 +61,7 @@ class Child:
     frames: protocol.FrameReader = field(
         default_factory=lambda: protocol.FrameReader(protocol.MAX_STARTUP_FRAME, raw=True))
     open_fds: set = field(default_factory=set)
-    out: dict = field(default_factory=lambda: {"stdout": bytearray(), "stderr": bytearray()})
-    truncated: dict = field(default_factory=lambda: {"stdout": False, "stderr": False})
+    out: dict = field(default_factory=dict)   # stream name -> cutting.HeadTail, once output arrives
     written_total: int = 0
     result_frame: dict | None = None     # the result frame's header
     result_payload: bytes = b""          # its sections, undecoded
@@ -372,12 +371,9 @@ class Zygote:
     def on_output(self, c: Child, stream: str, data: bytes) -> None:
         request = (c.request or {}).get("request") or {}
         cap = min(int(request.get("max_output", self.max_output)), self.max_output)
-        buf = c.out[stream]
-        room = cap - len(buf)
-        if room > 0:
-            buf += data[:room]
-        if len(data) > max(room, 0):
-            c.truncated[stream] = True
+        if stream not in c.out:
+            c.out[stream] = cutting.HeadTail(cap)
+        c.out[stream].feed(data)
         c.written_total += len(data)
         if c.written_total > max(8 * cap, 8 << 20) and not c.flooded and c.status is None:
             c.flooded = True
@@ -438,7 +434,7 @@ class Zygote:
     def killed_before_running(c: Child) -> bool:
         return (c.status is not None and os.WIFSIGNALED(c.status)
                 and not (c.timed_out or c.cancelled or c.flooded)
-                and c.result_frame is None and not c.out["stdout"] and not c.out["stderr"]
+                and c.result_frame is None and not c.written_total
                 and time.monotonic() - c.dispatched < 1.0)
 
     def outcome_of(self, c: Child) -> outcome.ChildOutcome:
@@ -457,10 +453,8 @@ class Zygote:
             status=c.status,
             cpu_time=cpu_time,
             max_rss_bytes=max_rss,
-            stdout=bytes(c.out["stdout"]),
-            stderr=bytes(c.out["stderr"]),
-            stdout_truncated=c.truncated["stdout"],
-            stderr_truncated=c.truncated["stderr"],
+            stdout=c.out.get("stdout"),
+            stderr=c.out.get("stderr"),
             timed_out=c.timed_out,
             output_flooded=c.flooded,
             cancelled=c.cancelled,

@@ -183,7 +183,7 @@ def test_non_sandbox_keys_in_dotenv_are_ignored(tmp_path):
 def test_defaults():
     s = load()
     assert (s.timeout, s.max_timeout) == (30.0, 300.0)
-    assert s.max_output_size == 1048576
+    assert s.max_output_size == 32768
     assert (s.default_memory_limit, s.max_memory_limit) == (128 << 20, 1 << 30)
     assert s.max_code_size == 1 << 20
     assert not (s.enable_network or s.enable_filesystem or s.enable_data_science)

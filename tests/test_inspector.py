@@ -77,7 +77,7 @@ def test_inspector_executes_code(inspector):
     answer = json.loads(done.stdout)
     assert answer["isError"] is False
     assert answer["structuredContent"]["result"] == 4
-    assert json.loads(answer["content"][0]["text"])["result"] == 4
+    assert answer["content"][0]["text"] == "result: 4"
 
 
 def test_inspector_over_http_with_the_token_header(inspector):

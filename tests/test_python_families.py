@@ -13,6 +13,7 @@ and each test tries several variants of its own.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import io
 import json
 import subprocess
@@ -25,6 +26,10 @@ from forked import run_in_child
 from sandbox import profiles, restricted
 
 REPO = Path(__file__).resolve().parents[1]
+# The ordinary-user run has no data-science libraries: their families are skipped there.
+needs_data_science = pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("sympy", "pandas", "numpy")),
+    reason="the data-science libraries are not installed here (make install-datascience)")
 BASIC = profiles.allowed_modules(["basic"])
 DS = profiles.allowed_modules(["basic", "data_science"])
 
@@ -199,6 +204,7 @@ def test_dataclasses_still_work():
 SYMPY_FNS = "import sympy.strategies.util as u\n"  # a dict whose values include the metaclass `type`
 
 
+@needs_data_science
 @pytest.mark.parametrize("grab", [
     "T = u.basic_fns['op']",
     "T = [v for v in u.basic_fns.values()][0]",
@@ -220,6 +226,7 @@ def test_items_results_and_callbacks_are_vetted(grab):
             allowed=DS)
 
 
+@needs_data_science
 @pytest.mark.parametrize("code", [
     "import pandas as pd\nm = pd.compat.import_optional_dependency('os')\nprint('ESCAPED:' + m.getcwd())",
     "import pandas as pd\nfor m in [pd.compat.import_optional_dependency('os')]:\n    print('ESCAPED', m)",
@@ -241,6 +248,7 @@ def test_type_of_a_value_never_hands_out_a_denied_class(code):
     refused(code)
 
 
+@needs_data_science
 def test_callbacks_from_library_code_get_vetted_arguments():
     """sorted/map/filter call snippet functions with items no guard saw: vetted on entry."""
     refused(SYMPY_FNS + "def key(v, *more, **kw):\n    v('X', (), {'__getattr__': print})\n    return 0\n"
@@ -258,6 +266,7 @@ def test_ordinary_code_through_the_new_guards():
                  "          (lambda *xs, **kw: len(xs) + len(kw))(1, 2, k=3)]") == [30, [3, 7], 4, 12, True, 3]
 
 
+@needs_data_science
 @pytest.mark.parametrize("code", [
     "import sympy\nresult = str(sympy.S('1+1'))",
     "import pandas as pd\nresult = str(getattr(pd.DataFrame({'a': [1]}), 'eval'))",
@@ -271,6 +280,7 @@ def test_library_tables_apply_to_modules_imported_by_the_snippet(code):
     refused(code, allowed=DS)
 
 
+@needs_data_science
 @pytest.mark.parametrize("grab", [
     "lst = [*u.basic_fns.values()]",
     "d = {**u.basic_fns}",

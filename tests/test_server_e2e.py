@@ -93,16 +93,79 @@ def test_tools_are_listed_with_input_and_output_schemas(server):
         assert field in output
 
 
-def test_results_carry_structured_content_and_the_same_json_text(server):
+def test_results_carry_structured_content_and_a_short_text_for_the_model(server):
     data, result = execute(server, "result = 6 * 7")
-    assert result.structured_content == data
-    assert json.loads(result_text(result)) == data
+    assert result.structured_content == data and data["execution_id"]
+    assert result_text(result) == "result: 42"
+
+
+FIBONACCI = """
+def fib(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+sequence = [fib(i) for i in range(10)]
+print("first ten:", sequence)
+result = sequence[-1]
+"""
+
+STATISTICS = """
+import statistics
+data = [2, 4, 4, 4, 5, 5, 7, 9]
+print("mean", statistics.mean(data))
+print("stdev", round(statistics.pstdev(data), 3))
+result = {"median": statistics.median(data), "mode": statistics.mode(data)}
+"""
+
+
+@pytest.mark.parametrize("code,expected", [
+    ("print('hello')\nresult = 2 + 2", "stdout:\nhello\nresult: 4"),
+    (FIBONACCI, "stdout:\nfirst ten: [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]\nresult: 34"),
+    (STATISTICS, 'stdout:\nmean 5\nstdev 2.0\nresult: {"median": 4.5, "mode": 4}'),
+])
+def test_text_block_of_the_readme_examples(server, code, expected):
+    """What the model reads: the printed lines and the result, no ids, timings or flags."""
+    data, result = execute(server, code)
+    assert data["success"], data
+    text = result_text(result)
+    assert text == expected
+    for noise in (data["execution_id"], "execution_time", "max_rss", "truncated", "null"):
+        assert noise not in text
+
+
+def test_text_block_of_an_error_is_a_short_traceback_with_a_hint(server):
+    data, result = execute(server, "def f(x):\n    return 1 / x\nf(0)")
+    text = result_text(result)
+    assert text.startswith("error (runtime_error, line 2):\nTraceback (most recent call last):")
+    assert 'File "<snippet>", line 3, in <module>' in text and "ZeroDivisionError: division by zero" in text
+    assert "site-packages" not in text and "sandbox/" not in text
+    data, result = execute(server, "while True:\n    pass", timeout=1)
+    assert result_text(result).splitlines()[-1].startswith("hint: make the code do less per call")
+
+
+def test_big_output_is_cut_head_and_tail_with_a_marker(server):
+    """A 2 MiB print comes back within the cap (32 KiB by default), its head and its tail
+    kept, with a marker at the cut saying how much was left out and how to get less."""
+    data, result = execute(server, "print('HEAD' + 'x' * (2 << 20) + 'TAIL')\nresult = 'done'", timeout=20)
+    assert data["success"] and data["stdout_truncated"], {k: data[k] for k in ("error", "error_type")}
+    out = data["stdout"]
+    assert len(out) < 34 << 10
+    assert out.startswith("HEADxxx") and out.rstrip("\n").endswith("xxxTAIL")
+    assert "bytes left out here: print less, or write the data to a file" in out
+    assert "2,0" in out.split("[... ", 1)[1][:12]  # about 2,0xx,xxx bytes
+    assert "result: done" in result_text(result)
+    data, result = execute(server, "result = 'R' * 60000 + 'END'")
+    assert data["result_truncated"] and data["result"].startswith("'RRR") and data["result"].endswith("END'")
+    assert "characters left out here" in data["result"]
 
 
 def test_layers_are_logged_at_start(server):
+    """One line per fact: the active layers on one line (an inactive one gets its own)."""
     log = server.stderr_text()
-    for layer in LAYERS:
-        assert f"isolation layer {layer}" in log
+    active = [line for line in log.splitlines() if "isolation layers active: " in line]
+    assert len(active) == 1
+    assert set(active[0].split("isolation layers active: ", 1)[1].split(", ")) == LAYERS
 
 
 # ----------------------------------------------------------------------------- the reference README
@@ -335,7 +398,7 @@ def test_get_sandbox_info(server):
     limits = data["limits"]
     assert limits["timeout"] == {"default": 30.0, "max": 300.0}
     assert limits["memory_limit"]["default"] == "128m" and limits["memory_limit"]["max"] == "1g"
-    assert limits["max_output_size"] == 1048576 and limits["max_concurrency"] == 4
+    assert limits["max_output_size"] == 32768 and limits["max_concurrency"] == 4
     assert set(data["layers"]) == LAYERS
     for name, layer in data["layers"].items():
         assert isinstance(layer["active"], bool) and layer["detail"], name

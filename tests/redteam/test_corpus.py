@@ -318,10 +318,10 @@ def check_answer(mode, case, code, data, raw, elapsed, over, timeout, report, sa
         report.fail(f"no structured answer: {raw!r:.300}")
         return
     text = result_text(raw)
-    try:
-        json.loads(text)
-    except ValueError:
-        report.fail("the tool result's text is not JSON")
+    if not text.strip():
+        report.fail("the tool result has no text for the model")
+    elif data.get("error_type") and f"({data['error_type']}" not in text:
+        report.fail(f"the tool result's text does not name the error type: {text[:200]!r}")
     if not isinstance(data.get("success"), bool):
         report.fail("success is not a bool")
     if data.get("error_type") is not None and data["error_type"] not in lib.ERROR_TYPES:

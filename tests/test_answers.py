@@ -1,0 +1,65 @@
+"""The answer as a model reads it, piece by piece: the head-and-tail cut (bytes as they
+stream in, and the result's repr), the text block, the tool description."""
+
+from __future__ import annotations
+
+from sandbox import answers, cutting
+from sandbox.config import Settings
+from sandbox.server import execute_description
+
+
+def test_head_tail_keeps_both_ends_and_counts_the_rest():
+    kept = cutting.HeadTail(100)
+    for _ in range(1000):
+        kept.feed(b"0123456789")
+    text = kept.text()
+    assert kept.truncated and kept.total == 10000
+    assert text.startswith("0123456789" * 5) and text.endswith("0123456789" * 5)
+    assert "[... 9,900 bytes left out here: print less" in text
+
+
+def test_head_tail_small_output_is_untouched():
+    kept = cutting.HeadTail(100)
+    kept.feed(b"hello\n")
+    kept.feed(b"world\n")
+    assert not kept.truncated and kept.text() == "hello\nworld\n"
+
+
+def test_head_tail_never_splits_a_character():
+    kept = cutting.HeadTail(11)
+    kept.feed("é".encode() * 20)  # 2 bytes each: the cut falls inside one at both ends
+    head, _, tail = kept.text().partition("\n[...")
+    assert "\\x" not in head and "\\x" not in tail
+    assert set(head) == {"é"} and set(tail.split("...]\n", 1)[1]) == {"é"}
+
+
+def test_cut_text():
+    assert cutting.cut_text("short", 10) == ("short", False)
+    text, cut = cutting.cut_text("a" * 50 + "b" * 50, 20)
+    assert cut and text.startswith("a" * 10) and text.endswith("b" * 10) and "80 characters left out" in text
+
+
+def text(**result):
+    return answers.execution_text({"success": True, **result}, max_timeout=300, max_memory=1 << 30)
+
+
+def test_text_block_shapes():
+    assert text(result=4) == "result: 4"
+    assert text(stdout="hi\n", result={"a": [1, 2]}) == 'stdout:\nhi\nresult: {"a": [1, 2]}'
+    assert text(result="two\nlines") == "result: \ntwo\nlines"
+    assert text().startswith("ok (no output and no result")
+    assert "1 figure returned" in text(images=[{"mime_type": "image/png"}])
+    failure = answers.execution_text({"success": False, "error_type": "memory_limit", "error": "MemoryError",
+                                      "line": 2}, max_timeout=300, max_memory=1 << 30)
+    assert failure == ("error (memory_limit, line 2): MemoryError\n"
+                       "hint: use less memory (smaller data, generators), or pass a larger memory_limit (up to 1g)")
+
+
+def test_description_names_every_enabled_profiles_modules_and_the_limits():
+    basic = execute_description(Settings())
+    assert "Each call is a fresh process" in basic and "data science:" not in basic
+    assert "cut to 32k" in basic and "up to 300 s" in basic
+    with_ds = execute_description(Settings(enable_data_science=True, enable_filesystem=True))
+    if "numpy" in with_ds:  # the libraries are installed here
+        assert "data science: " in with_ds and "pandas" in with_ds and "matplotlib" in with_ds
+    assert "under out/" in with_ds and "filesystem: " in with_ds
