@@ -178,7 +178,9 @@ class Runner:
             raise LayerUnavailable(missing)
 
     # ---- requests -------------------------------------------------------
-    async def execute(self, request: ExecRequest) -> dict:
+    async def execute(self, request: ExecRequest, on_output=None) -> dict:
+        """Run one request; `on_output(line)` gets the last printed line about once a
+        second while it runs (for progress notifications)."""
         if request.strict:
             missing = self.missing_layers([*KERNEL_LAYERS] + (["restricted_python"] if request.restricted else []))
             if missing and self._layers is not None:
@@ -194,7 +196,7 @@ class Runner:
         }
         if request.files:
             body["files"] = request.files
-        return await self._call("execute", body, body["timeout"])
+        return await self._call("execute", body, body["timeout"], on_output)
 
     async def validate(self, code: str, *, allowed_modules, restricted: bool = True) -> dict:
         body = {"code": code, "timeout": 10.0, "memory_limit": min(256 << 20, self.config.max_memory),
@@ -202,14 +204,14 @@ class Runner:
                 "capture_output": False, "max_output": 4096}
         return await self._call("validate", body, 10.0)
 
-    async def _call(self, op: str, body: dict, timeout: float) -> dict:
+    async def _call(self, op: str, body: dict, timeout: float, on_output=None) -> dict:
         if self._closed:
             raise RuntimeError("the runner is closed")
         request_id = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         started = time.monotonic()
         try:
-            zygote = await self._send(request_id, future, op, body)
+            zygote = await self._send(request_id, future, op, body, on_output)
         except (ConnectionError, RuntimeError) as exc:
             return _internal_error(request_id, op, f"the fork server is unavailable ({type(exc).__name__})",
                                    time.monotonic() - started)
@@ -226,14 +228,14 @@ class Runner:
         finally:
             zygote.pending.pop(request_id, None)
 
-    async def _send(self, request_id: str, future, op: str, body: dict) -> _Zygote:
+    async def _send(self, request_id: str, future, op: str, body: dict, on_output=None) -> _Zygote:
         """Hand the request to a live zygote; one that died since the last
         request (its socket refuses the write) is replaced once."""
         for attempt in (1, 2):
             if self._zygote is None or not self._zygote.alive:
                 await self.start()
             zygote = self._zygote
-            zygote.pending[request_id] = (future, op)
+            zygote.pending[request_id] = (future, op, on_output)
             try:
                 zygote.writer.write(protocol.encode({"op": op, "id": request_id, "request": body}))
                 await zygote.writer.drain()
@@ -257,8 +259,14 @@ class Runner:
             while True:
                 message = await _read_message(zygote.reader)
                 entry = zygote.pending.get(message.get("id"))
-                if entry and not entry[0].done():
-                    entry[0].set_result(message["result"])
+                if entry is None:
+                    continue
+                future, _op, on_output = entry
+                if message.get("op") == "output":
+                    if on_output is not None and isinstance(message.get("line"), str):
+                        on_output(message["line"][:500])
+                elif not future.done():
+                    future.set_result(message["result"])
         except (asyncio.IncompleteReadError, ConnectionError, protocol.FrameError):
             pass
         finally:
@@ -266,7 +274,7 @@ class Runner:
             if not self._closed:
                 print("sandbox: the fork server exited; it will be restarted on the next request",
                       file=sys.stderr, flush=True)
-            for request_id, (future, op) in list(zygote.pending.items()):
+            for request_id, (future, op, _on_output) in list(zygote.pending.items()):
                 if not future.done():
                     future.set_result(_internal_error(request_id, op, "the sandbox fork server died", 0.0))
             try:

@@ -15,11 +15,12 @@ import asyncio
 import json
 import logging
 import re
+import time
 import uuid
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, get_args
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
@@ -32,6 +33,7 @@ from sandbox.runner import ExecRequest, LayerUnavailable, Runner
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "mcp-server-python-sandbox"
+PROGRESS_INTERVAL = 1.0  # seconds between progress notifications (the first after one second)
 
 # The runner's error types, plus two the server produces before any child runs.
 ErrorType = Literal[
@@ -325,7 +327,10 @@ class SandboxTools:
 
     # --- execute_code
 
-    async def execute(self, code, timeout, capture_output, allowed_imports, memory_limit, use_container, files=None):
+    async def execute(self, code, timeout, capture_output, allowed_imports, memory_limit, use_container, files=None,
+                      report_progress=None):
+        """`report_progress(elapsed, total, message)`: called about once a second for runs
+        longer than a second (a no-op unless the client sent a progressToken)."""
         settings = self.settings
         execution_id = uuid.uuid4().hex
         seconds = memory = None
@@ -361,7 +366,7 @@ class SandboxTools:
         )
         try:
             async with self.slots:
-                raw = await self.runner.execute(request)
+                raw = await self._run_with_progress(request, report_progress)
         except LayerUnavailable as exc:
             refused = RequestRefused("isolation_unavailable", describe_missing_layers(exc.missing), "missing_layer")
             return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container)
@@ -381,6 +386,27 @@ class SandboxTools:
             result["stdout_truncated"] = result["stderr_truncated"] = False
         self.audit.execution(execution_id=result["execution_id"], result=result, output_sizes=sizes, **audit_args)
         return tool_result(result, is_error=not result["success"], images=images, text=self.answer_text(result))
+
+    async def _run_with_progress(self, request: ExecRequest, report_progress) -> dict:
+        if report_progress is None:
+            return await self.runner.execute(request)
+        last = {"line": None}
+        started = time.monotonic()
+
+        async def tick() -> None:
+            while True:
+                await asyncio.sleep(PROGRESS_INTERVAL)
+                elapsed = time.monotonic() - started
+                message = f"{elapsed:.0f} s of {request.timeout:g} s"
+                if last["line"]:
+                    message += f": {last['line']}"
+                await report_progress(round(elapsed, 1), float(request.timeout), message)
+
+        ticker = asyncio.ensure_future(tick())
+        try:
+            return await self.runner.execute(request, on_output=lambda line: last.update(line=line))
+        finally:
+            ticker.cancel()
 
     def _check_every_layer(self) -> None:
         missing = [(name, info.get("detail", "")) for name, info in self.runner.layers().items() if not info.get("active")]
@@ -625,9 +651,11 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
                               'as {"relative/path": "text"} or {"path": {"base64": "..."}}; files the '
                               "snippet writes under out/ come back in the result"),
         ] = None,
+        ctx: Context = None,
     ) -> Annotated[CallToolResult, ExecutionResult]:
         return await tools.execute(code, timeout, capture_output, allowed_imports, memory_limit, use_container,
-                                   files and {name: _file_content(value) for name, value in files.items()})
+                                   files and {name: _file_content(value) for name, value in files.items()},
+                                   report_progress=ctx.report_progress if ctx is not None else None)
 
     execute_code.__doc__ = execute_description(s)
 

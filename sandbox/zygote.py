@@ -35,6 +35,8 @@ REFILL_IDLE = 0.002       # seconds of quiet before the pool is refilled
 EXIT_GRACE = 2.0          # after stage 1 exited, wait at most this for pipe EOF
 KILL_GRACE = 1.0          # after closing the kill pipe, stage 1 itself is SIGKILLed
 MAX_RETRIES = 3           # a request whose child was killed from outside before it ran
+PROGRESS_INTERVAL = 1.0   # the last printed line goes to the server at most this often
+MAX_PROGRESS_LINE = 200
 CONTROL_FRAME_CAP = 64 << 20
 
 
@@ -63,6 +65,7 @@ class Child:
     open_fds: set = field(default_factory=set)
     out: dict = field(default_factory=dict)   # stream name -> cutting.HeadTail, once output arrives
     written_total: int = 0
+    line_sent: float = 0.0                   # when the last printed line was forwarded (progress)
     result_frame: dict | None = None     # the result frame's header
     result_payload: bytes = b""          # its sections, undecoded
     result_cap: int = 0                  # bytes of JSON the result value may take
@@ -375,6 +378,12 @@ class Zygote:
             c.out[stream] = cutting.HeadTail(cap)
         c.out[stream].feed(data)
         c.written_total += len(data)
+        now = time.monotonic()
+        if stream == "stdout" and c.report and now - c.line_sent >= PROGRESS_INTERVAL:
+            line = last_line(c.out[stream])
+            if line:
+                c.line_sent = now
+                self.send({"op": "output", "id": c.request.get("id"), "line": line})
         if c.written_total > max(8 * cap, 8 << 20) and not c.flooded and c.status is None:
             c.flooded = True
             self.kill(c)
@@ -517,6 +526,13 @@ class Zygote:
             self.hard_kill(c)
             os.waitpid(c.pid, 0)
         return c
+
+
+def last_line(out: cutting.HeadTail) -> str:
+    """The last non-empty line printed so far, short (the progress message)."""
+    recent = bytes(out.tail or out.head)[-4 * MAX_PROGRESS_LINE:]
+    lines = [line for line in recent.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1][-MAX_PROGRESS_LINE:] if lines else ""
 
 
 def main() -> None:

@@ -665,3 +665,38 @@ def test_unwritable_audit_log_does_not_stop_the_server(tmp_path):
         audit.mkdir()  # now every append fails
         assert ok(server, "result = 2")["result"] == 2
         assert "audit log" in server.stderr_text()
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+def test_progress_for_a_long_run_and_none_for_a_short_one():
+    """notifications/progress about once a second, elapsed against the timeout, with the
+    last printed line; nothing for a run shorter than a second."""
+    import anyio
+
+    from mcp_client import open_session
+
+    async def scenario():
+        seen = {"long": [], "short": []}
+        async with open_session() as server:
+            async def collect(into):
+                async def callback(progress, total, message):
+                    seen[into].append((progress, total, message))
+                return callback
+            long_code = "import time\nfor i in range(8):\n    print(f'step {i}')\n    time.sleep(1)\nresult = 'done'"
+            result = await server.session.call_tool("execute_code", {"code": long_code, "timeout": 20},
+                                                    progress_callback=await collect("long"))
+            assert result.structured_content["result"] == "done"
+            result = await server.session.call_tool("execute_code", {"code": "result = 1"},
+                                                    progress_callback=await collect("short"))
+            assert result.structured_content["result"] == 1
+        return seen
+
+    seen = anyio.run(scenario)
+    assert seen["short"] == []
+    assert 5 <= len(seen["long"]) <= 10, seen["long"]
+    progress = [p for p, _t, _m in seen["long"]]
+    assert progress == sorted(progress) and all(total == 20 for _p, total, _m in seen["long"])
+    assert any("step" in (message or "") for _p, _t, message in seen["long"][2:]), seen["long"]
+    assert "s of 20 s" in seen["long"][0][2]
