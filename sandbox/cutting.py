@@ -6,6 +6,7 @@ in) and by the child on the result value's repr."""
 from __future__ import annotations
 
 ADVICE = "print less, or write the data to a file (with the filesystem profile, under out/)"
+MARKER_ROOM = 160  # the longest marker, kept free inside the cap: a cut text never exceeds it
 
 
 def marker(left_out: int, unit: str) -> str:
@@ -13,10 +14,11 @@ def marker(left_out: int, unit: str) -> str:
 
 
 class HeadTail:
-    """A byte stream kept as its first and last cap/2 bytes, with its full size."""
+    """A byte stream kept as its first and last bytes, with its full size; its text,
+    marker included, is at most `cap` bytes."""
 
     def __init__(self, cap: int):
-        self.cap = cap
+        self.cap = max(cap - MARKER_ROOM, 2)
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
@@ -46,10 +48,10 @@ class HeadTail:
 
 
 def cut_text(text: str, cap: int) -> tuple[str, bool]:
-    """A string of at most about `cap` characters: head, marker, tail."""
+    """A string of at most `cap` characters: head, marker, tail."""
     if len(text) <= cap:
         return text, False
-    half = cap // 2
+    half = max(cap - MARKER_ROOM, 2) // 2
     return text[:half] + marker(len(text) - 2 * half, "characters") + text[-half:], True
 
 

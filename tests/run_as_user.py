@@ -39,8 +39,11 @@ def main() -> int:
         env = {"PATH": "/usr/bin:/bin", "HOME": src, "LANG": "C.UTF-8", "SANDBOX_TEST_AS_USER": "1"}
         print(f"run_as_user: running the suite as {USER} with {venv}/bin/python", flush=True)
         runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin") or "runuser"
+        # pytest's temporary files under BASE too, so that cleanup() takes them
         return subprocess.call([runuser, "-u", USER, "--", f"{venv}/bin/python", "-m", "pytest",
-                                "-p", "no:cacheprovider", *pytest_args], cwd=src, env=env)
+                                "-p", "no:cacheprovider", f"--basetemp={os.path.dirname(src)}/pytest-tmp",
+                                *pytest_args],
+                               cwd=src, env=env)
     finally:
         cleanup(created)
 
@@ -61,8 +64,10 @@ def ensure_user() -> bool:
 
 
 def cleanup(created: bool) -> None:
-    """Leave the machine as it was: the test tree, and the user if we made it."""
+    """Leave the machine as it was: the test tree, and the user if we made it (with what
+    earlier versions of this script left in /tmp under its name)."""
     shutil.rmtree(BASE, ignore_errors=True)
+    shutil.rmtree(f"/tmp/pytest-of-{USER}", ignore_errors=True)
     if created:
         subprocess.call(["pkill", "-KILL", "-u", USER], stderr=subprocess.DEVNULL)
         subprocess.call(["userdel", USER])
