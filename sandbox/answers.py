@@ -44,7 +44,12 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
     if images:
         lines.append(f"{len(images)} figure{'s' if len(images) != 1 else ''} returned as image content")
     for item in result.get("files") or []:
-        lines.append(f"file {item['path']} ({item['size']:,} bytes) returned in structured content")
+        where = item.get("returned_as", "")
+        how = {"text": "as a text resource", "blob": "as a blob resource",
+               "link": f"as a link ({item.get('uri')}), readable with resources/read"}.get(where, where)
+        lines.append(f"file {item['path']} ({item['size']:,} bytes) returned {how}")
+    for item in result.get("files_refused") or []:
+        lines.append(f"file {item['path']} not returned: {item['reason']}")
     if result.get("artifacts_error"):
         lines.append(f"files and figures could not be collected: {result['artifacts_error']}")
     hint = HINTS.get(error_type)
@@ -59,3 +64,76 @@ def _value(value) -> str:
     if isinstance(value, str):
         return value if "\n" not in value else "\n" + value
     return json.dumps(value, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- files and figures
+
+# Extensions returned as text the model can read; everything else is binary. SVG is
+# text/plain: a client must never render script a snippet wrote.
+TEXT_TYPES = {".csv": "text/csv", ".tsv": "text/tab-separated-values", ".json": "application/json",
+              ".jsonl": "application/jsonl", ".md": "text/markdown", ".txt": "text/plain", ".log": "text/plain",
+              ".py": "text/x-python", ".html": "text/plain", ".xml": "application/xml", ".yaml": "application/yaml",
+              ".yml": "application/yaml", ".toml": "application/toml", ".ini": "text/plain", ".svg": "text/plain",
+              ".sql": "text/plain", ".tex": "text/plain"}
+BINARY_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".pdf": "application/pdf",
+                ".zip": "application/zip", ".parquet": "application/vnd.apache.parquet", ".npy": "application/octet-stream"}
+INLINE_TEXT = 64 << 10     # larger text files become links
+INLINE_BLOB = 256 << 10    # larger binary files become links
+INLINE_IMAGE = 1 << 20     # larger figures become links
+
+
+def mime_type(path: str) -> str:
+    suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    return TEXT_TYPES.get(suffix) or BINARY_TYPES.get(suffix) or "application/octet-stream"
+
+
+def file_content(result: dict, images: list[dict], store) -> list:
+    """Content blocks for the run's figures and out/ files: small text files as embedded
+    text resources, small binaries as blob resources, the rest (and figures too large to
+    inline) as resource links that resources/read serves from `store` for a while.
+    Rewrites result["files"] to say where each went."""
+    import base64
+
+    from mcp.types import (BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink,
+                           TextResourceContents)
+
+    blocks: list = []
+    for image in images:
+        data = base64.b64decode(image["base64"])
+        if len(data) <= INLINE_IMAGE:
+            blocks.append(ImageContent(type="image", data=image["base64"], mime_type="image/png"))
+        else:
+            uri = store.put("figure.png", "image/png", data)
+            if uri:
+                blocks.append(ResourceLink(type="resource_link", uri=uri, name="figure.png",
+                                           mime_type="image/png", size=len(data)))
+    described = []
+    for item in result.get("files") or []:
+        data = base64.b64decode(item["base64"])
+        mime = mime_type(item["path"])
+        text = _text_of(data) if mime in TEXT_TYPES.values() else None
+        uri = store.put(item["path"], mime, data)
+        entry = {"path": item["path"], "size": len(data), "mime_type": mime, "uri": uri, "returned_as": "link"}
+        if text is not None and len(data) <= INLINE_TEXT:
+            blocks.append(EmbeddedResource(type="resource", resource=TextResourceContents(
+                uri=uri or f"sandbox://inline/{item['path']}", mime_type=mime, text=text)))
+            entry["returned_as"] = "text"
+        elif len(data) <= INLINE_BLOB:
+            blocks.append(EmbeddedResource(type="resource", resource=BlobResourceContents(
+                uri=uri or f"sandbox://inline/{item['path']}", mime_type=mime, blob=item["base64"])))
+            entry.update(returned_as="blob", base64=item["base64"])
+        elif uri:
+            blocks.append(ResourceLink(type="resource_link", uri=uri, name=item["path"], mime_type=mime,
+                                       size=len(data)))
+        else:
+            entry["returned_as"] = "not returned: larger than the file store"
+        described.append(entry)
+    result["files"] = described
+    return blocks
+
+
+def _text_of(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

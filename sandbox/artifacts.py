@@ -10,9 +10,11 @@ import io
 import os
 import stat
 import sys
+import unicodedata
 
 from .mounts import WORKSPACE
-from .protocol import MAX_IMAGE_BYTES, MAX_IMAGES, MAX_OUTPUT_BYTES, MAX_OUTPUT_FILES
+from .protocol import (MAX_IMAGE_BYTES, MAX_IMAGES, MAX_IMAGES_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_FILES,
+                       MAX_REFUSED_FILES)
 
 OUT_DIR = "out"
 MAX_INPUT_FILES = 50
@@ -20,6 +22,11 @@ MAX_INPUT_FILES = 50
 
 class BadInputFile(ValueError):
     pass
+
+
+def make_out_dir() -> None:
+    """out/ exists when the snippet starts: df.to_csv("out/x.csv") just works."""
+    os.makedirs(os.path.join(WORKSPACE, OUT_DIR), exist_ok=True)
 
 
 def write_input_files(files: dict) -> None:
@@ -56,32 +63,59 @@ def _content(name: str, value) -> bytes:
     raise BadInputFile(f"{name}: content must be text or {{\"base64\": ...}}")
 
 
-def collect_output_files() -> tuple[list, bool]:
-    """Regular files under workspace/out (symlinks and specials are skipped) as
-    (relative path, bytes) pairs, capped in number and total size."""
+def collect_output_files() -> tuple[list, bool, list]:
+    """Regular files under workspace/out as (relative path, bytes) pairs, capped in
+    number and total size, and the entries refused with the reason: a symbolic link, a
+    FIFO, device or socket, a hard link, or a name with control or format characters is
+    never followed or read."""
     root = os.path.join(WORKSPACE, OUT_DIR)
-    found, total, truncated = [], 0, False
+    found, refused, total = [], [], 0
     if not os.path.isdir(root):
-        return found, truncated
+        return found, False, refused
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
+        for name in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            refused.append((os.path.relpath(os.path.join(dirpath, name), WORKSPACE), "symbolic link"))
         for name in sorted(filenames):
             path = os.path.join(dirpath, name)
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-            except OSError:
+            relative = os.path.relpath(path, WORKSPACE)
+            why = _refusal(path, relative)
+            if why is not None:
+                refused.append((relative, why))
                 continue
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                info = os.fstat(f.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                    refused.append((relative, "not a regular file of its own"))
                     continue
                 if len(found) >= MAX_OUTPUT_FILES:
-                    return found, True
+                    return found, True, refused[:MAX_REFUSED_FILES]
                 data = f.read(MAX_OUTPUT_BYTES - total + 1)
             if total + len(data) > MAX_OUTPUT_BYTES:
-                return found, True
+                return found, True, refused[:MAX_REFUSED_FILES]
             total += len(data)
-            found.append((os.path.relpath(path, WORKSPACE), data))
-    return found, truncated
+            found.append((relative, data))
+    return found, False, refused[:MAX_REFUSED_FILES]
+
+
+def _refusal(path: str, relative: str) -> str | None:
+    """Why an entry under out/ is not returned (checked before it is opened)."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if stat.S_ISLNK(info.st_mode):
+        return "symbolic link"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a FIFO, device or socket)"
+    if info.st_nlink != 1:
+        return "hard link"
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch == "\\" for ch in relative):
+        return "name with control or format characters"
+    if len(relative) > 255:
+        return "name longer than 255 characters"
+    return None
 
 
 def render_figures() -> tuple[list, bool]:
@@ -89,7 +123,7 @@ def render_figures() -> tuple[list, bool]:
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return [], False
-    images, truncated = [], False
+    images, truncated, total = [], False, 0
     for number in pyplot.get_fignums():
         if len(images) >= MAX_IMAGES:
             truncated = True
@@ -97,9 +131,10 @@ def render_figures() -> tuple[list, bool]:
         buf = io.BytesIO()
         pyplot.figure(number).savefig(buf, format="png", dpi=100)
         data = buf.getvalue()
-        if len(data) > MAX_IMAGE_BYTES:
+        if len(data) > MAX_IMAGE_BYTES or total + len(data) > MAX_IMAGES_BYTES:
             truncated = True
             continue
+        total += len(data)
         images.append(data)
     pyplot.close("all")
     return images, truncated

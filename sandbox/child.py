@@ -219,6 +219,7 @@ def _serve_one_request(spec: ChildSpec, baseline) -> None:
             os.chdir(artifacts.WORKSPACE)
             try:
                 artifacts.write_input_files(request.get("files") or {})
+                artifacts.make_out_dir()
             except (artifacts.BadInputFile, OSError) as exc:
                 _write_error("runtime_error", f"invalid input file: {exc}"[:500], request)
                 os._exit(0)
@@ -280,8 +281,10 @@ def _artifacts(spec: ChildSpec) -> tuple[list, list, dict]:
         images, truncated = artifacts.render_figures()
         extra["images_truncated"] = truncated
         if spec.filesystem and "namespaces" in spec.layers:
-            files, truncated = artifacts.collect_output_files()
+            files, truncated, refused = artifacts.collect_output_files()
             extra["files_truncated"] = truncated
+            if refused:
+                extra["files_refused"] = [{"path": path, "reason": why} for path, why in refused]
     except BaseException as exc:  # noqa: BLE001
         extra["artifacts_error"] = f"{type(exc).__name__}: {exc}"[:300]
     return images, files, extra

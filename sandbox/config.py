@@ -47,6 +47,8 @@ VARIABLES = {
     "SANDBOX_DEFAULT_MEMORY_LIMIT": ("128m", "default execute_code memory_limit"),
     "SANDBOX_MAX_MEMORY_LIMIT": ("1g", "largest memory_limit a request may ask for"),
     "SANDBOX_MAX_CODE_SIZE": ("1m", "larger code is refused before any child is spawned"),
+    "SANDBOX_FILE_TTL": ("600", "seconds a file a run left under out/ stays readable with resources/read"),
+    "SANDBOX_FILE_STORE_SIZE": ("64m", "memory kept for those files, all runs together (the oldest go first)"),
     "SANDBOX_ENABLE_NETWORK": ("false", "network profile: host network and AF_INET sockets"),
     "SANDBOX_ENABLE_FILESYSTEM": ("false", "filesystem profile: a private writable workspace"),
     "SANDBOX_ENABLE_DATA_SCIENCE": ("false", "data-science profile: numpy, pandas, ... when installed"),
@@ -81,6 +83,8 @@ class Settings:
     default_memory_limit: int = 128 << 20
     max_memory_limit: int = 1 << 30
     max_code_size: int = 1 << 20
+    file_ttl: float = 600.0
+    file_store_size: int = 64 << 20
     enable_network: bool = False
     enable_filesystem: bool = False
     enable_data_science: bool = False
@@ -204,6 +208,9 @@ def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None, sou
         default_memory_limit=default_memory,
         max_memory_limit=max_memory,
         max_code_size=read.size("SANDBOX_MAX_CODE_SIZE", 1 << 20, 1 << 10, 16 << 20),
+        file_ttl=read.number("SANDBOX_FILE_TTL", Settings.file_ttl, 0.0, MAX_TIMEOUT_CEILING,
+                             "seconds, greater than 0 and at most 86400"),
+        file_store_size=read.size("SANDBOX_FILE_STORE_SIZE", Settings.file_store_size, 1 << 20, 4 << 30),
         enable_network=read.boolean("SANDBOX_ENABLE_NETWORK", False),
         enable_filesystem=read.boolean("SANDBOX_ENABLE_FILESYSTEM", False),
         enable_data_science=read.boolean("SANDBOX_ENABLE_DATA_SCIENCE", False),

@@ -195,6 +195,11 @@ def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) 
         checked["result_bytes"] = size  # the child's word: for the audit log only
     if frame.get("artifacts_error") is not None:
         checked["artifacts_error"] = _cap(str(frame["artifacts_error"]), 300)
+    refused = frame.get("files_refused")
+    if isinstance(refused, list):  # the child's report: shown escaped, never used as a path
+        checked["files_refused"] = [
+            {"path": ascii(str(item.get("path")))[1:-1][:300], "reason": _cap(str(item.get("reason")), 100)}
+            for item in refused[:protocol.MAX_REFUSED_FILES] if isinstance(item, dict)]
     view, offset = memoryview(payload), 0
     for section in sections:
         data = view[offset:offset + section["size"]]
@@ -218,7 +223,7 @@ def _check_sections(sections, payload_size: int, result_cap: int) -> list | str:
     """Kinds, counts and sizes of the sections against the caps and the payload."""
     if not isinstance(sections, list) or len(sections) > 1 + protocol.MAX_IMAGES + protocol.MAX_OUTPUT_FILES:
         return "result frame sections are not a short list"
-    checked, counts, file_bytes, paths = [], {"result": 0, "image": 0, "file": 0}, 0, set()
+    checked, counts, file_bytes, image_bytes, paths = [], {"result": 0, "image": 0, "file": 0}, 0, 0, set()
     for section in sections:
         if not isinstance(section, dict) or section.get("kind") not in counts:
             return "result frame has a section of no known kind"
@@ -228,9 +233,11 @@ def _check_sections(sections, payload_size: int, result_cap: int) -> list | str:
         counts[kind] += 1
         if kind == "result" and (counts[kind] > 1 or size > result_cap):
             return "result frame has more than one result, or one larger than the output limit"
-        if kind == "image" and (counts[kind] > protocol.MAX_IMAGES or size > protocol.MAX_IMAGE_BYTES
-                                or section.get("mime_type") != "image/png"):
-            return "result frame has too many images, one too large, or one that is not a PNG"
+        if kind == "image":
+            image_bytes += size
+            if (counts[kind] > protocol.MAX_IMAGES or size > protocol.MAX_IMAGE_BYTES
+                    or image_bytes > protocol.MAX_IMAGES_BYTES or section.get("mime_type") != "image/png"):
+                return "result frame has too many images, too large, or one that is not a PNG"
         if kind == "file":
             file_bytes += size
             path = section.get("path")

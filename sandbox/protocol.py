@@ -24,17 +24,18 @@ HEADER = struct.Struct(">I")
 # Caps of the child's result channel (the request's output cap adds to them).
 MAX_RESULT_HEADER = 256 << 10       # error, traceback, variables, events, section list
 MAX_IMAGES = 8
-MAX_IMAGE_BYTES = 1 << 20           # per PNG
+MAX_IMAGE_BYTES = 4 << 20           # per PNG (the server inlines the small ones, links the rest)
+MAX_IMAGES_BYTES = 8 << 20          # all PNGs together
 MAX_OUTPUT_FILES = 20
-MAX_OUTPUT_BYTES = 4 << 20          # all returned files together
+MAX_OUTPUT_BYTES = 16 << 20         # all returned files together
+MAX_REFUSED_FILES = 20              # files under out/ not returned, reported with the reason
 MAX_STARTUP_FRAME = 16 << 10        # ready and setup_error, before a request is assigned
 
 
 def result_frame_cap(result_cap: int) -> int:
     """The largest result frame a child may send for a request whose result value is
     capped at ``result_cap`` bytes of JSON."""
-    return (HEADER.size + MAX_RESULT_HEADER + result_cap + MAX_IMAGES * MAX_IMAGE_BYTES
-            + MAX_OUTPUT_BYTES)
+    return HEADER.size + MAX_RESULT_HEADER + result_cap + MAX_IMAGES_BYTES + MAX_OUTPUT_BYTES
 
 
 class FrameError(Exception):

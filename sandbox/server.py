@@ -21,11 +21,13 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
 from sandbox import __version__, answers, profiles
 from sandbox.audit import AuditLog
+from sandbox.file_store import URI_PREFIX, FileExpired, FileStore
 from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
 from sandbox.runner import ExecRequest, LayerUnavailable, Runner
@@ -66,7 +68,16 @@ class SecurityEvent(BaseModel):
 class OutputFile(BaseModel):
     path: str = Field(description="path under the workspace, e.g. out/report.csv")
     size: int
-    base64: str
+    mime_type: str
+    uri: str | None = Field(None, description="readable with resources/read for SANDBOX_FILE_TTL seconds")
+    returned_as: str = Field(description='"text" or "blob" (an embedded resource block), or "link" (a '
+                                         "resource_link block)")
+    base64: str | None = Field(None, description="the content, for binary files small enough to inline")
+
+
+class RefusedFile(BaseModel):
+    path: str
+    reason: str
 
 
 class ImageInfo(BaseModel):
@@ -102,6 +113,9 @@ class ExecutionResult(BaseModel):
     images_truncated: bool = False
     artifacts_error: str | None = Field(
         None, description="why figures or out/ files could not be collected (the result itself stands)")
+    files_refused: list[RefusedFile] = Field(
+        default_factory=list, description="entries under out/ not returned: symbolic links, FIFOs, devices, "
+                                          "hard links, names with control characters")
 
 
 class ValidationError_(BaseModel):
@@ -322,6 +336,7 @@ class SandboxTools:
         self.runner = runner
         self.audit = audit
         self.allowed = settings.allowed_modules()
+        self.files = FileStore(settings.file_store_size, settings.file_ttl)
         # Bounds children running at once; the rest wait here without blocking the loop.
         self.slots = asyncio.Semaphore(settings.max_concurrency)
 
@@ -380,12 +395,18 @@ class SandboxTools:
             self.audit.execution(execution_id=execution_id, result=None, outcome="cancelled", **audit_args)
             raise
         sizes = {name: raw.get(f"{name}_bytes") for name in ("stdout", "stderr", "result")} if isinstance(raw, dict) else {}
+        if isinstance(raw, dict) and raw.get("files"):
+            raw = dict(raw)
+            extra_blocks = answers.file_content(raw, [], self.files)
+        else:
+            extra_blocks = []
         result, images = normalize_execution(raw, execution_id)
         if not capture_output:
             result["stdout"] = result["stderr"] = ""
             result["stdout_truncated"] = result["stderr_truncated"] = False
         self.audit.execution(execution_id=result["execution_id"], result=result, output_sizes=sizes, **audit_args)
-        return tool_result(result, is_error=not result["success"], images=images, text=self.answer_text(result))
+        blocks = answers.file_content({}, images, self.files) + extra_blocks
+        return tool_result(result, is_error=not result["success"], text=self.answer_text(result), blocks=blocks)
 
     async def _run_with_progress(self, request: ExecRequest, report_progress) -> dict:
         if report_progress is None:
@@ -533,12 +554,11 @@ def refused_validation(code: str, message: str) -> dict:
     ).model_dump(mode="json")
 
 
-def tool_result(data: dict, *, is_error: bool = False, images: list[dict] = (), text: str | None = None) -> CallToolResult:
-    """Structured content plus a text block (`text`, else the same dict as JSON) and any
-    figures as images."""
+def tool_result(data: dict, *, is_error: bool = False, text: str | None = None, blocks: list = ()) -> CallToolResult:
+    """Structured content plus a text block (`text`, else the same dict as JSON) and the
+    run's figures and files as further content blocks."""
     content: list = [TextContent(type="text", text=json.dumps(data, ensure_ascii=False) if text is None else text)]
-    content += [ImageContent(type="image", data=image["base64"], mime_type=image["mime_type"]) for image in images]
-    return CallToolResult(content=content, structured_content=data, is_error=is_error)
+    return CallToolResult(content=content + list(blocks), structured_content=data, is_error=is_error)
 
 
 # ----------------------------------------------------------------------------- assembly
@@ -595,8 +615,10 @@ def execute_description(s: Settings) -> str:
     modules = "; ".join(
         f"{name.replace('_', ' ')}: {', '.join(sorted(profiles.profile_modules_available(name)))}"
         for name in s.enabled_profiles)
-    files_note = ("Files: the working directory is a private, empty, writable workspace; files the code writes "
-                  "under out/ come back in the answer." if s.enable_filesystem else
+    files_note = ("Files: the working directory is a private, empty, writable workspace with an out/ "
+                  "directory; files the code writes under out/ come back in the answer (small text files as "
+                  "text, larger ones as links readable with resources/read for "
+                  f"{s.file_ttl:g} s)." if s.enable_filesystem else
                   "No file can be written (the filesystem profile is off).")
     return (
         "Run Python in an isolated sandbox; the answer has the printed output (stdout, stderr), the value of "
@@ -689,3 +711,18 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
         annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                     open_world_hint=False),
     )
+
+    @server.resource(URI_PREFIX + "{token}", name="run-file",
+                     description=f"a file a run left under out/, kept {s.file_ttl:g} s after the run")
+    async def run_file(token: str) -> str | bytes:
+        """A file served from the store by the token the server minted (never a path)."""
+        try:
+            stored = tools.files.get(token)
+        except FileExpired as exc:
+            raise ResourceError(str(exc)) from None
+        if stored.mime_type in answers.TEXT_TYPES.values():
+            try:
+                return stored.data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        return stored.data

@@ -80,15 +80,16 @@ def test_network_door(profile, local_http):
 
 def test_filesystem_door(profile):
     name, server = profile
-    code = ("import pathlib\nopen('in.txt').read()\npathlib.Path('out').mkdir()\n"
+    code = ("import pathlib\nopen('in.txt').read()\npathlib.Path('out').mkdir(exist_ok=True)\n"
             "open('out/report.txt', 'w').write(open('in.txt').read().upper())\nresult = 'written'")
-    data, _ = run(server, code, files={"in.txt": "quarterly numbers"}) if enabled(name, "filesystem") \
+    data, result = run(server, code, files={"in.txt": "quarterly numbers"}) if enabled(name, "filesystem") \
         else run(server, code)
     if enabled(name, "filesystem"):
         assert data["success"], data
         [out] = data["files"]
-        assert out["path"] == "out/report.txt"
-        assert base64.b64decode(out["base64"]) == b"QUARTERLY NUMBERS"
+        assert out["path"] == "out/report.txt" and out["returned_as"] == "text"
+        [embedded] = [block for block in result.content if block.type == "resource"]
+        assert embedded.resource.text == "QUARTERLY NUMBERS" and embedded.resource.mime_type == "text/plain"
     else:
         assert not data["success"] and data["error_type"] in ("security_violation", "runtime_error"), data
 

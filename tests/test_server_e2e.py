@@ -4,6 +4,7 @@ own client over stdio (and by bare JSON-RPC lines where the wire itself is teste
 Nothing here is faked: the server forks real hardened children through the runner.
 """
 
+import base64
 import json
 import math
 import os
@@ -358,14 +359,15 @@ def test_filesystem_profile_takes_files_in_and_gives_files_back():
     code = (
         "import pathlib\n"
         "rows = pathlib.Path('data.csv').read_text().splitlines()\n"
-        "pathlib.Path('out').mkdir(exist_ok=True)\n"
+        "assert pathlib.Path('out').is_dir()\n"
         "pathlib.Path('out/count.txt').write_text(str(len(rows)))\n"
         "result = [len(rows), len(pathlib.Path('blob.bin').read_bytes())]"
     )
     with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true"}) as server:
         data = ok(server, code, files={"data.csv": "a,b\n1,2\n3,4\n", "blob.bin": {"base64": "AAECAw=="}})
         assert data["result"] == [3, 4]
-        assert data["files"] == [{"path": "out/count.txt", "size": 1, "base64": "Mw=="}]
+        [out] = data["files"]
+        assert out["path"] == "out/count.txt" and out["size"] == 1 and out["returned_as"] == "text"
         data, result = execute(server, "result = 1", files={"../escape.txt": "x"})
         assert result.is_error and "escape.txt" in data["error"]
 
@@ -700,3 +702,127 @@ def test_progress_for_a_long_run_and_none_for_a_short_one():
     assert progress == sorted(progress) and all(total == 20 for _p, total, _m in seen["long"])
     assert any("step" in (message or "") for _p, _t, message in seen["long"][2:]), seen["long"]
     assert "s of 20 s" in seen["long"][0][2]
+
+
+# ----------------------------------------------------------------------------- files the model can read
+
+
+def test_files_come_back_as_resources_the_client_understands():
+    """A CSV as embedded text (no base64), a small binary as a blob, a 5 MB file as a link
+    that resources/read serves, and later no more (SANDBOX_FILE_TTL)."""
+    import base64
+
+    import anyio
+
+    from mcp_client import open_session
+
+    code = ("import os\nwith open('out/summary.csv', 'w') as f:\n    f.write('name,total\\na,1\\nb,2\\n')\n"
+            "open('out/raw.bin', 'wb').write(bytes(range(256)))\n"
+            "open('out/big.txt', 'w').write('x' * (5 * 1024 * 1024))\nresult = sorted(os.listdir('out'))")
+
+    async def scenario():
+        async with open_session({"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_FILE_TTL": "3",
+                                 "SANDBOX_RESTRICTED_PYTHON": "false"}) as server:
+            result = await server.session.call_tool("execute_code", {"code": code, "timeout": 20})
+            data = result.structured_content
+            assert data["success"], data
+            by_type = {}
+            for block in result.content:
+                by_type.setdefault(block.type, []).append(block)
+            [csv] = [b for b in by_type["resource"] if b.resource.mime_type == "text/csv"]
+            assert csv.resource.text == "name,total\na,1\nb,2\n"
+            [blob] = [b for b in by_type["resource"] if b.resource.mime_type == "application/octet-stream"]
+            assert base64.b64decode(blob.resource.blob) == bytes(range(256))
+            [link] = by_type["resource_link"]
+            assert link.name == "out/big.txt" and link.size == 5 << 20 and str(link.uri).startswith("sandbox://files/")
+            read = await server.session.read_resource(link.uri)
+            assert read.contents[0].text == "x" * (5 << 20)
+            files = {f["path"]: f for f in data["files"]}
+            assert files["out/summary.csv"]["returned_as"] == "text" and files["out/big.txt"]["returned_as"] == "link"
+            assert "file out/big.txt (5,242,880 bytes) returned as a link" in result.content[0].text
+            await anyio.sleep(3.5)
+            try:
+                await server.session.read_resource(link.uri)
+            except Exception as exc:  # noqa: BLE001 - the SDK raises the server's error
+                return str(exc)
+            return "still readable"
+
+    outcome = anyio.run(scenario)
+    assert "unknown or expired" in outcome and "run the code again" in outcome, outcome
+
+
+def test_hostile_entries_under_out_are_refused_and_reported_never_followed():
+    code = ("import os\nos.symlink('/etc/passwd', 'out/passwd')\nos.symlink('/', 'out/root')\n"
+            "try:\n    os.mkfifo('out/fifo')\nexcept OSError:\n    pass\nopen('out/real.txt', 'w').write('ok')\nos.link('out/real.txt', 'out/hard')\n"
+            "open('out/\u202etxt.exe', 'w').write('x')\nopen('out/fine.txt', 'w').write('fine')\nresult = 1")
+    with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_RESTRICTED_PYTHON": "false"}) as server:
+        data, result = execute(server, code, timeout=20)
+    assert data["success"], data
+    assert [f["path"] for f in data["files"]] == ["out/fine.txt"]
+    refused = {f["path"]: f["reason"] for f in data["files_refused"]}
+    assert refused["out/passwd"] == "symbolic link" and refused["out/root"] == "symbolic link"
+    assert "out/fifo" not in refused or refused["out/fifo"].startswith("not a regular file")  # seccomp: ENOSYS
+    assert refused["out/real.txt"] == "hard link" and refused["out/hard"] == "hard link"
+    assert any("name with control or format characters" == why for why in refused.values())
+    assert "root:" not in json.dumps(data) and "root:" not in result_text(result)
+    assert "file out/passwd not returned: symbolic link" in result_text(result)
+
+
+ANALYSIS = """
+import pandas as pd
+import matplotlib.pyplot as plt
+df = pd.DataFrame({"region": ["north", "south", "east", "west"], "sales": [120, 95, 143, 88]})
+print(df.to_string(index=False))
+ax = df.plot.bar(x="region", y="sales", legend=False)
+plt.savefig("out/chart.png")
+df.describe().to_csv("out/summary.csv")
+result = int(df["sales"].sum())
+"""
+
+
+def test_a_pandas_analysis_comes_back_as_text_an_image_and_a_readable_csv():
+    """The issue's whole scenario: a short text with the printed table and the result, the
+    chart as image content, the CSV as text the client reads without base64."""
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_ENABLE_DATA_SCIENCE": "true"}) as server:
+        data, result = execute(server, ANALYSIS, timeout=60, memory_limit="512m")
+    assert data["success"], data
+    text = result_text(result)
+    assert text.startswith("stdout:\nregion  sales\n north    120") and "result: 446" in text
+    assert len(text) < 1000
+    kinds = [block.type for block in result.content]
+    assert "image" in kinds
+    [csv] = [b for b in result.content if b.type == "resource" and b.resource.mime_type == "text/csv"]
+    assert csv.resource.text.startswith(",sales\ncount,4.0")
+    [png] = [b for b in result.content if b.type == "resource" and b.resource.mime_type == "image/png"]
+    assert base64.b64decode(png.resource.blob).startswith(b"\x89PNG")
+
+
+def test_a_seventy_second_run_sends_progress_all_along():
+    """Clients built on the TypeScript SDK give up after 60 s without progress."""
+    import os
+
+    import anyio
+
+    from mcp_client import open_session
+
+    if os.environ.get("SANDBOX_TEST_POOL_SIZE") == "0" or os.environ.get("SANDBOX_TEST_AS_USER"):
+        pytest.skip("70 s: run once, in the root run with the pool on")
+
+    async def scenario():
+        seen = []
+
+        async def callback(progress, total, message):
+            seen.append(progress)
+        async with open_session(timeout=120) as server:
+            code = "import time\nfor i in range(70):\n    print('minute', i)\n    time.sleep(1)\nresult = 'done'"
+            result = await server.session.call_tool("execute_code", {"code": code, "timeout": 90},
+                                                    progress_callback=callback)
+            assert result.structured_content["result"] == "done"
+        return seen
+
+    seen = anyio.run(scenario)
+    assert len(seen) >= 60, len(seen)
+    gaps = [b - a for a, b in zip(seen, seen[1:])]
+    assert max(gaps) < 3 and seen[-1] >= 68

@@ -206,7 +206,7 @@ def test_real_files_and_figures_come_back_base64_encoded_by_the_parent(runner):
     answer = runner.run(code, restricted=False)
     assert answer["success"], answer
     assert answer["files"] == [{"path": "out/sub/a.csv", "size": 8,
-                                "base64": base64.b64encode(b"x,y\n1,2\n").decode()}]
+                                "base64": base64.b64encode(b"x,y\n1,2\n").decode()}]  # the runner's view
 
 
 # ---------------------------------------------------------------- the checks on their own
