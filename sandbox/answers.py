@@ -6,7 +6,10 @@ read it."""
 
 from __future__ import annotations
 
+import base64
 import json
+
+from mcp.types import BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink, TextResourceContents
 
 from .limits_parse import format_size
 
@@ -92,11 +95,6 @@ def file_content(result: dict, images: list[dict], store) -> list:
     text resources, small binaries as blob resources, the rest (and figures too large to
     inline) as resource links that resources/read serves from `store` for a while.
     Rewrites result["files"] to say where each went."""
-    import base64
-
-    from mcp.types import (BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink,
-                           TextResourceContents)
-
     blocks: list = []
     for image in images:
         data = base64.b64decode(image["base64"])

@@ -10,11 +10,10 @@ import io
 import os
 import stat
 import sys
-import unicodedata
 
 from .mounts import WORKSPACE
-from .protocol import (MAX_IMAGE_BYTES, MAX_IMAGES, MAX_IMAGES_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_FILES,
-                       MAX_REFUSED_FILES)
+from .protocol import (MAX_IMAGE_BYTES, MAX_IMAGES, MAX_IMAGES_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_FILES, MAX_PATH,
+                       MAX_REFUSED_FILES, unsafe_name)
 
 OUT_DIR = "out"
 MAX_INPUT_FILES = 50
@@ -111,10 +110,10 @@ def _refusal(path: str, relative: str) -> str | None:
         return "not a regular file (a FIFO, device or socket)"
     if info.st_nlink != 1:
         return "hard link"
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch == "\\" for ch in relative):
+    if unsafe_name(relative):
         return "name with control or format characters"
-    if len(relative) > 255:
-        return "name longer than 255 characters"
+    if len(relative) > MAX_PATH:
+        return f"name longer than {MAX_PATH} characters"
     return None
 
 

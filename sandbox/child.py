@@ -25,7 +25,6 @@ from __future__ import annotations
 import io
 import math
 import os
-import resource
 import select
 import signal
 import sys

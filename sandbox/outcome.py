@@ -14,7 +14,6 @@ import base64
 import json
 import os
 import signal
-import unicodedata
 from dataclasses import dataclass
 
 from . import protocol
@@ -26,7 +25,6 @@ MAX_TEXT = 20_000          # error messages and tracebacks
 MAX_VARIABLES = 100
 MAX_EVENTS = 50
 MAX_RESULT_DEPTH = 64      # deeper JSON could exhaust a recursive encoder on the way out
-MAX_PATH = 255
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 OUT_PREFIX = "out/"
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
@@ -257,11 +255,11 @@ def check_output_path(path) -> str | None:
     """Why a path the child reports under out/ is refused, or None: relative, under
     out/, no '.', '..' or empty parts, no control, format (bidi override) or
     surrogate characters, at most MAX_PATH characters."""
-    if not isinstance(path, str) or not path.startswith(OUT_PREFIX) or len(path) > MAX_PATH:
-        return "not a path under out/ of at most 255 characters"
+    if not isinstance(path, str) or not path.startswith(OUT_PREFIX) or len(path) > protocol.MAX_PATH:
+        return f"not a path under out/ of at most {protocol.MAX_PATH} characters"
     if any(part in ("", ".", "..") for part in path.split("/")):
         return "empty, '.' or '..' component"
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch == "\\" for ch in path):
+    if protocol.unsafe_name(path):
         return "control, format or unassigned character"
     return None
 

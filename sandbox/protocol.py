@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import unicodedata
 
 HEADER = struct.Struct(">I")
 
@@ -30,6 +31,15 @@ MAX_OUTPUT_FILES = 20
 MAX_OUTPUT_BYTES = 16 << 20         # all returned files together
 MAX_REFUSED_FILES = 20              # files under out/ not returned, reported with the reason
 MAX_STARTUP_FRAME = 16 << 10        # ready and setup_error, before a request is assigned
+
+
+MAX_PATH = 255                      # characters of a returned file's path
+
+
+def unsafe_name(text: str) -> bool:
+    """A name with control, format (bidi override), surrogate, private or unassigned
+    characters, or a backslash: never returned as a file name (checked on both sides)."""
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch == "\\" for ch in text)
 
 
 def result_frame_cap(result_cap: int) -> int:

@@ -378,7 +378,7 @@ def test_weakening_settings_are_logged_at_start_with_their_source(tmp_path):
     named = tmp_path / "ops.env"
     named.write_text("SANDBOX_RESTRICTED_PYTHON=false\n")
     done = start({"SANDBOX_ENV_FILE": str(named), "SANDBOX_ENABLE_NETWORK": "yes"})
-    assert f"SANDBOX_RESTRICTED_PYTHON=False weakens isolation" in done.stderr
+    assert "SANDBOX_RESTRICTED_PYTHON=False weakens isolation" in done.stderr
     assert f"set by {named}" in done.stderr
     assert "SANDBOX_ENABLE_NETWORK=True weakens isolation" in done.stderr and "set by environment" in done.stderr
 

@@ -6,7 +6,6 @@ speaks; a platform other than Linux gets a clear message, not an import error.""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

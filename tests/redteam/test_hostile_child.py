@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import struct
 import sys
 import time
@@ -73,8 +72,9 @@ def still_fine(runner):
 # ---------------------------------------------------------------- frames
 
 def test_oversized_result_section_is_refused_before_decoding(runner):
-    # 21 MB of nested lists, declared honestly: over the frame cap for a 64 KiB output limit
-    body = ("bomb = b'[' + b'[0,[1,[2]]],' * ((21 << 20) // 12) + b'0]'\n"
+    # 32 MB of nested lists, declared honestly: over the frame cap (about 24.3 MiB for a
+    # 64 KiB output limit: header, result, images and files together)
+    body = ("bomb = b'[' + b'[0,[1,[2]]],' * ((32 << 20) // 12) + b'0]'\n"
             "send(frame({**ok, 'sections': [{'kind': 'result', 'size': len(bomb)}]}, bomb))\n"
             "os._exit(0)\n")
     answer, elapsed = forged(runner, body, timeout=20)
@@ -84,12 +84,13 @@ def test_oversized_result_section_is_refused_before_decoding(runner):
     still_fine(runner)
 
 
-def test_result_section_over_the_output_limit_is_refused(runner):
-    body = ("big = json.dumps(list(range(40000))).encode()\n"  # ~230 KB of JSON, output limit 64 KiB
+@pytest.mark.parametrize("count", ["40000", "(21 << 20) // 2"])
+def test_result_section_over_the_output_limit_is_refused(runner, count):
+    body = (f"big = b'[' + b'0,' * ({count}) + b'0]'\n"  # 80 KB or 21 MB of JSON, output limit 64 KiB
             "send(frame({**ok, 'sections': [{'kind': 'result', 'size': len(big)}]}, big))\n"
             "os._exit(0)\n")
     answer, _ = forged(runner, body)
-    assert answer["error_type"] == "internal_error" and "output limit" in answer["error"], answer
+    assert answer["error_type"] == "internal_error" and "output limit" in answer["error"], answer["error"]
     still_fine(runner)
 
 
