@@ -1,6 +1,7 @@
 """Configuration: the size/time parsers, the .env reader, every SANDBOX_* variable,
 and the start-up refusal (exit 2, a message naming the variable) of bad values."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mcp_client import LAUNCHER, REPO_ROOT, server_env  # noqa: E402
+
 from sandbox.config import (  # noqa: E402
     LAYER_NAMES,
     VARIABLES,
@@ -22,6 +24,9 @@ from sandbox.config import (  # noqa: E402
     read_env_file,
 )
 from sandbox.limits_parse import format_size, parse_bool, parse_seconds, parse_size  # noqa: E402
+
+# The ordinary-user run has no numpy or pandas: the data-science profile cannot be on there.
+HAVE_DATA_SCIENCE = all(importlib.util.find_spec(m) for m in ("numpy", "pandas"))
 
 
 def load(env=None, tmp_path=None):
@@ -199,7 +204,8 @@ def test_every_value_is_read(tmp_path):
         {
             "SANDBOX_TIMEOUT": "5", "SANDBOX_MAX_TIMEOUT": "60", "SANDBOX_MAX_OUTPUT_SIZE": "64k",
             "SANDBOX_DEFAULT_MEMORY_LIMIT": "64m", "SANDBOX_MAX_MEMORY_LIMIT": "512m", "SANDBOX_MAX_CODE_SIZE": "100k",
-            "SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_ENABLE_FILESYSTEM": "1", "SANDBOX_ENABLE_DATA_SCIENCE": "on",
+            "SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_ENABLE_FILESYSTEM": "1",
+            "SANDBOX_ENABLE_DATA_SCIENCE": "on" if HAVE_DATA_SCIENCE else "off",
             "SANDBOX_ALLOWED_IMPORTS": "socket, json ,json", "SANDBOX_RESTRICTED_PYTHON": "false",
             "SANDBOX_REQUIRE": "seccomp,landlock", "SANDBOX_MAX_CONCURRENCY": "3",
             "SANDBOX_AUDIT_LOG": str(tmp_path / "audit.log"), "SANDBOX_POOL_SIZE": "0",
@@ -209,7 +215,8 @@ def test_every_value_is_read(tmp_path):
     )
     assert (s.timeout, s.max_timeout, s.max_output_size) == (5.0, 60.0, 65536)
     assert (s.default_memory_limit, s.max_memory_limit, s.max_code_size) == (64 << 20, 512 << 20, 100 << 10)
-    assert s.enabled_profiles == ("basic", "data_science", "network", "filesystem")
+    assert s.enabled_profiles == ("basic",) + (("data_science",) if HAVE_DATA_SCIENCE else ()) + (
+        "network", "filesystem")
     assert s.extra_imports == ("socket", "json")
     assert s.restricted_python is False
     assert s.require == {"seccomp", "landlock"}
@@ -261,6 +268,8 @@ BAD_VALUES = {
     "SANDBOX_API_TOKEN": ["short", "has spaces in it but is long enough ......"],
     "SANDBOX_HTTP_HOST": ["a b", "user@host"],
     "SANDBOX_HTTP_ALLOWED_HOSTS": ["a b", "evil.example:80", "x/y"],
+    "SANDBOX_FILE_TTL": ["0", "-1", "1e9", "soon"],
+    "SANDBOX_FILE_STORE_SIZE": ["0", "1k", "8g", "lots"],
     "SANDBOX_HTTP_PORT": ["0", "65536", "http"],
     "SANDBOX_LOG_LEVEL": ["loud"],
     "SANDBOX_ENV_FILE": ["/nonexistent-dir/.env"],
@@ -419,8 +428,9 @@ def test_data_science_profile_without_its_libraries_stops_the_server():
     assert done.returncode == 2, done.stderr
     assert "SANDBOX_ENABLE_DATA_SCIENCE=true needs numpy, pandas" in done.stderr
     assert "pip install 'mcp-server-python-sandbox[datascience]'" in done.stderr
-    done = start_without("pandas", {"SANDBOX_ENABLE_DATA_SCIENCE": "true"})
-    assert done.returncode == 2 and "needs pandas, which is not installed" in done.stderr
+    if HAVE_DATA_SCIENCE:  # numpy present: only the hidden one is named
+        done = start_without("pandas", {"SANDBOX_ENABLE_DATA_SCIENCE": "true"})
+        assert done.returncode == 2 and "needs pandas, which is not installed" in done.stderr
 
 
 def test_extra_import_that_is_not_installed_stops_the_server():
