@@ -75,8 +75,8 @@ def test_workspace_is_the_cwd_and_files_go_in_and_out(fs_runner):
 
 def test_workspace_is_gone_after_the_run(fs_runner):
     assert run_files(fs_runner, "open('left-behind', 'w').write('x')")["success"]
-    r = run_files(fs_runner, "import os\nresult = os.listdir('.')")
-    assert r["result"] == [], r
+    r = run_files(fs_runner, "import os\nresult = [os.listdir('.'), os.listdir('out')]")
+    assert r["result"] == [["out"], []], r  # a fresh workspace: out/ made for this run, empty
 
 
 @pytest.mark.parametrize("code,needle", [
