@@ -65,6 +65,9 @@ MAX_EVENTS = 50
 MAX_VARIABLES = 100
 _MAX_EVENT_DETAIL = 300
 _LAST_VALUE = "_sandbox_last_value_"  # underscore names cannot be written in a snippet
+# Every call of a snippet function takes two frames under the guards (_call_ and the
+# function): twice CPython's default limit keeps recursion as deep as in plain Python.
+RESTRICTED_RECURSION_LIMIT = 2 * 1000 + 100
 
 
 class SandboxImportError(ImportError):
@@ -1236,7 +1239,8 @@ def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False
     failure = None
     # Reporting stays inside the redirect too: encoding the result may run the snippet's
     # __repr__/__str__, which may print.
-    with policy, contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+    with policy, _recursion_limit(RESTRICTED_RECURSION_LIMIT if restricted else None), \
+            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
             exec(code_obj, glb)
         except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included
@@ -1252,6 +1256,17 @@ def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False
             with contextlib.suppress(BaseException):
                 stream.flush()
     return out
+
+
+@contextlib.contextmanager
+def _recursion_limit(limit: int | None):
+    saved = sys.getrecursionlimit()
+    if limit is not None:
+        sys.setrecursionlimit(max(limit, saved))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(saved)
 
 
 def _variables(glb: dict) -> list[str]:

@@ -288,3 +288,13 @@ def test_library_tables_apply_to_modules_imported_by_the_snippet(code):
 ])
 def test_displays_that_unpack_library_containers(grab):
     refused(SYMPY_FNS + grab + "\nprint('ESCAPED:unpacked')\n", allowed=DS)
+
+
+def test_recursion_is_as_deep_as_in_plain_python():
+    """The guards add a frame per call (_call_): the limit is raised to match, so a
+    recursion plain Python runs (depth 950 of its default 1000) runs here too, and
+    unbounded recursion still ends in RecursionError, not a crash."""
+    code = "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\nresult = depth(950)"
+    assert works(code) == 950
+    reply, _ = run("def f(n):\n    return f(n + 1) + 1\nf(0)")
+    assert reply["error_type"] == "runtime_error" and "RecursionError" in reply["error"]

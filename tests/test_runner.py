@@ -431,3 +431,12 @@ def test_killed_pooled_children_are_replaced(pooled):
 def test_back_to_back_requests_on_the_pool(pooled):
     wait_for_pool(pooled, 3)
     assert [ok(pooled.run(f"result = {i}"))["result"] for i in range(6)] == list(range(6))
+
+
+def test_deep_recursion_in_the_hardened_child(full):
+    """The same depth in the real child (its stack, its guards): a result, and unbounded
+    recursion a RecursionError, never a crash."""
+    r = ok(full.run("def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\nresult = depth(950)"))
+    assert r["result"] == 950
+    r = full.run("def f(n):\n    return f(n + 1) + 1\nf(0)")
+    assert r["error_type"] == "runtime_error" and "RecursionError" in r["error"], r
