@@ -90,11 +90,8 @@ def mime_type(path: str) -> str:
     return TEXT_TYPES.get(suffix) or BINARY_TYPES.get(suffix) or "application/octet-stream"
 
 
-def file_content(result: dict, images: list[dict], store) -> list:
-    """Content blocks for the run's figures and out/ files: small text files as embedded
-    text resources, small binaries as blob resources, the rest (and figures too large to
-    inline) as resource links that resources/read serves from `store` for a while.
-    Rewrites result["files"] to say where each went."""
+def image_blocks(images: list[dict], store) -> list:
+    """The run's figures: inline up to INLINE_IMAGE, else resource links into `store`."""
     blocks: list = []
     for image in images:
         data = base64.b64decode(image["base64"])
@@ -105,6 +102,14 @@ def file_content(result: dict, images: list[dict], store) -> list:
             if uri:
                 blocks.append(ResourceLink(type="resource_link", uri=uri, name="figure.png",
                                            mime_type="image/png", size=len(data)))
+    return blocks
+
+
+def file_blocks(result: dict, store) -> list:
+    """The run's out/ files: small text files as embedded text resources, small binaries
+    as blob resources, the rest as resource links that resources/read serves from `store`
+    for a while. Rewrites result["files"] to say where each went."""
+    blocks: list = []
     described = []
     for item in result.get("files") or []:
         data = base64.b64decode(item["base64"])

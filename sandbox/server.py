@@ -395,17 +395,16 @@ class SandboxTools:
             self.audit.execution(execution_id=execution_id, result=None, outcome="cancelled", **audit_args)
             raise
         sizes = {name: raw.get(f"{name}_bytes") for name in ("stdout", "stderr", "result")} if isinstance(raw, dict) else {}
+        file_blocks = []
         if isinstance(raw, dict) and raw.get("files"):
             raw = dict(raw)
-            extra_blocks = answers.file_content(raw, [], self.files)
-        else:
-            extra_blocks = []
+            file_blocks = answers.file_blocks(raw, self.files)
         result, images = normalize_execution(raw, execution_id)
         if not capture_output:
             result["stdout"] = result["stderr"] = ""
             result["stdout_truncated"] = result["stderr_truncated"] = False
         self.audit.execution(execution_id=result["execution_id"], result=result, output_sizes=sizes, **audit_args)
-        blocks = answers.file_content({}, images, self.files) + extra_blocks
+        blocks = answers.image_blocks(images, self.files) + file_blocks
         return tool_result(result, is_error=not result["success"], text=self.answer_text(result), blocks=blocks)
 
     async def _run_with_progress(self, request: ExecRequest, report_progress) -> dict:
