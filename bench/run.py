@@ -277,8 +277,7 @@ def zygote_of(pid) -> "int | None":
 
 async def wait_pool_full(root_pid: int, minimum: int, settle: float, timeout: float = 30.0) -> int:
     """Wait until `root_pid` has at least `minimum` live descendants and the
-    count has not changed for `settle` seconds (a pooled child is two or three
-    processes, depending on how the sandbox stages its children)."""
+    count has not changed for `settle` seconds (a pooled child is one process)."""
     deadline = time.monotonic() + timeout
     stable_since = None
     count = -1
@@ -496,7 +495,7 @@ async def bench_runner(p: dict, log) -> dict:
             call = {name: (lambda name=name: runner_call(runner, requests[name], name)) for name in SNIPPETS}
             meter = CpuMeter(None, runner.zygote_pid())
             if pool:
-                await wait_pool_full(runner.zygote_pid(), 2 * pool, 0.3)
+                await wait_pool_full(runner.zygote_pid(), pool, 0.3)
                 log(f"  runner pool {pool}: trivial back-to-back x{p['lat_pool']}")
                 out["pool_trivial"] = _series_result(*await timed_series(call["trivial"], p["lat_pool"],
                                                                          p["warmup"], meter=meter), pool=pool,
@@ -718,14 +717,13 @@ def bench_startup(p: dict, log) -> dict:
 async def idle_memory(server, p: dict, log) -> dict:
     """Idle server with a full pool, after one call (whatever the first call
     imports is loaded): PSS and RSS summed over the server, the zygote and
-    every pooled child's three processes."""
+    every pooled child."""
     ok, _ = await mcp_call(server, "trivial")
-    await wait_pool_full(server.pid, 1 + 2 * POOL, p["settle_s"])
+    await wait_pool_full(server.pid, 1 + POOL, p["settle_s"])
     tree = descendants(server.pid)
-    rows = {"server": [server.pid], "zygote": [], "stage1": [], "stage2": [], "stage3": []}
-    names = {1: "zygote", 2: "stage1", 3: "stage2", 4: "stage3"}  # depth below the server
+    rows = {"server": [server.pid], "zygote": [], "child": []}
     for pid in tree:
-        rows[names.get(depth_below(pid, server.pid), "stage3")].append(pid)
+        rows["zygote" if depth_below(pid, server.pid) == 1 else "child"].append(pid)
     rows = {role: pids for role, pids in rows.items() if pids}
     mem = {role: [memory_of(pid) for pid in pids] for role, pids in rows.items()}
     out = {"pool": POOL, "processes": len(tree) + 1, "first_call_ok": ok,

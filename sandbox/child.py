@@ -1,27 +1,22 @@
-"""One execution's processes and the order in which they harden themselves.
+"""One execution's process, and the order in which it hardens itself.
 
-The zygote forks STAGE 1 and hands it a ChildSpec; from there:
+The zygote clones the child straight into its new namespaces
+(kernel.clone_process), writes the child's id maps from outside
+(namespaces.map_child_ids) and lets it go. The child is PID 1 of its pid
+namespace and runs the snippet itself: seccomp refuses fork, so there is
+nothing to reap, and its death takes everything in the namespace with it.
 
-  stage 1  (host pid namespace)  new session, parent-death signal, fd and
-           environment hygiene, unshare the namespaces; forks stage 2 and
-           waits for it, relaying its status to the zygote. When the zygote
-           closes the kill pipe (the result arrived, a limit was hit), it kills
-           stage 2; its exit comes only after every process of the namespace is
-           gone, so the zygote's answer never precedes the snippet's end.
-  stage 2  (PID 1 of the new pid namespace)  builds the private root
-           (mounts.py), forks stage 3, then drops everything it holds and
-           does nothing but reap (a minimal init).
-  stage 3  (PID 2: the snippet)  privilege drop, rlimits, no_new_privs,
-           Landlock, seccomp last; reports "ready", waits for one request,
-           runs it, writes one result frame and exits.
-
-Every step that fails is fatal for this execution (fail closed): a layer the
-host offers is never silently skipped. Which layers the host offers at all is
-decided once, by the zygote's probe, and arrives here as spec.layers.
+After fd and environment hygiene (start), HARDENING runs in order; a step
+that fails is fatal for this execution (fail closed) and the layer named in
+the table is reported. A layer the host does not offer is never silently
+skipped: which layers apply was decided once by the zygote's probe and
+arrives as spec.layers. Then the child pre-warms, reports "ready", waits for
+one request, runs it, writes one result frame and exits.
 """
 
 from __future__ import annotations
 
+import fcntl
 import io
 import math
 import os
@@ -32,12 +27,13 @@ from dataclasses import dataclass, replace
 
 from . import artifacts, cutting, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits, seccomp
 
-SETUP_FAILED = 121  # exit status of a stage that could not apply a layer
+SETUP_FAILED = 121  # exit status of a child that could not apply a layer
 SANDBOX_NICE = 10   # every sandbox process runs below the server and the fork server
 
-# The fds stage 3 works with; everything else is closed before the snippet.
-# KILL_FD is stage 1's alone: the read end of the zygote's kill pipe.
-STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD, KILL_FD = 0, 1, 2, 3, 4, 5
+# The fds the child works with. GO_FD: the zygote writes one byte once the id
+# maps are written; ZYGOTE_FD: a pidfd of the zygote, to notice its death
+# before the parent-death signal is armed for good. Both close before the snippet.
+STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, ZYGOTE_FD = 0, 1, 2, 3, 4, 5, 6
 MAX_REQUEST = 64 << 20
 MAX_VARIABLE_NAME = 200
 CHILD_ENV = {
@@ -61,131 +57,143 @@ class ChildSpec:
     network: bool
     hard_limits: object        # rlimits.Limits: the configured maxima
     seccomp_program: bytes | None
-    zygote_pid: int
+    host_root: bool            # the zygote runs as root (inside the user namespace, uids say nothing)
     filesystem: bool = False   # the filesystem profile: a writable /workspace, the snippet's cwd
     workspace_size: int = 64 << 20
-    sandbox_uid: int = 65534
+    sandbox_uid: int = 65534   # as root: the host uid/gid a sandbox runs as
     sandbox_gid: int = 65534
     tmp_size: int = 16 << 20
     tmp_inodes: int = 4096
     readable: tuple = ()       # mounts.readable_paths(), computed once by the zygote
 
+    @property
+    def namespaced(self) -> bool:
+        return "namespaces" in self.layers
+
 
 @dataclass(frozen=True)
 class ChildPipes:
-    """The child's ends: request and kill (read), result/stdout/stderr (write)."""
+    """The child's ends: request and go (read), result/stdout/stderr (write),
+    and the zygote's pidfd."""
     request: int
     result: int
     stdout: int
     stderr: int
-    kill: int
+    go: int
+    zygote: int
 
 
-def stage1(spec: ChildSpec, pipes: ChildPipes) -> None:
-    """Entry point in the freshly forked child. Never returns."""
+def _enter_namespaces(spec: ChildSpec) -> None:
+    """Once the zygote has mapped the ids: open the mount sources, take the
+    inside uid/gid, replace the filesystem view with the private root
+    (mounts.py). As root the clone left us host uid 0: it only looks up the
+    sources (under /root, say); nothing is created with it, and a file
+    created by an id unmapped in the namespace would be refused anyway. The
+    capabilities of the new user namespace stay until the privilege drop."""
+    if os.read(GO_FD, 1) != b"1":
+        raise RuntimeError("the zygote did not map the user namespace's ids")
+    sources = mounts.open_sources(spec.readable)
+    inside = namespaces.INSIDE_ID
+    privileges.become(inside, inside, clear_groups=spec.host_root)
+    _arm_parent_death()
+    mounts.build_root(sources, tmp_size=spec.tmp_size, tmp_inodes=spec.tmp_inodes,
+                      workspace_size=spec.workspace_size if spec.filesystem else 0)
+
+
+def _drop_privileges(spec: ChildSpec) -> None:
+    """Every capability (of the child's own user namespace: it never had any on
+    the host), no_new_privs, not dumpable. Without namespaces, root becomes the
+    unprivileged sandbox uid here."""
+    if not spec.namespaced and spec.host_root:
+        kernel.drop_bounding_set()  # needs CAP_SETPCAP: while still root
+        privileges.become(spec.sandbox_uid, spec.sandbox_gid, clear_groups=True)
+        _arm_parent_death()
+    if spec.namespaced or spec.host_root:
+        privileges.drop_capabilities()
+    privileges.set_no_new_privs()
+    privileges.set_not_dumpable()
+
+
+def _limit_resources(spec: ChildSpec) -> None:
+    global _BASELINE
+    _BASELINE = rlimits.memory_baseline()
+    rlimits.apply_hard_limits(spec.hard_limits, baseline_data=_BASELINE[0], baseline_as=_BASELINE[1])
+
+
+def _restrict_paths(spec: ChildSpec) -> None:
+    writable = ["/tmp"] if spec.namespaced else []
+    if spec.filesystem and spec.namespaced:
+        writable.append(artifacts.WORKSPACE)
+    devices = [f"/dev/{d}" for d in mounts.DEVICES]
+    landlock.restrict(list(spec.readable) + devices, writable, allow_tcp=spec.network)
+
+
+def _filter_syscalls(spec: ChildSpec) -> None:
+    seccomp.install_filter(spec.seccomp_program)
+
+
+# The hardening of one execution, in order. Each step takes the spec; the
+# name is the layer reported when the step fails.
+HARDENING = (
+    ("namespaces", _enter_namespaces),
+    ("privilege_drop", _drop_privileges),
+    ("rlimits", _limit_resources),
+    ("landlock", _restrict_paths),
+    ("seccomp", _filter_syscalls),
+)
+
+_BASELINE = (0, 0)  # memory in use when the limits were set: they count from it
+
+
+def run(spec: ChildSpec, pipes: ChildPipes) -> None:
+    """Entry point in the freshly cloned child. Never returns."""
     try:
-        _reset_signals()
-        os.setsid()
-        # Every sandbox process runs below the server and the fork server: a
-        # snippet (or a pool refill) never delays another request's answer.
-        os.nice(SANDBOX_NICE)
-        privileges.set_parent_death_signal(signal.SIGKILL)
-        if os.getppid() != spec.zygote_pid:
-            os._exit(SETUP_FAILED)
-        _move_pipes_low(pipes)
-        kernel.close_range_from(KILL_FD + 1)
-        os.environ.clear()
-        os.environ.update(CHILD_ENV)
-        if "namespaces" in spec.layers:
-            flags = namespaces.execution_flags(network=spec.network)
-            if _is_root():
-                kernel.unshare(flags)
-            else:
-                uid, gid = os.getuid(), os.getgid()
-                kernel.unshare(kernel.CLONE_NEWUSER | flags)
-                namespaces.write_id_maps(uid, gid)
-        alive_r, alive_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(alive_w)
-            os.close(KILL_FD)
-            _stage2(spec, alive_r)
-        # Only the snippet may hold the pipes: their EOF tells the zygote it is gone.
-        for fd in (alive_r, STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD):
-            os.close(fd)
-        privileges.set_not_dumpable()
-        os._exit(_relay_status(_wait_or_kill(pid)))
-    except BaseException as exc:  # noqa: BLE001 - a stage must never unwind into the zygote
-        _setup_failed("namespaces", exc)
-
-
-def _wait_or_kill(pid: int) -> int:
-    """Stage 1: wait for stage 2; kill it first when the zygote closes the kill
-    pipe. The init's exit completes only once its namespace is empty."""
-    pidfd = os.pidfd_open(pid)
-    readable, _, _ = select.select([KILL_FD, pidfd], [], [])
-    if KILL_FD in readable:
-        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    return status
-
-
-def _stage2(spec: ChildSpec, alive_r: int) -> None:
-    """PID 1 of the sandbox: build the filesystem view, fork the snippet, reap."""
-    layer = "namespaces"
+        _start(spec, pipes)
+    except BaseException as exc:  # noqa: BLE001 - a child must never unwind into the zygote
+        _setup_failed("startup", exc)
+    for layer, step in HARDENING:
+        if layer not in spec.layers:
+            continue
+        try:
+            step(spec)
+        except BaseException as exc:  # noqa: BLE001
+            _setup_failed(layer, exc)
     try:
-        privileges.set_parent_death_signal(signal.SIGKILL)
-        _exit_if_closed(alive_r)
-        os.close(alive_r)
-        if "namespaces" in spec.layers:
-            mounts.build_root(spec.readable, tmp_size=spec.tmp_size, tmp_inodes=spec.tmp_inodes,
-                              workspace_size=spec.workspace_size if spec.filesystem else 0)
-        init_pid = os.getpid()  # 1 inside a new pid namespace
-        pid = os.fork()
-        if pid == 0:
-            _stage3(spec, init_pid)
-        kernel.close_range_from(0)
-        layer = "privilege_drop"
-        _drop_privileges(spec, keep_pdeathsig=True)
-        if spec.seccomp_program is not None:
-            layer = "seccomp"
-            seccomp.install_filter(spec.seccomp_program)
+        kernel.close_range_from(GO_FD)
+        signal.signal(signal.SIGXCPU, _cpu_limit_reached)
     except BaseException as exc:  # noqa: BLE001
-        _setup_failed(layer, exc)
-    _reap_until(pid)
-
-
-def _stage3(spec: ChildSpec, parent_pid: int) -> None:
-    """The snippet's process: finish hardening, then serve one request."""
-    layer = "privilege_drop"
-    try:
-        _drop_privileges(spec, keep_pdeathsig=False)
-        privileges.set_parent_death_signal(signal.SIGKILL)
-        if os.getppid() != parent_pid:
-            os._exit(SETUP_FAILED)
-        null = os.open("/dev/null", os.O_RDONLY)  # inside the private root now
-        os.dup2(null, STDIN)
-        os.close(null)
-        baseline = rlimits.memory_baseline()
-        if "rlimits" in spec.layers:
-            layer = "rlimits"
-            rlimits.apply_hard_limits(spec.hard_limits, baseline_data=baseline[0], baseline_as=baseline[1])
-        if "landlock" in spec.layers:
-            layer = "landlock"
-            writable = ["/tmp"] if "namespaces" in spec.layers else []
-            if spec.filesystem and "namespaces" in spec.layers:
-                writable.append(artifacts.WORKSPACE)
-            devices = [f"/dev/{d}" for d in mounts.DEVICES]
-            landlock.restrict(list(spec.readable) + devices, writable,
-                              allow_tcp=spec.network)
-        if spec.seccomp_program is not None:
-            layer = "seccomp"
-            seccomp.install_filter(spec.seccomp_program)
-    except BaseException as exc:  # noqa: BLE001
-        _setup_failed(layer, exc)
+        _setup_failed("startup", exc)
     _prewarm()
     protocol.write_frame_fd(RESULT_FD, protocol.encode_sectioned({"kind": "ready"}))
-    _serve_one_request(spec, baseline)
+    _serve_one_request(spec, _BASELINE)
+
+
+def _start(spec: ChildSpec, pipes: ChildPipes) -> None:
+    """Hygiene before any layer: signals, session, priority, parent-death
+    signal, the fds (only ours survive), the environment."""
+    _reset_signals()
+    os.setsid()
+    # Every sandbox process runs below the server and the fork server: a
+    # snippet (or a pool refill) never delays another request's answer.
+    os.nice(SANDBOX_NICE)
+    _move_pipes_low(pipes)
+    kernel.close_range_from(ZYGOTE_FD + 1)
+    _arm_parent_death()
+    os.environ.clear()
+    os.environ.update(CHILD_ENV)
+
+
+def _arm_parent_death() -> None:
+    """SIGKILL when the zygote dies. Any change of uid disarms it, so it is armed
+    again after each; the zygote may have died before, which its pidfd tells."""
+    privileges.set_parent_death_signal(signal.SIGKILL)
+    if select.select([ZYGOTE_FD], [], [], 0)[0]:
+        os._exit(SETUP_FAILED)
+
+
+def _cpu_limit_reached(signum, frame) -> None:
+    """PID 1 of a namespace ignores SIGXCPU by default: end as the kernel would."""
+    os._exit(128 + signal.SIGXCPU)
 
 
 PREWARM_CODE = "x = [1, 2]\nresult = len(x) + 2"
@@ -316,55 +324,6 @@ def _write_error(error_type: str, message: str, request) -> None:
         pass
 
 
-def _drop_privileges(spec: ChildSpec, *, keep_pdeathsig: bool) -> None:
-    """As root: become the unprivileged sandbox uid, then (for the snippet)
-    enter a user namespace of its own so it owns nothing it can reach. As an
-    ordinary user: the capabilities held in our own user namespace go."""
-    if "privilege_drop" not in spec.layers:
-        return
-    if _is_root():
-        # the bounding set can only be emptied while CAP_SETPCAP is held
-        kernel.drop_bounding_set()
-        privileges.drop_to_user(spec.sandbox_uid, spec.sandbox_gid)
-        if keep_pdeathsig:  # stage 2, the init: uid drop + no_new_privs is enough, it never execs
-            privileges.set_parent_death_signal(signal.SIGKILL)
-            privileges.set_no_new_privs()
-            privileges.set_not_dumpable()
-            return
-        if "namespaces" in spec.layers:
-            # a fresh user namespace gives CAP_SETPCAP there, which the bounding
-            # set drop needs, and a private RLIMIT_NPROC count
-            namespaces.enter_user_namespace(spec.sandbox_uid, spec.sandbox_gid)
-            privileges.drop_capabilities()
-        privileges.set_no_new_privs()
-    else:
-        if "namespaces" in spec.layers:
-            privileges.drop_capabilities()
-        privileges.set_no_new_privs()
-        if keep_pdeathsig:
-            privileges.set_parent_death_signal(signal.SIGKILL)
-    privileges.set_not_dumpable()
-
-
-def _reap_until(snippet_pid: int) -> None:
-    """The init's only job: reap everything, exit with the snippet's status."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            os._exit(SETUP_FAILED)
-        except InterruptedError:
-            continue
-        if pid == snippet_pid:
-            os._exit(_relay_status(status))
-
-
-def _relay_status(status: int) -> int:
-    if os.WIFSIGNALED(status):
-        return 128 + os.WTERMSIG(status)
-    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else SETUP_FAILED
-
-
 def _setup_failed(layer: str, exc: BaseException) -> None:
     try:
         detail = f"{type(exc).__name__}: {exc}"[:500]
@@ -375,21 +334,15 @@ def _setup_failed(layer: str, exc: BaseException) -> None:
     os._exit(SETUP_FAILED)
 
 
-def _exit_if_closed(fd: int) -> None:
-    """The parent holds the write end open; EOF means it is already gone."""
-    readable, _, _ = select.select([fd], [], [], 0)
-    if readable:
-        os._exit(SETUP_FAILED)
-
-
 def _move_pipes_low(pipes: ChildPipes) -> None:
-    """Place the pipes at fds 1..5 (stdin is re-opened later as /dev/null)."""
-    # dup everything above the target range first so no dup2 clobbers a source
-    temp = [os.dup(fd) for fd in (pipes.stdout, pipes.stderr, pipes.request, pipes.result, pipes.kill)]
-    for target, fd in zip((STDOUT, STDERR, REQUEST_FD, RESULT_FD, KILL_FD), temp):
+    """Place the pipes at fds 1..6 and /dev/null at 0."""
+    # copy everything above the target range first so no dup2 clobbers a source
+    sources = (pipes.stdout, pipes.stderr, pipes.request, pipes.result, pipes.go, pipes.zygote)
+    temp = [fcntl.fcntl(fd, fcntl.F_DUPFD, ZYGOTE_FD + 1) for fd in sources]
+    for target, fd in zip((STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, ZYGOTE_FD), temp):
         os.dup2(fd, target)
     null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, STDIN)  # (null and the temporaries are closed by the caller's close_range)
+    os.dup2(null, STDIN)  # (null and the temporaries are closed by the caller)
 
 
 def _reset_signals() -> None:
@@ -400,6 +353,3 @@ def _reset_signals() -> None:
         signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
-
-def _is_root() -> bool:
-    return os.geteuid() == 0

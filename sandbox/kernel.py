@@ -1,11 +1,12 @@
 """Thin ctypes wrappers for the few libc calls the standard library lacks
-(unshare, mount, umount2, pivot_root, sethostname, prctl)."""
+(clone into new namespaces, unshare, mount, umount2, pivot_root, sethostname, prctl)."""
 
 from __future__ import annotations
 
 import ctypes
 import os
 import platform
+import signal
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -30,6 +31,11 @@ MNT_DETACH = 0x2
 PR_SET_DUMPABLE = 4
 
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+_CLONE = {"x86_64": 56, "aarch64": 220}
+
+# The clone call must run with the GIL held, like os.fork: a PyDLL call keeps it.
+_libc_gil = ctypes.PyDLL(None, use_errno=True)
+_libc_gil.syscall.restype = ctypes.c_long
 
 
 def _check(ret: int, what: str) -> int:
@@ -37,6 +43,26 @@ def _check(ret: int, what: str) -> int:
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
     return ret
+
+
+def clone_process(namespaces: int) -> int:
+    """fork() into new namespaces: the child starts in them (with CLONE_NEWPID
+    it is PID 1 of its own pid namespace, which unshare cannot give the caller).
+    Python's fork bookkeeping runs around the raw system call exactly as
+    os.fork runs it; the caller must be single-threaded. Returns 0 in the child."""
+    pythonapi = ctypes.pythonapi
+    pythonapi.PyOS_BeforeFork()
+    pid = _libc_gil.syscall(ctypes.c_long(_CLONE[platform.machine()]),
+                            ctypes.c_ulong(namespaces | signal.SIGCHLD),
+                            ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_void_p(0))
+    if pid == 0:
+        pythonapi.PyOS_AfterFork_Child()
+        return 0
+    err = ctypes.get_errno()
+    pythonapi.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(err, f"clone: {os.strerror(err)}")
+    return pid
 
 
 def unshare(flags: int) -> None:
@@ -85,3 +111,4 @@ def close_range_from(first: int) -> None:
         _check(_libc.close_range(ctypes.c_uint(first), ctypes.c_uint(0xFFFFFFFF), ctypes.c_int(0)), "close_range")
     except (OSError, AttributeError):
         os.closerange(first, os.sysconf("SC_OPEN_MAX"))
+

@@ -54,8 +54,10 @@ def establish(zygote, config: dict):
         candidates.remove("landlock")
         report["landlock"] = {"active": False, "detail": "this kernel offers no Landlock (ABI 0)"}
 
+    # every import path resolved once here, not per execution
+    readable = tuple(mounts.readable_paths(network=network))
     for _attempt in range(len(KERNEL_LAYERS) + 1):
-        spec = _spec(config, candidates, program if "seccomp" in candidates else None)
+        spec = _spec(config, candidates, program if "seccomp" in candidates else None, readable)
         probe = zygote.run_one(spec, {"code": PROBE_CODE, "timeout": 10, "restricted": True,
                                       "allowed_modules": [], "memory_limit": 64 << 20,
                                       "capture_output": True})
@@ -69,7 +71,7 @@ def establish(zygote, config: dict):
             break
         raise RuntimeError(f"the sandbox probe failed: setup={probe.setup_error} "
                            f"frame_error={probe.frame_error} frame={str(frame)[:300]} "
-                           f"status={probe.status} stderr={bytes(probe.out['stderr'])[:500]!r}")
+                           f"status={probe.status} stderr={bytes(probe.out['stderr'].head if 'stderr' in probe.out else b'')[:500]!r}")
 
     for name in candidates:
         report[name] = {"active": True, "detail": _detail(name, config, abi, program)}
@@ -87,21 +89,20 @@ def setup_failure_detail(layer: str, setup_error: dict, sysctl_root: str = "/pro
     return detail
 
 
-def _spec(config: dict, layers, program) -> child_mod.ChildSpec:
+def _spec(config: dict, layers, program, readable: tuple) -> child_mod.ChildSpec:
     return child_mod.ChildSpec(
         layers=frozenset(layers),
         network=bool(config.get("network", False)),
+        host_root=os.geteuid() == 0,
         filesystem=bool(config.get("filesystem", False)),
         workspace_size=int(config.get("workspace_size", 64 << 20)),
         hard_limits=hard_limits(config),
         seccomp_program=program,
-        zygote_pid=os.getpid(),
         sandbox_uid=int(config.get("sandbox_uid", 65534)),
         sandbox_gid=int(config.get("sandbox_gid", 65534)),
         tmp_size=int(config.get("tmp_size", 16 << 20)),
         tmp_inodes=int(config.get("tmp_inodes", 4096)),
-        # every import path resolved once here, not twice per execution
-        readable=tuple(mounts.readable_paths(network=bool(config.get("network", False)))),
+        readable=readable,
     )
 
 

@@ -103,42 +103,27 @@ def _outermost(paths) -> list[str]:
     return result
 
 
-def build_root(sources, *, tmp_size: int, tmp_inodes: int, workspace_size: int = 0,
+def open_sources(paths) -> dict[str, int]:
+    """O_PATH fds of every bind-mount source (the readable paths and the device
+    nodes), opened in the child's new mount namespace (a bind mount's source
+    must be in the caller's namespace) before it leaves the uid it was cloned
+    with: as root that is uid 0, which may look up paths under /root, where
+    the Python may live; afterwards the child never looks up a host path."""
+    wanted = list(paths) + [f"/dev/{d}" for d in DEVICES if os.path.exists(f"/dev/{d}")]
+    return {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in wanted}
+
+
+def build_root(source_fds: dict[str, int], *, tmp_size: int, tmp_inodes: int, workspace_size: int = 0,
                hostname: str = "sandbox") -> None:
     """Replace the filesystem view with the private root (caller: PID 1 of the
-    new pid namespace, holding CAP_SYS_ADMIN over the new mount namespace)."""
+    new pid namespace, holding CAP_SYS_ADMIN over the new mount namespace).
+    source_fds: open_sources(), by host path; closed here."""
     # Nothing we mount may propagate back to the host.
     kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
-    # Open every source before /tmp is covered, in case a source lives there.
-    source_fds = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in sources}
-    dev_fds = {d: os.open(f"/dev/{d}", os.O_PATH | os.O_CLOEXEC) for d in DEVICES if os.path.exists(f"/dev/{d}")}
     try:
-        kernel.mount("tmpfs", "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=64k,mode=0700")
-        os.mkdir(NEW_ROOT, 0o755)
-        kernel.mount("tmpfs", NEW_ROOT, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=1m,mode=0755")
-        # /tmp first: a Python installation that lives under /tmp (a fresh
-        # clone's venv) is then bound on top of it instead of being hidden
-        os.makedirs(NEW_ROOT + "/tmp", exist_ok=True)
-        kernel.mount("tmpfs", NEW_ROOT + "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
-                     f"size={tmp_size},nr_inodes={tmp_inodes},mode=1777")
-        for path, fd in source_fds.items():
-            _bind(fd, NEW_ROOT + path, read_only=True)
-        for link in ("/lib", "/lib64", "/lib32", "/libx32"):
-            # merged-/usr hosts: keep the symlinks the dynamic loader expects
-            if os.path.islink(link) and not os.path.lexists(NEW_ROOT + link):
-                os.symlink(os.readlink(link), NEW_ROOT + link)
-        os.makedirs(NEW_ROOT + "/dev", 0o755, exist_ok=True)
-        for name, fd in dev_fds.items():
-            _bind(fd, f"{NEW_ROOT}/dev/{name}", read_only=False)
-        if workspace_size:
-            os.makedirs(NEW_ROOT + WORKSPACE, exist_ok=True)
-            kernel.mount("tmpfs", NEW_ROOT + WORKSPACE, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
-                         f"size={workspace_size},nr_inodes={tmp_inodes},mode=1777")
-        os.makedirs(NEW_ROOT + "/proc", exist_ok=True)
-        kernel.mount("proc", NEW_ROOT + "/proc", "proc",
-                     kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC)
+        _populate(source_fds, tmp_size=tmp_size, tmp_inodes=tmp_inodes, workspace_size=workspace_size)
     finally:
-        for fd in (*source_fds.values(), *dev_fds.values()):
+        for fd in source_fds.values():
             os.close(fd)
     # pivot_root(new, new) stacks the old root on top of the new one; detaching
     # it leaves no path back to the host tree (no put_old directory needed).
@@ -149,6 +134,33 @@ def build_root(sources, *, tmp_size: int, tmp_inodes: int, workspace_size: int =
     kernel.mount(None, "/", None, kernel.MS_REMOUNT | kernel.MS_BIND | kernel.MS_RDONLY
                  | kernel.MS_NOSUID | kernel.MS_NODEV)
     kernel.sethostname(hostname)
+
+
+def _populate(source_fds: dict[str, int], *, tmp_size: int, tmp_inodes: int, workspace_size: int) -> None:
+    """The new root, built in a tmpfs over the host's /tmp (the sources are
+    already open, so a source under /tmp is not hidden by it)."""
+    kernel.mount("tmpfs", "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=64k,mode=0700")
+    os.mkdir(NEW_ROOT, 0o755)
+    kernel.mount("tmpfs", NEW_ROOT, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=1m,mode=0755")
+    # /tmp first: a Python installation that lives under /tmp (a fresh
+    # clone's venv) is then bound on top of it instead of being hidden
+    os.makedirs(NEW_ROOT + "/tmp", exist_ok=True)
+    kernel.mount("tmpfs", NEW_ROOT + "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
+                 f"size={tmp_size},nr_inodes={tmp_inodes},mode=1777")
+    os.makedirs(NEW_ROOT + "/dev", 0o755, exist_ok=True)
+    for path, fd in source_fds.items():
+        _bind(fd, NEW_ROOT + path, read_only=not path.startswith("/dev/"))
+    for link in ("/lib", "/lib64", "/lib32", "/libx32"):
+        # merged-/usr hosts: keep the symlinks the dynamic loader expects
+        if os.path.islink(link) and not os.path.lexists(NEW_ROOT + link):
+            os.symlink(os.readlink(link), NEW_ROOT + link)
+    if workspace_size:
+        os.makedirs(NEW_ROOT + WORKSPACE, exist_ok=True)
+        kernel.mount("tmpfs", NEW_ROOT + WORKSPACE, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
+                     f"size={workspace_size},nr_inodes={tmp_inodes},mode=1777")
+    os.makedirs(NEW_ROOT + "/proc", exist_ok=True)
+    kernel.mount("proc", NEW_ROOT + "/proc", "proc",
+                 kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC)
 
 
 def _bind(fd: int, target: str, *, read_only: bool) -> None:

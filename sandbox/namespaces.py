@@ -1,49 +1,41 @@
-"""Creating the namespaces of one execution and the user namespace id maps.
+"""The namespaces of one execution and the user namespace's id maps.
 
-Two ways in, one result:
-- as an ordinary user, a new user namespace comes first: it is what grants the
-  capabilities needed to create the others and to mount;
-- as root, the mount/pid/net/ipc/uts namespaces are created with real root
-  (no user namespace needed), and the snippet process later drops to an
-  unprivileged uid and creates a user namespace of its own, so that it holds
-  no capability over any namespace it can reach.
+The fork server clones each child straight into new user, pid, mount, IPC and
+UTS namespaces (and a new, empty network namespace unless the network profile
+is on), then writes the child's id maps from outside: one line mapping
+INSIDE_ID to an unprivileged host id. As root that id is the configured
+sandbox uid (65534 by default), so a sandbox never holds a host uid that owns
+anything; as an ordinary user it is the user's own uid, the only one it may map.
 """
 
 from __future__ import annotations
 
 from . import kernel
 
-# The uid/gid the snippet sees inside its user namespace.
+# The uid/gid the snippet has inside its user namespace.
 INSIDE_ID = 1000
 
 
-def execution_flags(*, network: bool) -> int:
-    """Namespaces besides the user namespace; the network one only when the
+def clone_flags(*, network: bool) -> int:
+    """The namespaces a child is cloned into; the network one only when the
     network profile is off (an empty namespace: not even loopback is up)."""
-    flags = kernel.CLONE_NEWNS | kernel.CLONE_NEWPID | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS
+    flags = (kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS | kernel.CLONE_NEWPID
+             | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS)
     if not network:
         flags |= kernel.CLONE_NEWNET
     return flags
 
 
-def enter_user_namespace(outer_uid: int, outer_gid: int) -> None:
-    """unshare(CLONE_NEWUSER) and map our one outer id to INSIDE_ID.
+def map_child_ids(pid: int, outer_uid: int, outer_gid: int, *, deny_setgroups: bool) -> None:
+    """Map INSIDE_ID of the child's new user namespace to one host uid/gid.
 
-    After a uid change the kernel marks the process non-dumpable, which makes
-    its /proc/self files root-owned and the maps unwritable: become dumpable
-    for the two writes; the caller makes it non-dumpable again right after."""
-    kernel.unshare(kernel.CLONE_NEWUSER)
-    kernel.set_dumpable(True)
-    write_id_maps(outer_uid, outer_gid)
-
-
-def write_id_maps(outer_uid: int, outer_gid: int) -> None:
-    # setgroups must be denied before an unprivileged gid_map is accepted; it
-    # also stops the process from dropping supplementary groups that act as
-    # deny entries on host files.
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/gid_map", f"{INSIDE_ID} {outer_gid} 1\n")
-    _write("/proc/self/uid_map", f"{INSIDE_ID} {outer_uid} 1\n")
+    Without CAP_SETUID on the host, setgroups must be denied before the gid
+    map is accepted; that also keeps the user's supplementary groups (which
+    may act as deny entries on host files) from being dropped in there."""
+    if deny_setgroups:
+        _write(f"/proc/{pid}/setgroups", "deny")
+    _write(f"/proc/{pid}/gid_map", f"{INSIDE_ID} {outer_gid} 1\n")
+    _write(f"/proc/{pid}/uid_map", f"{INSIDE_ID} {outer_uid} 1\n")
 
 
 def _write(path: str, text: str) -> None:

@@ -40,7 +40,7 @@ class ChildOutcome:
     result_cap: int = 1 << 20           # bytes of JSON the result value may take
     frame_error: str | None = None
     setup_error: dict | None = None
-    status: int | None = None           # raw wait status of stage 1
+    status: int | None = None           # raw wait status of the snippet's process
     cpu_time: float = 0.0
     max_rss_bytes: int = 0
     stdout: HeadTail | None = None      # what the snippet wrote, cut for the context window
@@ -107,17 +107,16 @@ def _limit_or_failure(o: ChildOutcome):
                 f"({str(o.setup_error.get('error'))[:300]}); nothing was run")
     if o.frame is not None and o.frame_error is None:
         return None
-    if o.frame_error and (o.status is None or not os.WIFSIGNALED(o.status)):
+    if o.frame_error:
         # the zygote killed the child for it: the kill's status says nothing more
         return ("internal_error", f"the sandbox child sent an invalid result ({o.frame_error})")
-    if o.status is not None and os.WIFSIGNALED(o.status):
-        # stage 1 itself died by a signal the zygote did not send (it would have
-        # said timeout, flood or cancel above): someone outside killed the sandbox
-        return ("internal_error", f"the sandbox process was killed from outside "
-                                  f"({signal.Signals(os.WTERMSIG(o.status)).name}); nothing ran to completion")
     sig = _signal(o.status)
-    if sig in (signal.SIGXCPU, signal.SIGKILL):
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and o.timeout and o.cpu_time >= o.timeout):
         return ("timeout", f"execution exceeded the CPU time limit of {o.timeout:g} s and was killed")
+    if sig == signal.SIGKILL:
+        # not the zygote's kill (it would have said timeout, flood or cancel above)
+        return ("internal_error", "the sandbox process was killed from outside (SIGKILL: the host's "
+                                  "out-of-memory killer, or an operator); nothing ran to completion")
     if sig == signal.SIGSYS:
         return ("security_violation", "the snippet made a forbidden system call and was killed (seccomp)")
     if sig in CRASH_SIGNALS:
@@ -125,21 +124,19 @@ def _limit_or_failure(o: ChildOutcome):
         return ("runtime_error", f"the Python interpreter crashed ({name}); the sandbox contained it")
     if sig:
         return ("runtime_error", f"the snippet was killed by signal {sig}")
-    if o.frame_error:
-        return ("internal_error", f"the sandbox child sent an invalid result ({o.frame_error})")
     code = os.WEXITSTATUS(o.status) if o.status is not None and os.WIFEXITED(o.status) else None
     return ("internal_error", f"the sandbox child exited (status {code}) without a result")
 
 
 def _signal(status: int | None) -> int:
-    """The signal that ended the snippet: stage 1 itself, or the snippet as
-    relayed by the init as exit status 128+N."""
+    """The signal that ended the snippet's process; SIGXCPU also when its
+    handler exited with 128 + SIGXCPU (PID 1 of a namespace ignores it by default)."""
     if status is None:
         return 0
     if os.WIFSIGNALED(status):
         return os.WTERMSIG(status)
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) >= 128:
-        return os.WEXITSTATUS(status) - 128
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 128 + signal.SIGXCPU:
+        return signal.SIGXCPU
     return 0
 
 

@@ -97,24 +97,22 @@ def capability_status() -> dict:
     return out
 
 
-def drop_to_user(uid: int, gid: int) -> None:
-    """Become uid/gid for good (real, effective, saved), with no supplementary
-    groups. Needs real root; use before unsharing the user namespace, so the
-    namespace is owned by the unprivileged uid. Groups first: once the uid is
-    dropped, setgroups/setresgid are no longer allowed."""
+def become(uid: int, gid: int, *, clear_groups: bool) -> None:
+    """Take uid/gid for good (real, effective, saved), and no supplementary
+    groups when clear_groups (an unprivileged user namespace cannot drop them:
+    setgroups is denied there). Groups first: once the uid changes, setgroups
+    and setresgid may no longer be allowed. Verified afterwards; capabilities
+    are dropped separately (drop_capabilities)."""
     if uid == 0 or gid == 0:
-        raise ValueError("drop_to_user: target uid/gid must not be 0")
-    os.setgroups([])
+        raise ValueError("become: the target uid/gid must not be 0")
+    if clear_groups:
+        os.setgroups([])
     os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
-    # Verify: any leftover root id or capability means the drop failed.
     if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
-        raise RuntimeError(f"drop_to_user: ids are {os.getresuid()} / {os.getresgid()}")
-    if os.getgroups():
-        raise RuntimeError(f"drop_to_user: supplementary groups remain: {os.getgroups()}")
-    st = capability_status()
-    if st["CapPrm"] or st["CapEff"] or st["CapAmb"]:
-        raise RuntimeError(f"drop_to_user: capabilities remain: {st}")
+        raise RuntimeError(f"become: ids are {os.getresuid()} / {os.getresgid()}")
+    if clear_groups and os.getgroups():
+        raise RuntimeError(f"become: supplementary groups remain: {os.getgroups()}")
 
 
 def _cap_last_cap() -> int:

@@ -9,8 +9,8 @@ advance and waiting for their request.
 
 One event loop (selectors) watches the control socket to the runner, every
 child's pipes and a pidfd per child. Wall-clock timeouts, output caps and
-cancellation are enforced here: the snippet's tree is SIGKILLed through its
-stage-1 process, whose death takes the whole pid namespace with it.
+cancellation are enforced here: the child is SIGKILLed, and as PID 1 of its
+pid namespace its death takes everything inside with it.
 """
 
 from __future__ import annotations
@@ -27,13 +27,12 @@ import time
 from dataclasses import dataclass, field
 
 from . import child as child_mod
-from . import cutting, outcome, protocol
+from . import cutting, kernel, namespaces, outcome, protocol
 
 READ_CHUNK = 1 << 16
 SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
 REFILL_IDLE = 0.002       # seconds of quiet before the pool is refilled
-EXIT_GRACE = 2.0          # after stage 1 exited, wait at most this for pipe EOF
-KILL_GRACE = 1.0          # after closing the kill pipe, stage 1 itself is SIGKILLed
+EXIT_GRACE = 2.0          # after the child exited, wait at most this for pipe EOF
 MAX_RETRIES = 3           # a request whose child was killed from outside before it ran
 PROGRESS_INTERVAL = 1.0   # the last printed line goes to the server at most this often
 MAX_PROGRESS_LINE = 200
@@ -52,7 +51,6 @@ class Child:
     stdout_r: int
     stderr_r: int
     request_w: int | None
-    kill_w: int | None
     started: float
     state: str = "starting"          # starting -> ready -> running -> finished
     request: dict | None = None      # the server's request once assigned
@@ -70,7 +68,7 @@ class Child:
     result_payload: bytes = b""          # its sections, undecoded
     result_cap: int = 0                  # bytes of JSON the result value may take
     frame_error: str | None = None
-    kill_requested: float | None = None
+    killed: bool = False                 # the zygote sent SIGKILL
     setup_error: dict | None = None
     status: int | None = None
     rusage: object = None
@@ -97,6 +95,7 @@ class Zygote:
         self.selector.register(self.ctl, selectors.EVENT_READ, ("ctl", None))
         self.spec: child_mod.ChildSpec | None = None
         self.layer_report: dict = {}
+        self.own_pidfd = os.pidfd_open(os.getpid())  # lets a child see us die
 
     # ---- start-up -------------------------------------------------------
     def prepare(self) -> None:
@@ -150,8 +149,6 @@ class Zygote:
                 deadlines.append(c.started + SETUP_TIMEOUT)
             if c.exited_at is not None:
                 deadlines.append(c.exited_at + EXIT_GRACE)
-            if c.kill_requested is not None and c.status is None:
-                deadlines.append(c.kill_requested + KILL_GRACE)
         if self.pool_needs_refill() and self.spawn_backoff_until > now:
             deadlines.append(self.spawn_backoff_until)
         if not deadlines:
@@ -162,15 +159,12 @@ class Zygote:
         now = time.monotonic()
         for c in list(self.children.values()):
             if c.deadline is not None and now >= c.deadline and c.status is None and not c.timed_out:
-                c.timed_out = c.kill_requested is None  # not when the result was already in
+                c.timed_out = not c.killed  # not when the result was already in
                 c.deadline = None
                 self.kill(c)
             elif c.state == "starting" and now >= c.started + SETUP_TIMEOUT and c.status is None:
                 c.setup_error = c.setup_error or {"layer": "startup", "error": "child did not become ready"}
                 self.kill(c)
-            if c.kill_requested is not None and c.status is None and now >= c.kill_requested + KILL_GRACE:
-                c.kill_requested = None
-                self.hard_kill(c)
             if c.exited_at is not None and now >= c.exited_at + EXIT_GRACE:
                 for fd in list(c.open_fds):
                     self.close_fd(c, fd)
@@ -275,25 +269,27 @@ class Zygote:
 
     def spawn(self, spec: child_mod.ChildSpec | None = None) -> Child | None:
         spec = spec or self.spec
-        pipes = [os.pipe() for _ in range(5)]  # request, result, stdout, stderr, kill
-        (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (kill_r, kill_w) = pipes
+        pipes = [os.pipe() for _ in range(5)]  # request, result, stdout, stderr, go
+        (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
+        flags = namespaces.clone_flags(network=spec.network) if spec.namespaced else 0
         try:
-            pid = os.fork()
+            pid = kernel.clone_process(flags)
         except OSError as exc:
-            log(f"fork failed: {exc}")
+            log(f"clone failed: {exc}")
             for pair in pipes:
                 for fd in pair:
                     os.close(fd)
             self.spawn_backoff_until = time.monotonic() + 1.0
             return None
         if pid == 0:
-            child_mod.stage1(spec, child_mod.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w,
-                                                        kill=kill_r))
-            os._exit(child_mod.SETUP_FAILED)  # stage1 never returns
-        for fd in (req_r, res_w, out_w, err_w, kill_r):
+            child_mod.run(spec, child_mod.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w,
+                                                     go=go_r, zygote=self.own_pidfd))
+            os._exit(child_mod.SETUP_FAILED)  # run never returns
+        for fd in (req_r, res_w, out_w, err_w, go_r):
             os.close(fd)
+        self.let_go(pid, spec, go_w)
         c = Child(pid=pid, pidfd=os.pidfd_open(pid), result_r=res_r, stdout_r=out_r, stderr_r=err_r,
-                  request_w=req_w, kill_w=kill_w, started=time.monotonic())
+                  request_w=req_w, started=time.monotonic())
         for fd, kind in ((res_r, "result"), (out_r, "stdout"), (err_r, "stderr")):
             os.set_blocking(fd, False)
             c.open_fds.add(fd)
@@ -302,6 +298,20 @@ class Zygote:
         self.selector.register(c.pidfd, selectors.EVENT_READ, ("pidfd", c))
         self.children[pid] = c
         return c
+
+    @staticmethod
+    def let_go(pid: int, spec: child_mod.ChildSpec, go_w: int) -> None:
+        """Write the child's id maps, then tell it to go on. If the maps cannot
+        be written, the child reads EOF instead and fails its setup."""
+        try:
+            if spec.namespaced:
+                outer = (spec.sandbox_uid, spec.sandbox_gid) if spec.host_root else (os.getuid(), os.getgid())
+                namespaces.map_child_ids(pid, *outer, deny_setgroups=not spec.host_root)
+            os.write(go_w, b"1")
+        except OSError as exc:
+            log(f"could not map the ids of child {pid}: {exc}")
+        finally:
+            os.close(go_w)
 
     def write_request(self, c: Child) -> None:
         if c.request_w is None:
@@ -400,9 +410,6 @@ class Zygote:
         self.selector.unregister(c.pidfd)
         os.close(c.pidfd)
         c.status, c.rusage, c.exited_at = status, rusage, time.monotonic()
-        if c.kill_w is not None:
-            os.close(c.kill_w)
-            c.kill_w = None
         if c.request_w is not None:
             if c.request_w in self.selector.get_map():
                 self.selector.unregister(c.request_w)
@@ -420,7 +427,7 @@ class Zygote:
             os.close(fd)
 
     def maybe_finish(self, c: Child) -> None:
-        """Report once stage 1 is reaped (so every process of the sandbox is gone:
+        """Report once the child is reaped (so every process of the sandbox is gone:
         the reply, the concurrency slot and the timeout end only then) and the
         pipes are drained (or EXIT_GRACE has passed since the exit)."""
         if c.status is not None and not c.open_fds and c.pid in self.children:
@@ -442,7 +449,7 @@ class Zygote:
     @staticmethod
     def killed_before_running(c: Child) -> bool:
         return (c.status is not None and os.WIFSIGNALED(c.status)
-                and not (c.timed_out or c.cancelled or c.flooded)
+                and not (c.killed or c.timed_out or c.cancelled or c.flooded)
                 and c.result_frame is None and not c.written_total
                 and time.monotonic() - c.dispatched < 1.0)
 
@@ -473,29 +480,19 @@ class Zygote:
         )
 
     def kill(self, c: Child) -> None:
-        """Closing the kill pipe makes stage 1 kill the namespace's init and
-        exit once the namespace is empty; stage 1 itself is SIGKILLed if it has
-        not exited KILL_GRACE later (check_timers)."""
-        if c.kill_w is not None:
-            os.close(c.kill_w)
-            c.kill_w = None
-            c.kill_requested = time.monotonic()
-
-    def hard_kill(self, c: Child) -> None:
-        # stage 1's death fires stage 2's parent-death SIGKILL; the death of
-        # the namespace's init kills everything else inside it
+        """SIGKILL the child; as PID 1 of its namespace, its exit completes only
+        once every other process inside is gone too."""
+        if c.killed or c.status is not None:
+            return
+        c.killed = True
         try:
             signal.pidfd_send_signal(c.pidfd, signal.SIGKILL)
-        except (OSError, AttributeError):
-            try:
-                os.kill(c.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        except ProcessLookupError:
+            pass  # already exited: its exit event is on its way
 
     def kill_all(self) -> None:
         for c in list(self.children.values()):
-            if c.status is None:
-                self.hard_kill(c)
+            self.kill(c)
         for c in list(self.children.values()):
             try:
                 os.waitpid(c.pid, 0)
@@ -523,7 +520,7 @@ class Zygote:
                     self.dispatch(kind, obj, key.fileobj, mask)
             self.check_timers()
         if c.state != "finished":
-            self.hard_kill(c)
+            self.kill(c)
             os.waitpid(c.pid, 0)
         return c
 

@@ -19,7 +19,7 @@ from sandbox import privileges
 from sandbox.privileges import (
     capability_status,
     drop_capabilities,
-    drop_to_user,
+    become,
     set_no_new_privs,
     set_not_dumpable,
     set_parent_death_signal,
@@ -109,16 +109,16 @@ def private_files():
     os.rmdir(d)
 
 
-# --- drop_to_user -------------------------------------------------------------
+# --- become -------------------------------------------------------------------
 
 @needs_root
-def test_drop_to_user(private_files):
+def test_become_drops_root_for_good(private_files):
     secret, public = private_files
 
     def child():
         before = attempt(lambda: _read(secret))
         os.setgroups([0, 1, 2])  # something to drop
-        drop_to_user(NOBODY, NOBODY)
+        become(NOBODY, NOBODY, clear_groups=True)
         st = capability_status()
         return {
             "before": before,
@@ -139,9 +139,11 @@ def test_drop_to_user(private_files):
     }
 
 
-def test_drop_to_user_refuses_root():
+def test_become_refuses_root():
     with pytest.raises(ValueError):
-        drop_to_user(0, 0)
+        become(0, 0, clear_groups=True)
+    with pytest.raises(ValueError):
+        become(1000, 0, clear_groups=False)
 
 
 # --- drop_capabilities ----------------------------------------------------------

@@ -147,7 +147,7 @@ def sandbox_pid(servers):
 
 
 def test_sandbox_pid_is_namespaced(sandbox_pid):
-    assert sandbox_pid == 2, f"the snippet should be PID 2 of its own pid namespace, got {sandbox_pid}"
+    assert sandbox_pid == 1, f"the snippet should be PID 1 of its own pid namespace, got {sandbox_pid}"
 
 
 def test_carried_corpus_is_the_shared_one():
