@@ -58,13 +58,9 @@ class ChildSpec:
     hard_limits: object        # rlimits.Limits: the configured maxima
     seccomp_program: bytes | None
     host_root: bool            # the zygote runs as root (inside the user namespace, uids say nothing)
-    filesystem: bool = False   # the filesystem profile: a writable /workspace, the snippet's cwd
-    workspace_size: int = 64 << 20
-    sandbox_uid: int = 65534   # as root: the host uid/gid a sandbox runs as
-    sandbox_gid: int = 65534
-    tmp_size: int = 16 << 20
-    tmp_inodes: int = 4096
-    readable: tuple = ()       # mounts.readable_paths(), computed once by the zygote
+    filesystem: bool           # the filesystem profile: a writable /workspace, the snippet's cwd
+    workspace_size: int
+    readable: tuple            # mounts.readable_paths(), computed once by the zygote
 
     @property
     def namespaced(self) -> bool:
@@ -96,8 +92,7 @@ def _enter_namespaces(spec: ChildSpec) -> None:
     inside = namespaces.INSIDE_ID
     privileges.become(inside, inside, clear_groups=spec.host_root)
     _arm_parent_death()
-    mounts.build_root(sources, tmp_size=spec.tmp_size, tmp_inodes=spec.tmp_inodes,
-                      workspace_size=spec.workspace_size if spec.filesystem else 0)
+    mounts.build_root(sources, workspace_size=spec.workspace_size if spec.filesystem else 0)
 
 
 def _drop_privileges(spec: ChildSpec) -> None:
@@ -106,7 +101,7 @@ def _drop_privileges(spec: ChildSpec) -> None:
     unprivileged sandbox uid here."""
     if not spec.namespaced and spec.host_root:
         kernel.drop_bounding_set()  # needs CAP_SETPCAP: while still root
-        privileges.become(spec.sandbox_uid, spec.sandbox_gid, clear_groups=True)
+        privileges.become(namespaces.SANDBOX_ID, namespaces.SANDBOX_ID, clear_groups=True)
         _arm_parent_death()
     if spec.namespaced or spec.host_root:
         privileges.drop_capabilities()

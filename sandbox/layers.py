@@ -24,9 +24,9 @@ def hard_limits(config: dict) -> rlimits.Limits:
     return rlimits.Limits(
         cpu_seconds=int(config["max_timeout"]) + 1,
         memory_bytes=int(config["max_memory"]),
-        file_size_bytes=int(config.get("max_file_size", 16 << 20)),
-        open_files=int(config.get("max_open_files", 64)),
-        processes=int(config.get("max_processes", 32)),
+        file_size_bytes=rlimits.FILE_SIZE_BYTES,
+        open_files=rlimits.OPEN_FILES,
+        processes=rlimits.PROCESSES,
         memlock_bytes=0,
     )
 
@@ -34,7 +34,7 @@ def hard_limits(config: dict) -> rlimits.Limits:
 def establish(zygote, config: dict):
     """Return (ChildSpec with the active layers, report {layer: {active, detail}})."""
     disabled = set(config.get("disabled_layers", ()))
-    network = bool(config.get("network", False))
+    network = bool(config["network"])
     report: dict[str, dict] = {}
     candidates = [name for name in KERNEL_LAYERS if name not in disabled]
     for name in KERNEL_LAYERS:
@@ -74,7 +74,7 @@ def establish(zygote, config: dict):
                            f"status={probe.status} stderr={bytes(probe.out['stderr'].head if 'stderr' in probe.out else b'')[:500]!r}")
 
     for name in candidates:
-        report[name] = {"active": True, "detail": _detail(name, config, abi, program)}
+        report[name] = {"active": True, "detail": _detail(name, config, abi, program, candidates)}
     return spec, report
 
 
@@ -92,29 +92,29 @@ def setup_failure_detail(layer: str, setup_error: dict, sysctl_root: str = "/pro
 def _spec(config: dict, layers, program, readable: tuple) -> child_mod.ChildSpec:
     return child_mod.ChildSpec(
         layers=frozenset(layers),
-        network=bool(config.get("network", False)),
+        network=bool(config["network"]),
         host_root=os.geteuid() == 0,
-        filesystem=bool(config.get("filesystem", False)),
-        workspace_size=int(config.get("workspace_size", 64 << 20)),
+        filesystem=bool(config["filesystem"]),
+        workspace_size=int(config["workspace_size"]),
         hard_limits=hard_limits(config),
         seccomp_program=program,
-        sandbox_uid=int(config.get("sandbox_uid", 65534)),
-        sandbox_gid=int(config.get("sandbox_gid", 65534)),
-        tmp_size=int(config.get("tmp_size", 16 << 20)),
-        tmp_inodes=int(config.get("tmp_inodes", 4096)),
         readable=readable,
     )
 
 
-def _detail(name: str, config: dict, abi: int, program) -> str:
+def _detail(name: str, config: dict, abi: int, program, active) -> str:
     root = os.geteuid() == 0
     if name == "namespaces":
         net = "host network (network profile)" if config.get("network") else "an empty network namespace"
         return ("user, pid, mount, ipc and uts namespaces and " + net + "; private root with the Python "
                 "installation read-only, an empty size-capped tmpfs /tmp and a fresh /proc")
     if name == "privilege_drop":
-        who = (f"runs as uid/gid {config.get('sandbox_uid', 65534)}:{config.get('sandbox_gid', 65534)} "
-               "with no supplementary groups" if root else f"runs as the unprivileged uid {os.getuid()}")
+        sandbox_id = f"uid/gid {namespaces.SANDBOX_ID}:{namespaces.SANDBOX_ID} with no supplementary groups"
+        if "namespaces" in active:
+            host = f"host {sandbox_id}" if root else f"the user's own uid {os.getuid()}"
+            who = f"runs as uid {namespaces.INSIDE_ID} of its own user namespace, mapped to {host}"
+        else:
+            who = f"runs as {sandbox_id}" if root else f"runs as the unprivileged uid {os.getuid()}"
         return who + "; every capability set empty (bounding and ambient too), no_new_privs, not dumpable"
     if name == "rlimits":
         return "CPU (hard = soft + 1 s), data and address space, file size, open files, processes, core 0, memlock 0"

@@ -18,6 +18,8 @@ from . import kernel
 
 NEW_ROOT = "/tmp/.sandbox-root"  # inside a tmpfs mounted over /tmp in our private mount namespace
 WORKSPACE = "/workspace"    # the filesystem profile's writable, size-capped working directory
+TMP_SIZE = 16 << 20         # the private /tmp (and the workspace's inode count)
+TMP_INODES = 4096
 DEVICES = ("null", "zero", "full", "random", "urandom")
 SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib")
 NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf",
@@ -113,15 +115,14 @@ def open_sources(paths) -> dict[str, int]:
     return {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in wanted}
 
 
-def build_root(source_fds: dict[str, int], *, tmp_size: int, tmp_inodes: int, workspace_size: int = 0,
-               hostname: str = "sandbox") -> None:
+def build_root(source_fds: dict[str, int], *, workspace_size: int = 0, hostname: str = "sandbox") -> None:
     """Replace the filesystem view with the private root (caller: PID 1 of the
     new pid namespace, holding CAP_SYS_ADMIN over the new mount namespace).
     source_fds: open_sources(), by host path; closed here."""
     # Nothing we mount may propagate back to the host.
     kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
     try:
-        _populate(source_fds, tmp_size=tmp_size, tmp_inodes=tmp_inodes, workspace_size=workspace_size)
+        _populate(source_fds, workspace_size=workspace_size)
     finally:
         for fd in source_fds.values():
             os.close(fd)
@@ -136,7 +137,7 @@ def build_root(source_fds: dict[str, int], *, tmp_size: int, tmp_inodes: int, wo
     kernel.sethostname(hostname)
 
 
-def _populate(source_fds: dict[str, int], *, tmp_size: int, tmp_inodes: int, workspace_size: int) -> None:
+def _populate(source_fds: dict[str, int], *, workspace_size: int) -> None:
     """The new root, built in a tmpfs over the host's /tmp (the sources are
     already open, so a source under /tmp is not hidden by it)."""
     kernel.mount("tmpfs", "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=64k,mode=0700")
@@ -146,7 +147,7 @@ def _populate(source_fds: dict[str, int], *, tmp_size: int, tmp_inodes: int, wor
     # clone's venv) is then bound on top of it instead of being hidden
     os.makedirs(NEW_ROOT + "/tmp", exist_ok=True)
     kernel.mount("tmpfs", NEW_ROOT + "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
-                 f"size={tmp_size},nr_inodes={tmp_inodes},mode=1777")
+                 f"size={TMP_SIZE},nr_inodes={TMP_INODES},mode=1777")
     os.makedirs(NEW_ROOT + "/dev", 0o755, exist_ok=True)
     for path, fd in source_fds.items():
         _bind(fd, NEW_ROOT + path, read_only=not path.startswith("/dev/"))
@@ -157,7 +158,7 @@ def _populate(source_fds: dict[str, int], *, tmp_size: int, tmp_inodes: int, wor
     if workspace_size:
         os.makedirs(NEW_ROOT + WORKSPACE, exist_ok=True)
         kernel.mount("tmpfs", NEW_ROOT + WORKSPACE, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
-                     f"size={workspace_size},nr_inodes={tmp_inodes},mode=1777")
+                     f"size={workspace_size},nr_inodes={TMP_INODES},mode=1777")
     os.makedirs(NEW_ROOT + "/proc", exist_ok=True)
     kernel.mount("proc", NEW_ROOT + "/proc", "proc",
                  kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC)

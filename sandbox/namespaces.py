@@ -4,7 +4,7 @@ The fork server clones each child straight into new user, pid, mount, IPC and
 UTS namespaces (and a new, empty network namespace unless the network profile
 is on), then writes the child's id maps from outside: one line mapping
 INSIDE_ID to an unprivileged host id. As root that id is the configured
-sandbox uid (65534 by default), so a sandbox never holds a host uid that owns
+SANDBOX_ID (nobody), so a sandbox never holds a host uid that owns
 anything; as an ordinary user it is the user's own uid, the only one it may map.
 """
 
@@ -14,6 +14,8 @@ from . import kernel
 
 # The uid/gid the snippet has inside its user namespace.
 INSIDE_ID = 1000
+# As root, the host uid/gid every sandbox runs as ("nobody": owns nothing).
+SANDBOX_ID = 65534
 
 
 def clone_flags(*, network: bool) -> int:

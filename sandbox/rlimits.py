@@ -23,7 +23,7 @@ RLIMIT_DATA does not count (shared anonymous mappings).
 from __future__ import annotations
 
 import resource
-import threading
+import _thread
 from dataclasses import dataclass
 
 # RLIMIT_AS sits this far above the RLIMIT_DATA budget: it also counts shared
@@ -35,6 +35,11 @@ AS_SLACK_BYTES = 256 * 2**20
 THREAD_STACK_BYTES = 256 * 1024
 
 _INF = resource.RLIM_INFINITY
+
+# The limits no setting changes (the CPU time and memory come from the settings).
+FILE_SIZE_BYTES = 16 << 20
+OPEN_FILES = 64
+PROCESSES = 32
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ def _memory(limits: Limits, baseline_data: int, baseline_as: int) -> tuple[int, 
 
 def limit_threads() -> None:
     """Small thread stacks, so that threads fit in the RLIMIT_DATA budget."""
-    threading.stack_size(THREAD_STACK_BYTES)
+    _thread.stack_size(THREAD_STACK_BYTES)
 
 
 def limit_cpu(seconds: int) -> None:

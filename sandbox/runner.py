@@ -41,10 +41,7 @@ class RunnerConfig:
     require: frozenset = frozenset()
     disabled_layers: frozenset = frozenset()   # test/diagnostic switch: SANDBOX_UNSAFE_DISABLE_LAYERS
     restricted_python: bool = True             # what get_sandbox_info reports as the default
-    sandbox_uid: int = 65534
-    sandbox_gid: int = 65534
-    tmp_size: int = 16 << 20
-    workspace_size: int = 64 << 20
+    workspace_size: int = 64 << 20             # the filesystem profile's /workspace
 
 
 @dataclass(frozen=True)
@@ -106,9 +103,6 @@ class Runner:
             "preload": list(self.config.preload),
             "pool_size": self.config.pool_size,
             "disabled_layers": sorted(self.config.disabled_layers),
-            "sandbox_uid": self.config.sandbox_uid,
-            "sandbox_gid": self.config.sandbox_gid,
-            "tmp_size": self.config.tmp_size,
             "workspace_size": self.config.workspace_size,
         }
         try:

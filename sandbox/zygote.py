@@ -305,7 +305,7 @@ class Zygote:
         be written, the child reads EOF instead and fails its setup."""
         try:
             if spec.namespaced:
-                outer = (spec.sandbox_uid, spec.sandbox_gid) if spec.host_root else (os.getuid(), os.getgid())
+                outer = (namespaces.SANDBOX_ID,) * 2 if spec.host_root else (os.getuid(), os.getgid())
                 namespaces.map_child_ids(pid, *outer, deny_setgroups=not spec.host_root)
             os.write(go_w, b"1")
         except OSError as exc:
