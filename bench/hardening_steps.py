@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""What each step of child.HARDENING costs inside one child, next to the
+floor (a clone into the same namespaces that exits at once) and a bare
+`python -I -S -c pass` spawn, all measured the same way: the CPU time of the
+process (getrusage of the reaped child) and its wall time.
+
+    python bench/hardening_steps.py [--runs 100]
+
+Nothing under sandbox/ changes: the steps are wrapped at run time in this
+process, which then clones children exactly as the zygote does (same spec, same
+id maps, same pipes) and has each report its step times instead of serving a
+request. As root and as an ordinary user alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def _spec():
+    from sandbox import layers, mounts, seccomp
+    from sandbox.layer_names import KERNEL_LAYERS
+    config = {"max_timeout": 30, "max_memory": 512 << 20, "network": False, "filesystem": False,
+              "workspace_size": 64 << 20}
+    return layers._spec(config, KERNEL_LAYERS, seccomp.build_filter(allow_inet=False),
+                        tuple(mounts.readable_paths(network=False)))
+
+
+def _install_wrappers(child, events: list) -> None:
+    """Each step (and start-up, pre-warm) records its CPU and wall time; the
+    request is not served: the child writes the records and exits."""
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                events.append((name, (time.thread_time_ns() - cpu) / 1e6, (time.perf_counter_ns() - wall) / 1e6))
+        return wrapper
+
+    child.HARDENING = tuple((name, timed(name, step)) for name, step in child.HARDENING)
+    child._start = timed("start (fds, signals, environment)", child._start)
+    child._prewarm = timed("pre-warm", child._prewarm)
+
+    def report_instead_of_serving(spec, baseline):
+        os.write(child.STDOUT, json.dumps(events).encode())
+        os._exit(0)
+    child._serve_one_request = report_instead_of_serving
+
+
+def _reap(pid: int) -> tuple[float, int]:
+    _, status, usage = os.wait4(pid, 0)
+    return (usage.ru_utime + usage.ru_stime) * 1e3, status
+
+
+def measure(runs: int) -> dict:
+    from sandbox import child, kernel, namespaces, profiles, restricted, zygote
+    restricted.preload(sorted(profiles.allowed_modules(["basic"])))
+    spec = _spec()
+    own_pidfd = os.pidfd_open(os.getpid())
+    events: list = []
+    _install_wrappers(child, events)
+    steps: dict[str, list] = {}
+    totals, walls, clone_ms = [], [], []
+    for _ in range(runs):
+        pipes = [os.pipe() for _ in range(5)]
+        (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
+        started = time.perf_counter()
+        pid = kernel.clone_process(namespaces.clone_flags(network=spec.network))
+        if pid == 0:
+            child.run(spec, child.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w,
+                                             go=go_r, zygote=own_pidfd))
+        clone_ms.append((time.perf_counter() - started) * 1e3)
+        for fd in (req_r, res_w, out_w, err_w, go_r):
+            os.close(fd)
+        zygote.Zygote.let_go(pid, spec, go_w)
+        data = b""
+        while chunk := os.read(out_r, 1 << 16):
+            data += chunk
+        cpu, _ = _reap(pid)
+        walls.append((time.perf_counter() - started) * 1e3)
+        totals.append(cpu)
+        for fd in (req_w, res_r, out_r, err_r):
+            os.close(fd)
+        for name, step_cpu, step_wall in json.loads(data or b"[]"):
+            steps.setdefault(name, []).append((step_cpu, step_wall))
+    floor_cpu, floor_wall = [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        pid = kernel.clone_process(namespaces.clone_flags(network=spec.network))
+        if pid == 0:
+            os._exit(0)
+        floor_cpu.append(_reap(pid)[0])
+        floor_wall.append((time.perf_counter() - started) * 1e3)
+    bare_cpu, bare_wall = [], []
+    for _ in range(max(10, runs // 4)):
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", "pass"])
+        bare_cpu.append(_reap(proc.pid)[0])
+        proc.returncode = 0
+        bare_wall.append((time.perf_counter() - started) * 1e3)
+    med = statistics.median
+    return {
+        "runs": runs, "euid": os.geteuid(), "layers": sorted(spec.layers),
+        "child_cpu_ms": med(totals), "child_wall_ms": med(walls), "zygote_clone_wall_ms": med(clone_ms),
+        "steps": {name: {"cpu_ms": med(v[0] for v in vals), "wall_ms": med(v[1] for v in vals), "n": len(vals)}
+                  for name, vals in steps.items()},
+        "floor": {"cpu_ms": med(floor_cpu), "wall_ms": med(floor_wall)},
+        "bare_python": {"cpu_ms": med(bare_cpu), "wall_ms": med(bare_wall)},
+    }
+
+
+def render(res: dict) -> str:
+    bare = res["bare_python"]["cpu_ms"]
+    lines = [f"one child, hardening step by step (median of {res['runs']}; euid {res['euid']}; "
+             f"layers {', '.join(res['layers'])})",
+             f"  {'step':<40} {'CPU ms':>8} {'wall ms':>8}"]
+    for name, row in res["steps"].items():
+        lines.append(f"  {name:<40} {row['cpu_ms']:8.2f} {row['wall_ms']:8.2f}")
+    lines += [
+        f"  {'whole child (rusage; incl. exit)':<40} {res['child_cpu_ms']:8.2f} {res['child_wall_ms']:8.2f}"
+        f"   = {res['child_cpu_ms'] / bare:.2f} x a bare python spawn",
+        f"  {'zygote: the clone call itself (wall)':<40} {'':>8} {res['zygote_clone_wall_ms']:8.2f}",
+        f"  {'floor: clone into the namespaces + exit':<40} {res['floor']['cpu_ms']:8.2f} {res['floor']['wall_ms']:8.2f}",
+        f"  {'baseline: python -I -S -c pass':<40} {bare:8.2f} {res['bare_python']['wall_ms']:8.2f}",
+        "  (step CPU is the child's thread time inside the step; what the steps do not cover is the",
+        "  copy-on-write faults before start, the exit, and the report that replaces the request)",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    res = measure(args.runs)
+    print(json.dumps(res) if args.json else render(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
