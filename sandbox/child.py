@@ -100,7 +100,7 @@ def _drop_privileges(spec: ChildSpec) -> None:
     the host), no_new_privs, not dumpable. Without namespaces, root becomes the
     unprivileged sandbox uid here."""
     if not spec.namespaced and spec.host_root:
-        kernel.drop_bounding_set()  # needs CAP_SETPCAP: while still root
+        privileges.drop_bounding_set()  # needs CAP_SETPCAP: while still root
         privileges.become(namespaces.SANDBOX_ID, namespaces.SANDBOX_ID, clear_groups=True)
         _arm_parent_death()
     if spec.namespaced or spec.host_root:

@@ -1,5 +1,7 @@
-"""Thin ctypes wrappers for the few libc calls the standard library lacks
-(clone into new namespaces, unshare, mount, umount2, pivot_root, sethostname, prctl)."""
+"""The one ctypes handle on libc, and thin wrappers for the few calls the
+standard library lacks: clone into new namespaces, unshare, mount, umount2,
+pivot_root, sethostname, close_range, prctl and raw system calls. Every other
+module reaches the kernel through this one."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ import os
 import platform
 import signal
 
-_libc = ctypes.CDLL(None, use_errno=True)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.prctl.restype = ctypes.c_int
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
@@ -28,8 +32,6 @@ MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 MNT_DETACH = 0x2
 
-PR_SET_DUMPABLE = 4
-
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 _CLONE = {"x86_64": 56, "aarch64": 220}
 
@@ -43,6 +45,19 @@ def _check(ret: int, what: str) -> int:
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
     return ret
+
+
+def prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 0) -> int:
+    """prctl(2), every argument passed as an unsigned long (it is variadic)."""
+    return _check(libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg2), ctypes.c_ulong(arg3),
+                             ctypes.c_ulong(arg4), ctypes.c_ulong(arg5)), f"prctl({option})")
+
+
+def syscall(nr: int, *args, what: str = "") -> int:
+    """A raw system call; int arguments are passed as longs, ctypes objects
+    (byref, pointers) as they are. Raises OSError with the kernel's errno."""
+    argv = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
+    return _check(libc.syscall(ctypes.c_long(nr), *argv), what or f"syscall {nr}")
 
 
 def clone_process(namespaces: int) -> int:
@@ -66,49 +81,35 @@ def clone_process(namespaces: int) -> int:
 
 
 def unshare(flags: int) -> None:
-    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+    _check(libc.unshare(ctypes.c_int(flags)), "unshare")
 
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     enc = lambda s: None if s is None else os.fsencode(s)
     _check(
-        _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+        libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
         f"mount {target}",
     )
 
 
 def umount2(target: str, flags: int) -> None:
-    _check(_libc.umount2(os.fsencode(target), ctypes.c_int(flags)), f"umount {target}")
+    _check(libc.umount2(os.fsencode(target), ctypes.c_int(flags)), f"umount {target}")
 
 
 def pivot_root(new_root: str, put_old: str) -> None:
     nr = _PIVOT_ROOT[platform.machine()]
-    _check(_libc.syscall(ctypes.c_long(nr), os.fsencode(new_root), os.fsencode(put_old)), "pivot_root")
+    _check(libc.syscall(ctypes.c_long(nr), os.fsencode(new_root), os.fsencode(put_old)), "pivot_root")
 
 
 def sethostname(name: str) -> None:
     raw = name.encode()
-    _check(_libc.sethostname(raw, ctypes.c_size_t(len(raw))), "sethostname")
-
-
-def set_dumpable(on: bool) -> None:
-    _check(_libc.prctl(ctypes.c_int(PR_SET_DUMPABLE), ctypes.c_ulong(int(on)), ctypes.c_ulong(0),
-                       ctypes.c_ulong(0), ctypes.c_ulong(0)), "prctl(PR_SET_DUMPABLE)")
-
-
-def drop_bounding_set() -> None:
-    """PR_CAPBSET_DROP every capability (needs CAP_SETPCAP, so: while still root)."""
-    with open("/proc/sys/kernel/cap_last_cap") as f:
-        last = int(f.read())
-    for cap in range(last + 1):
-        _check(_libc.prctl(ctypes.c_int(24), ctypes.c_ulong(cap), ctypes.c_ulong(0),
-                           ctypes.c_ulong(0), ctypes.c_ulong(0)), "prctl(PR_CAPBSET_DROP)")
+    _check(libc.sethostname(raw, ctypes.c_size_t(len(raw))), "sethostname")
 
 
 def close_range_from(first: int) -> None:
     """Close every descriptor >= first (close_range, with a portable fallback)."""
     try:
-        _check(_libc.close_range(ctypes.c_uint(first), ctypes.c_uint(0xFFFFFFFF), ctypes.c_int(0)), "close_range")
+        _check(libc.close_range(ctypes.c_uint(first), ctypes.c_uint(0xFFFFFFFF), ctypes.c_int(0)), "close_range")
     except (OSError, AttributeError):
         os.closerange(first, os.sysconf("SC_OPEN_MAX"))
 

@@ -17,10 +17,9 @@ import os
 import stat
 from typing import Iterable
 
+from . import kernel
 from .privileges import set_no_new_privs
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
 
 # Same numbers on x86_64 and aarch64 (both use the generic table for new calls).
 SYS_landlock_create_ruleset = 444
@@ -87,12 +86,7 @@ class _PathBeneathAttr(ctypes.Structure):
 
 
 def _syscall(nr: int, *args: int) -> int:
-    ret = _libc.syscall(ctypes.c_long(nr), *(ctypes.c_long(a) for a in args))
-    if ret < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"landlock syscall {nr}: {os.strerror(err)}")
-    return ret
-
+    return kernel.syscall(nr, *args, what=f"landlock syscall {nr}")
 
 def abi_version() -> int:
     """The kernel's Landlock ABI version, 0 when Landlock is unavailable

@@ -12,10 +12,8 @@ import ctypes
 import os
 import signal
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.prctl.restype = ctypes.c_int
-_libc.capset.restype = ctypes.c_int
-_libc.capset.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+from . import kernel
+from .kernel import prctl as _prctl
 
 # <linux/prctl.h>
 PR_SET_PDEATHSIG = 1
@@ -61,17 +59,6 @@ class _CapData(ctypes.Structure):
         ("permitted", ctypes.c_uint32),
         ("inheritable", ctypes.c_uint32),
     ]
-
-
-def _prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 0) -> int:
-    ret = _libc.prctl(
-        ctypes.c_int(option), ctypes.c_ulong(arg2), ctypes.c_ulong(arg3),
-        ctypes.c_ulong(arg4), ctypes.c_ulong(arg5),
-    )
-    if ret < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"prctl({option}): {os.strerror(err)}")
-    return ret
 
 
 def _status() -> dict[str, str]:
@@ -133,9 +120,17 @@ def _lock_securebits() -> None:
 def _clear_capsets() -> None:
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()  # version 3: two structs, caps 0-31 and 32-63, all zero
-    if _libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
+    if kernel.libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"capset: {os.strerror(err)}")
+
+
+def drop_bounding_set() -> None:
+    """Empty the capability bounding set (needs CAP_SETPCAP: as root, before
+    the uid changes)."""
+    for cap in range(_cap_last_cap() + 1):
+        if _prctl(PR_CAPBSET_READ, cap) == 1:
+            _prctl(PR_CAPBSET_DROP, cap)
 
 
 def drop_capabilities() -> None:
@@ -143,9 +138,7 @@ def drop_capabilities() -> None:
     inheritable, permitted, effective; lock the securebits so root-ness cannot
     bring them back. The bounding set and securebits need CAP_SETPCAP, so they
     go before the effective set is cleared."""
-    for cap in range(_cap_last_cap() + 1):
-        if _prctl(PR_CAPBSET_READ, cap) == 1:
-            _prctl(PR_CAPBSET_DROP, cap)
+    drop_bounding_set()
     _lock_securebits()
     _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     _clear_capsets()

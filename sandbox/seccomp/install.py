@@ -6,6 +6,7 @@ import ctypes
 import errno
 import os
 
+from ..kernel import prctl, syscall
 from . import bpf
 from .policy import (SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS,
                      UnsupportedArchitecture, build_filter, normalize_arch,
@@ -19,9 +20,6 @@ SECCOMP_SET_MODE_FILTER = 1
 SECCOMP_GET_ACTION_AVAIL = 2
 SECCOMP_FILTER_FLAG_TSYNC = 1
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
-_libc.prctl.restype = ctypes.c_int
 
 
 class sock_filter(ctypes.Structure):
@@ -31,17 +29,6 @@ class sock_filter(ctypes.Structure):
 
 class sock_fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(sock_filter))]
-
-
-def _prctl(option: int, *args: int) -> int:
-    # prctl is variadic: pass every argument as an unsigned long.
-    argv = [ctypes.c_ulong(a) for a in (args + (0, 0, 0, 0))[:4]]
-    return _libc.prctl(ctypes.c_int(option), *argv)
-
-
-def _raise_errno(what: str) -> None:
-    e = ctypes.get_errno()
-    raise OSError(e, f"{what}: {os.strerror(e)}")
 
 
 def install_filter(program: bytes) -> None:
@@ -60,24 +47,24 @@ def install_filter(program: bytes) -> None:
 
     # The kernel refuses a filter from a task without CAP_SYS_ADMIN unless
     # no_new_privs is set; it must be set anyway so privileges never return.
-    if _prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
-        _raise_errno("prctl(PR_SET_NO_NEW_PRIVS)")
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
 
     try:
         nr = syscall_number("seccomp")
     except (KeyError, UnsupportedArchitecture):
         nr = None
     if nr is not None:
-        rc = _libc.syscall(ctypes.c_long(nr), ctypes.c_ulong(SECCOMP_SET_MODE_FILTER),
-                           ctypes.c_ulong(SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(fprog))
-        if rc == 0:
+        try:
+            rc = syscall(nr, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, ctypes.byref(fprog),
+                         what="seccomp(SECCOMP_SET_MODE_FILTER)")
+        except OSError as exc:
+            if exc.errno != errno.ENOSYS:
+                raise
+        else:
+            if rc > 0:  # TSYNC: the id of a thread that could not be synchronized
+                raise OSError(errno.EBUSY, f"seccomp: thread {rc} could not be synchronized")
             return
-        if rc > 0:  # TSYNC: the id of a thread that could not be synchronized
-            raise OSError(errno.EBUSY, f"seccomp: thread {rc} could not be synchronized")
-        if ctypes.get_errno() != errno.ENOSYS:
-            _raise_errno("seccomp(SECCOMP_SET_MODE_FILTER)")
-    if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog)) != 0:
-        _raise_errno("prctl(PR_SET_SECCOMP)")
+    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
 
 
 def _status_field(name: str) -> str | None:
@@ -96,10 +83,11 @@ def _action_errno(action: int) -> int:
     else the errno (EOPNOTSUPP: unknown action; EPERM/ENOSYS: seccomp() is
     itself refused, e.g. by a filter already in place)."""
     value = ctypes.c_uint32(action)
-    rc = _libc.syscall(ctypes.c_long(syscall_number("seccomp")),
-                       ctypes.c_ulong(SECCOMP_GET_ACTION_AVAIL), ctypes.c_ulong(0),
-                       ctypes.byref(value))
-    return 0 if rc == 0 else ctypes.get_errno()
+    try:
+        syscall(syscall_number("seccomp"), SECCOMP_GET_ACTION_AVAIL, 0, ctypes.byref(value))
+    except OSError as exc:
+        return exc.errno
+    return 0
 
 
 def seccomp_status() -> tuple[bool, str]:
@@ -116,8 +104,10 @@ def seccomp_status() -> tuple[bool, str]:
     if mode == "1":
         # Strict mode: any further syscall but read/write/exit would kill us.
         return False, "process is already in seccomp strict mode"
-    if _prctl(PR_GET_SECCOMP) < 0:
-        return False, f"prctl(PR_GET_SECCOMP) failed: {os.strerror(ctypes.get_errno())}"
+    try:
+        prctl(PR_GET_SECCOMP)
+    except OSError as exc:
+        return False, f"prctl(PR_GET_SECCOMP) failed: {os.strerror(exc.errno)}"
     for action in (SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO, SECCOMP_RET_ALLOW):
         err = _action_errno(action)
         if err == errno.EOPNOTSUPP:
