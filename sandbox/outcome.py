@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from . import protocol
 from .cutting import HeadTail
 
-ERROR_TYPES = frozenset({"syntax_error", "security_violation", "runtime_error", "timeout",
-                         "memory_limit", "output_limit", "internal_error"})
 MAX_TEXT = 20_000          # error messages and tracebacks
 MAX_VARIABLES = 100
 MAX_EVENTS = 50
@@ -148,7 +146,7 @@ def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) 
     if not isinstance(frame.get("success"), bool):
         return "result frame lacks a boolean success"
     error_type = frame.get("error_type")
-    if error_type is not None and error_type not in ERROR_TYPES:
+    if error_type is not None and error_type not in protocol.CHILD_ERROR_TYPES:
         return "result frame has an unknown error_type"
     if frame["success"] == (error_type is not None):
         return "result frame success and error_type disagree"

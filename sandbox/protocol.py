@@ -22,6 +22,12 @@ import unicodedata
 
 HEADER = struct.Struct(">I")
 
+# Every error_type an answer can carry: a child's result says one of the
+# first seven; the server alone says the last two, before any child runs.
+ERROR_TYPES = ("syntax_error", "security_violation", "runtime_error", "timeout", "memory_limit",
+               "output_limit", "internal_error", "invalid_argument", "isolation_unavailable")
+CHILD_ERROR_TYPES = frozenset(ERROR_TYPES[:7])
+
 # Caps of the child's result channel (the request's output cap adds to them).
 MAX_RESULT_HEADER = 256 << 10       # error, traceback, variables, events, section list
 MAX_IMAGES = 8

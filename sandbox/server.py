@@ -25,7 +25,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
-from sandbox import __version__, answers, profiles
+from sandbox import __version__, answers, profiles, protocol
 from sandbox.audit import AuditLog
 from sandbox.file_store import URI_PREFIX, FileExpired, FileStore
 from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
@@ -37,19 +37,9 @@ logger = logging.getLogger(__name__)
 SERVER_NAME = "mcp-server-python-sandbox"
 PROGRESS_INTERVAL = 1.0  # seconds between progress notifications (the first after one second)
 
-# The runner's error types, plus two the server produces before any child runs.
-ErrorType = Literal[
-    "syntax_error",
-    "security_violation",
-    "runtime_error",
-    "timeout",
-    "memory_limit",
-    "output_limit",
-    "internal_error",
-    "invalid_argument",  # the request itself is malformed: bad timeout, code too large, ...
-    "isolation_unavailable",  # use_container=true on a host that lacks a layer
-]
-_ERROR_TYPES = frozenset(ErrorType.__args__)
+ErrorType = Literal[protocol.ERROR_TYPES]  # invalid_argument: the request itself is malformed;
+# isolation_unavailable: use_container=true on a host that lacks a layer
+_ERROR_TYPES = frozenset(protocol.ERROR_TYPES)
 
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
