@@ -40,6 +40,8 @@ def _spec():
 def _install_wrappers(child, events: list) -> None:
     """Each step (and start-up, pre-warm) records its CPU and wall time; the
     request is not served: the child writes the records and exits."""
+    from sandbox import protocol
+
     def timed(name, fn):
         def wrapper(*args, **kwargs):
             cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
@@ -54,7 +56,7 @@ def _install_wrappers(child, events: list) -> None:
     child._prewarm = timed("pre-warm", child._prewarm)
 
     def report_instead_of_serving(spec, baseline):
-        os.write(child.STDOUT, json.dumps(events).encode())
+        os.write(protocol.STDOUT, json.dumps(events).encode())
         os._exit(0)
     child._serve_one_request = report_instead_of_serving
 

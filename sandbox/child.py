@@ -26,15 +26,10 @@ import sys
 from dataclasses import dataclass, replace
 
 from . import artifacts, cutting, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits, seccomp
+from .protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, ZYGOTE_FD
 
 SETUP_FAILED = 121  # exit status of a child that could not apply a layer
 SANDBOX_NICE = 10   # every sandbox process runs below the server and the fork server
-
-# The fds the child works with. GO_FD: the zygote writes one byte once the id
-# maps are written; ZYGOTE_FD: a pidfd of the zygote, to notice its death
-# before the parent-death signal is armed for good. Both close before the snippet.
-STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, ZYGOTE_FD = 0, 1, 2, 3, 4, 5, 6
-MAX_REQUEST = 64 << 20
 MAX_VARIABLE_NAME = 200
 CHILD_ENV = {
     "PATH": "/usr/bin:/bin",

@@ -11,6 +11,18 @@ cannot make it parse more than the limits allow; images and files travel as raw
 bytes and are base64-encoded by the parent. Readers enforce a size cap before
 buffering anything, so a peer that lies about the length or floods the channel
 costs nothing but an error.
+
+The messages, by channel:
+  runner -> zygote (control socket, "op"):
+      execute / validate {id, request}; cancel {id}; shutdown
+  zygote -> runner (control socket, "op" or an answer):
+      hello {pid, layers, active} once; output {id, line} (progress, at most 1/s);
+      {id, result} the answer of one request
+  zygote -> child (REQUEST_FD, once): the request {op, nonce, code, timeout, ...}
+  child -> zygote (RESULT_FD, sectioned, "kind"):
+      ready; setup_error {layer, error}; result {nonce, ...; sections}
+  plus the child's stdout and stderr pipes (raw bytes, capped by the zygote) and
+  GO_FD (one byte from the zygote: the id maps are written).
 """
 
 from __future__ import annotations
@@ -21,6 +33,14 @@ import struct
 import unicodedata
 
 HEADER = struct.Struct(">I")
+
+# A child's descriptors; everything else is closed before the first layer.
+# ZYGOTE_FD is a pidfd of the zygote (its death, before the parent-death
+# signal is armed for good); GO_FD and ZYGOTE_FD close before the snippet runs.
+STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, ZYGOTE_FD = 0, 1, 2, 3, 4, 5, 6
+
+MAX_REQUEST = 64 << 20              # a request to a child (code and input files)
+CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the zygote
 
 # Every error_type an answer can carry: a child's result says one of the
 # first seven; the server alone says the last two, before any child runs.
@@ -97,18 +117,18 @@ def split_sectioned(body: bytes) -> tuple[dict, memoryview]:
 
 
 class FrameReader:
-    """Incremental reader for a non-blocking stream: feed bytes, pop frames (decoded
-    JSON, or the raw bodies with ``raw=True``). ``max_size`` may be changed between
-    feeds (the result channel's cap grows when a request is assigned)."""
+    """Incremental reader for a non-blocking stream: feed bytes, iterate over the
+    frames (decoded JSON, or the raw bodies with ``raw=True``). Frames are taken
+    one at a time, so ``max_size`` may change between two frames of one chunk
+    (the result channel's cap grows when the ready frame starts the request)."""
 
     def __init__(self, max_size: int, raw: bool = False):
         self.max_size = max_size
         self.raw = raw
         self._buf = bytearray()
 
-    def feed(self, data: bytes) -> list:
+    def feed(self, data: bytes):
         self._buf += data
-        frames = []
         while len(self._buf) >= HEADER.size:
             (size,) = HEADER.unpack_from(self._buf)
             if size > self.max_size:
@@ -117,10 +137,9 @@ class FrameReader:
                 break
             body = bytes(self._buf[HEADER.size:HEADER.size + size])
             del self._buf[:HEADER.size + size]
-            frames.append(body if self.raw else decode(body))
+            yield body if self.raw else decode(body)
         if len(self._buf) > self.max_size + HEADER.size:
             raise FrameError("frame exceeds the size cap")
-        return frames
 
     @property
     def pending(self) -> int:

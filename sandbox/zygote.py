@@ -15,6 +15,7 @@ pid namespace its death takes everything inside with it.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -23,6 +24,7 @@ import selectors
 import signal
 import socket
 import sys
+import termios
 import time
 from dataclasses import dataclass, field
 
@@ -36,7 +38,6 @@ EXIT_GRACE = 2.0          # after the child exited, wait at most this for pipe E
 MAX_RETRIES = 3           # a request whose child was killed from outside before it ran
 PROGRESS_INTERVAL = 1.0   # the last printed line goes to the server at most this often
 MAX_PROGRESS_LINE = 200
-CONTROL_FRAME_CAP = 64 << 20
 
 
 def log(message: str) -> None:
@@ -69,6 +70,7 @@ class Child:
     result_cap: int = 0                  # bytes of JSON the result value may take
     frame_error: str | None = None
     killed: bool = False                 # the zygote sent SIGKILL
+    request_unread: int = 0              # request bytes still in the pipe when the child exited
     setup_error: dict | None = None
     status: int | None = None
     rusage: object = None
@@ -85,7 +87,7 @@ class Zygote:
         self.ctl.setblocking(False)
         self.config = config
         self.selector = selectors.DefaultSelector()
-        self.ctl_reader = protocol.FrameReader(CONTROL_FRAME_CAP)
+        self.ctl_reader = protocol.FrameReader(protocol.CONTROL_FRAME_CAP)
         self.ctl_out = bytearray()
         self.children: dict[int, Child] = {}       # by pid
         self.pool_size = int(config.get("pool_size", 0))
@@ -327,11 +329,9 @@ class Zygote:
         registered = c.request_w in self.selector.get_map()
         if c.pending and not registered:
             self.selector.register(c.request_w, selectors.EVENT_WRITE, ("request", c))
-        elif not c.pending and c.request is not None:
-            if registered:
-                self.selector.unregister(c.request_w)
-            os.close(c.request_w)
-            c.request_w = None
+        elif not c.pending and registered:
+            # kept open until the child exits: what it left unread tells whether it ran
+            self.selector.unregister(c.request_w)
 
     def on_readable(self, c: Child, kind: str, fd: int) -> None:
         try:
@@ -353,33 +353,36 @@ class Zygote:
         if c.frame_error:
             return  # the stream is already known to be corrupt; drain and ignore
         try:
-            frames = [protocol.split_sectioned(body) for body in c.frames.feed(data)]
+            for body in c.frames.feed(data):  # one at a time: "ready" raises the cap for the result
+                self.on_result_frame(c, *protocol.split_sectioned(body))
+                if c.frame_error:
+                    return
         except protocol.FrameError as exc:
             c.frame_error = str(exc)
             self.kill(c)
-            return
-        for header, payload in frames:
-            kind = header.get("kind")
-            if kind == "ready" and c.state == "starting" and not payload:
-                c.state = "ready"
-                if c.request is not None:
-                    self.begin_running(c)
-            elif kind == "setup_error" and c.state == "starting" and not payload:
-                c.setup_error = header
-            elif kind == "result" and c.state == "running" and c.result_frame is None:
-                if header.get("nonce") != c.nonce:
-                    c.frame_error = "result frame does not carry this execution's nonce"
-                else:
-                    c.result_frame, c.result_payload = header, bytes(payload)
-                # the answer goes out once the snippet's processes are gone,
-                # whatever the frame says: a forged early reply frees nothing
-                self.kill(c)
+
+    def on_result_frame(self, c: Child, header: dict, payload: memoryview) -> None:
+        kind = header.get("kind")
+        if kind == "ready" and c.state == "starting" and not payload:
+            c.state = "ready"
+            if c.request is not None:
+                self.begin_running(c)
+        elif kind == "setup_error" and c.state == "starting" and not payload:
+            c.setup_error = header
+        elif kind == "result" and c.state == "running" and c.result_frame is None:
+            if header.get("nonce") != c.nonce:
+                c.frame_error = "result frame does not carry this execution's nonce"
             else:
-                # a second result, or a frame out of turn: someone is writing
-                # into the result pipe who should not be
-                c.frame_error = "unexpected extra frame on the result channel"
-                c.result_frame = None
-                self.kill(c)
+                c.result_frame, c.result_payload = header, bytes(payload)
+            # the answer goes out once the snippet's processes are gone,
+            # whatever the frame says: a forged early reply frees nothing
+            self.kill(c)
+        else:
+            # a second result, or a frame out of turn: someone is writing
+            # into the result pipe who should not be
+            c.frame_error = "unexpected extra frame on the result channel"
+            c.result_frame = None
+            self.kill(c)
 
     def on_output(self, c: Child, stream: str, data: bytes) -> None:
         request = (c.request or {}).get("request") or {}
@@ -411,6 +414,7 @@ class Zygote:
         os.close(c.pidfd)
         c.status, c.rusage, c.exited_at = status, rusage, time.monotonic()
         if c.request_w is not None:
+            c.request_unread = unread_bytes(c.request_w) if c.request is not None else 0
             if c.request_w in self.selector.get_map():
                 self.selector.unregister(c.request_w)
             os.close(c.request_w)
@@ -448,10 +452,12 @@ class Zygote:
 
     @staticmethod
     def killed_before_running(c: Child) -> bool:
+        """Killed from outside (the OOM killer) before the snippet started: it
+        left its request unread, or died at once with nothing written."""
         return (c.status is not None and os.WIFSIGNALED(c.status)
                 and not (c.killed or c.timed_out or c.cancelled or c.flooded)
                 and c.result_frame is None and not c.written_total
-                and time.monotonic() - c.dispatched < 1.0)
+                and (c.request_unread > 0 or time.monotonic() - c.dispatched < 1.0))
 
     def outcome_of(self, c: Child) -> outcome.ChildOutcome:
         request = c.request.get("request") or {}
@@ -523,6 +529,16 @@ class Zygote:
             self.kill(c)
             os.waitpid(c.pid, 0)
         return c
+
+
+def unread_bytes(fd: int) -> int:
+    """Bytes waiting in a pipe (FIONREAD works on either end)."""
+    buf = bytearray(4)
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, buf)
+    except OSError:
+        return 0
+    return int.from_bytes(buf, sys.byteorder)
 
 
 def last_line(out: cutting.HeadTail) -> str:

@@ -1,0 +1,37 @@
+"""The frame reader on its own: caps are checked before a body is buffered, and
+a cap raised between two frames of one chunk applies to the second."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox import protocol
+
+
+def frame(body: bytes) -> bytes:
+    return protocol.HEADER.pack(len(body)) + body
+
+
+def test_a_cap_raised_after_the_first_frame_applies_to_the_second_of_the_same_chunk():
+    reader = protocol.FrameReader(16, raw=True)
+    chunk = frame(b"ready") + frame(b"x" * 100)
+    frames = reader.feed(chunk)
+    assert next(frames) == b"ready"
+    reader.max_size = 1000  # what the zygote does when "ready" starts the request
+    assert list(frames) == [b"x" * 100]
+
+
+def test_a_frame_over_the_cap_is_refused_from_its_length_alone():
+    reader = protocol.FrameReader(16, raw=True)
+    with pytest.raises(protocol.FrameError, match="exceeds the 16-byte cap"):
+        list(reader.feed(protocol.HEADER.pack(1 << 30)))  # no body needed to refuse it
+    assert reader.pending == 4
+
+
+def test_frames_split_across_feeds_are_reassembled():
+    reader = protocol.FrameReader(1 << 10)
+    data = frame(b'{"op": "hello"}') + frame(b'{"op": "output"}')
+    got = []
+    for i in range(0, len(data), 3):
+        got += list(reader.feed(data[i:i + 3]))
+    assert got == [{"op": "hello"}, {"op": "output"}] and reader.pending == 0
