@@ -64,7 +64,13 @@ def clone_process(namespaces: int) -> int:
     """fork() into new namespaces: the child starts in them (with CLONE_NEWPID
     it is PID 1 of its own pid namespace, which unshare cannot give the caller).
     Python's fork bookkeeping runs around the raw system call exactly as
-    os.fork runs it; the caller must be single-threaded. Returns 0 in the child."""
+    os.fork runs it, but libc's does not (its locks are not taken and reset as
+    fork() does): with another thread inside malloc at that moment, the child
+    would deadlock. So the caller must be single-threaded, and is checked.
+    Returns 0 in the child."""
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        raise RuntimeError(f"clone_process needs a single-threaded caller ({threads} threads here)")
     pythonapi = ctypes.pythonapi
     pythonapi.PyOS_BeforeFork()
     pid = _libc_gil.syscall(ctypes.c_long(_CLONE[platform.machine()]),
