@@ -30,9 +30,11 @@ CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, s
 
 @dataclass
 class ChildOutcome:
-    """What the zygote observed about one execution."""
+    """What the zygote observed about one execution (or, with `failure`, why
+    no child could run it: the answer is built here all the same)."""
     execution_id: str
     op: str = "execute"
+    failure: str | None = None          # no child ran: the fork failed, the fork server is gone
     frame: dict | None = None           # the result frame's header
     payload: bytes = b""                # its sections, undecoded
     result_cap: int = 1 << 20           # bytes of JSON the result value may take
@@ -93,6 +95,8 @@ def compose(o: ChildOutcome) -> dict:
 def _limit_or_failure(o: ChildOutcome):
     """An (error_type, message) when the run ended by a limit or a failure
     rather than with a result frame; None when the frame decides."""
+    if o.failure:
+        return ("internal_error", o.failure)
     if o.cancelled:
         return ("internal_error", "the execution was cancelled")
     if o.timed_out:

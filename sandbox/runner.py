@@ -19,7 +19,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from . import protocol
+from . import outcome, protocol
 from .layer_names import ALL_LAYERS, KERNEL_LAYERS
 
 HELLO_TIMEOUT = 120.0         # the zygote imports the profile's modules first
@@ -175,10 +175,9 @@ class Runner:
     async def execute(self, request: ExecRequest, on_output=None) -> dict:
         """Run one request; `on_output(line)` gets the last printed line about once a
         second while it runs (for progress notifications)."""
-        if request.strict:
-            missing = self.missing_layers([*KERNEL_LAYERS] + (["restricted_python"] if request.restricted else []))
-            if missing and self._layers is not None:
-                return _refusal(missing)
+        if request.strict and self._layers is not None:
+            # (the server checks first; this holds for any other caller of the runner)
+            self._check_required([*KERNEL_LAYERS] + (["restricted_python"] if request.restricted else []))
         body = {
             "code": request.code,
             "timeout": min(float(request.timeout), self.config.max_timeout),
@@ -294,23 +293,5 @@ def _zygote_sys_path() -> list:
 
 
 def _internal_error(request_id: str, op: str, message: str, elapsed: float) -> dict:
-    if op == "validate":
-        return {"execution_id": request_id, "error_type": "internal_error",
-                "validation": {"valid": False, "errors": [{"line": None, "message": message}],
-                               "message": message},
-                "analysis": {"line_count": 0, "character_count": 0, "estimated_complexity": "unknown"},
-                "recommendations": []}
-    return {"success": False, "execution_id": request_id, "result": None, "stdout": "", "stderr": "",
-            "execution_time": round(elapsed, 6), "variables": [], "error": message,
-            "error_type": "internal_error", "line": None, "security_events": []}
-
-
-def _refusal(missing: list) -> dict:
-    names = ", ".join(f"{name} ({reason})" for name, reason in missing)
-    result = _internal_error(uuid.uuid4().hex, "execute",
-                             "use_container=true asks for the strongest isolation, but this host cannot "
-                             f"provide every layer; missing: {names}", 0.0)
-    result["error_type"] = "security_violation"
-    result["security_events"] = [{"kind": "layer_missing", "detail": names[:500]}]
-    return result
+    return outcome.compose(outcome.ChildOutcome(execution_id=request_id, op=op, failure=message, elapsed=elapsed))
 

@@ -25,7 +25,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
-from sandbox import __version__, answers, profiles, protocol
+from sandbox import __version__, answers, outcome, profiles, protocol
 from sandbox.audit import AuditLog
 from sandbox.file_store import URI_PREFIX, FileExpired, FileStore
 from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
@@ -377,8 +377,8 @@ class SandboxTools:
             return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container)
         except Exception:
             logger.exception("runner failed on execution %s", execution_id)
-            raw = {"success": False, "execution_id": execution_id, "error_type": "internal_error",
-                   "error": "the sandbox failed to run this request; see the server log"}
+            raw = outcome.compose(outcome.ChildOutcome(
+                execution_id=execution_id, failure="the sandbox failed to run this request; see the server log"))
         except BaseException:
             # Cancelled (notifications/cancelled, client gone, shutdown): the runner
             # has killed the child on its way out; record it and let it propagate.
@@ -457,19 +457,19 @@ class SandboxTools:
                     code, allowed_modules=self.allowed, restricted=self.settings.restricted_python
                 )
             result = ValidationResult.model_validate(raw).model_dump(mode="json")
-            outcome = "error" if raw.get("error_type") else "success"  # the runner's internal_error
+            verdict = "error" if raw.get("error_type") else "success"  # the runner's internal_error
         except Exception as exc:
             if not isinstance(exc, ValidationError):  # a malformed answer is reported, not a crash
                 logger.exception("runner failed to validate %s", execution_id)
             result = refused_validation(code, "the sandbox failed to validate this code; see the server log")
-            outcome = "error"
+            verdict = "error"
         except BaseException:
             self.audit.validation(execution_id=execution_id, code=code, profiles=profiles_on, result=None,
                                   outcome="cancelled")
             raise
         self.audit.validation(execution_id=execution_id, code=code, profiles=profiles_on, result=result,
-                              outcome=outcome)
-        return tool_result(result, is_error=outcome != "success")
+                              outcome=verdict)
+        return tool_result(result, is_error=verdict != "success")
 
     # --- get_sandbox_info
 

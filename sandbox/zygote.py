@@ -222,7 +222,7 @@ class Zygote:
         if child is None:
             self.send({"id": message.get("id"), "result": outcome.compose(outcome.ChildOutcome(
                 execution_id=message.get("id", ""), op=message.get("op", "execute"),
-                setup_error={"layer": "startup", "error": "could not fork a sandbox child"}))})
+                failure="could not create a sandbox process (the host is out of processes or memory)"))})
             return
         child.request = message
         child.nonce = secrets.token_hex(16)

@@ -96,7 +96,7 @@ def test_seccomp_kill_is_a_security_event(audited):
 
 def test_missing_layer_refusal_is_a_security_event(audited):
     check_logged(audited["degraded"], f"x = {CANARY!r}", {"use_container": True},
-                 {"isolation_unavailable", "security_violation"}, {"missing_layer", "layer_missing"})
+                 {"isolation_unavailable"}, {"missing_layer"})
 
 
 def test_log_holds_no_code_no_output_and_is_private(audited):
