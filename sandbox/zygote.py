@@ -122,9 +122,12 @@ class Zygote:
                 except Exception as exc:  # noqa: BLE001 - one bad child must not stop the server
                     log(f"error handling {kind}: {type(exc).__name__}: {exc}")
             self.check_timers()
-            if not events and not any(c.state == "running" for c in self.children.values()):
-                # refill only when idle: a fork in the middle of a request
-                # would delay its answer (under constant load requests fork afresh)
+            if not events and (self.idle_children() == 0
+                               or not any(c.state == "running" for c in self.children.values())):
+                # Refill when nothing waits to be handled and no request runs: a fork
+                # beside a running request would delay its answer. Once the pool is
+                # drained (sustained load), every quiet moment refills it anyway: the
+                # next request would otherwise wait for a child forked for it.
                 self.refill_pool()
         self.kill_all()
 
@@ -260,10 +263,13 @@ class Zygote:
             self.on_exit(c)
         return c.status is not None
 
-    def pool_needs_refill(self) -> bool:
-        idle = sum(1 for c in self.children.values()
+    def idle_children(self) -> int:
+        """Pooled children not yet given a request (ready, or still hardening)."""
+        return sum(1 for c in self.children.values()
                    if c.request is None and c.status is None and c.state in ("starting", "ready"))
-        return idle < self.pool_size
+
+    def pool_needs_refill(self) -> bool:
+        return self.idle_children() < self.pool_size
 
     def refill_pool(self) -> None:
         if self.spec is not None and self.pool_needs_refill() and time.monotonic() >= self.spawn_backoff_until:
