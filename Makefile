@@ -41,6 +41,7 @@ dist: install
 	$(PY) tools/build_pyz.py
 
 bench: install
+	@command -v bwrap >/dev/null || echo "bench: bwrap is not installed, its baseline is skipped (apt-get install bubblewrap)" >&2
 	$(PY) bench/run.py
 
 fuzz: install

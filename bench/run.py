@@ -231,6 +231,18 @@ def machine_busy() -> float:
     return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
+IDLE = {"busy_cpus": 0.0}  # the machine's busy CPUs with nothing of ours running (measured at start)
+
+
+def measure_idle(seconds: float = 2.0) -> float:
+    """The idle baseline: busy CPUs of the machine while this benchmark sleeps
+    (kernel housekeeping, other users). Subtracted from the rest of the machine."""
+    busy0, wall0 = machine_busy(), time.perf_counter()
+    time.sleep(seconds)
+    IDLE["busy_cpus"] = max(0.0, (machine_busy() - busy0) / (time.perf_counter() - wall0))
+    return IDLE["busy_cpus"]
+
+
 class CpuMeter:
     """CPU time per execution, split by process: this client, the server, the
     zygote, and the sandbox children (the zygote's reaped descendants). The
@@ -258,7 +270,7 @@ class CpuMeter:
         if not self.server_pid:
             per.pop("server")
         per["ours_total"] = ours * 1000 / max(calls, 1)
-        per["rest_of_machine"] = (d["machine"] - ours) * 1000 / max(calls, 1)
+        per["rest_of_machine"] = (d["machine"] - ours - IDLE["busy_cpus"] * d["wall"]) * 1000 / max(calls, 1)
         return {"cpu_ms_per_call": per, "calls": calls,
                 "machine_busy_cpus": d["machine"] / d["wall"] if d["wall"] else None}
 
@@ -535,7 +547,7 @@ def _subprocess_series(argv_for, name: str, n: int, warmup: int) -> dict:
     samples, failures, first_error = [], 0, None
     for i in range(warmup + n):
         if i == warmup:  # CPU measured the way CpuMeter measures ours: the processes, and the machine
-            children0, machine0 = _children_cpu(), machine_busy()
+            children0, machine0, wall0 = _children_cpu(), machine_busy(), time.perf_counter()
         t0 = time.perf_counter()
         proc = subprocess.run(argv_for(code), stdin=subprocess.DEVNULL, capture_output=True, cwd="/")
         dt = time.perf_counter() - t0
@@ -548,7 +560,8 @@ def _subprocess_series(argv_for, name: str, n: int, warmup: int) -> dict:
             else:
                 failures += 1
     cpu = {"processes_ms_per_call": (_children_cpu() - children0) * 1000 / max(n, 1),
-           "machine_ms_per_call": (machine_busy() - machine0) * 1000 / max(n, 1)}
+           "machine_ms_per_call": (machine_busy() - machine0 - IDLE["busy_cpus"] * (time.perf_counter() - wall0))
+           * 1000 / max(n, 1)}
     return _series_result(samples, failures, first_error, cpu=cpu)
 
 
@@ -970,8 +983,9 @@ def render(results: dict) -> str:
           f"with the rest of the machine {(ours['ours_total'] + ours['rest_of_machine']) / bare['machine_ms_per_call']:.2f}"
           "   target <= 0.5")
     w("  client = this process (for the runner rows it is the runner itself); children = the sandbox processes")
-    w("  (reaped into the zygote's account); rest = the machine's other busy time: kernel workers (network")
-    w("  namespace cleanup) and any unrelated load. 2 CPUs / ours_total = the ceiling on executions per second.")
+    w("  (reaped into the zygote's account); rest = the machine's other busy time less the idle baseline")
+    w(f"  ({results.get('idle_busy_cpus', 0):.3f} CPUs, measured at start): kernel workers (network namespace cleanup)")
+    w("  and any unrelated load. 2 CPUs / ours_total = the ceiling on executions per second.")
 
     w("")
     w("ratios, ours p50 / baseline p50 (below 1: ours is faster)")
@@ -1082,7 +1096,8 @@ def main(argv=None) -> int:
         print(f"[{time.perf_counter() - started:6.1f}s] {msg}", file=sys.stderr, flush=True)
 
     started = time.perf_counter()
-    results: dict = {"mode": "quick" if args.quick else "full", "started": time.time(), "plan": p,
+    log(f"idle baseline: the machine is busy {measure_idle():.3f} CPUs with nothing of ours running")
+    results: dict = {"idle_busy_cpus": IDLE["busy_cpus"], "mode": "quick" if args.quick else "full", "started": time.time(), "plan": p,
                      "sections": only, "snippets": SNIPPETS, "machine": machine(), "errors": {}, "load": {}}
     mcp_memory: dict = {}
 
