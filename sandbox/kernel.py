@@ -6,6 +6,7 @@ module reaches the kernel through this one."""
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import platform
 import signal
@@ -34,6 +35,12 @@ MNT_DETACH = 0x2
 
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 _CLONE = {"x86_64": 56, "aarch64": 220}
+_OPENAT2 = 437  # the same on x86_64 and aarch64
+RESOLVE_NO_SYMLINKS = 0x04
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
 # The clone call must run with the GIL held, like os.fork: a PyDLL call keeps it.
 _libc_gil = ctypes.PyDLL(None, use_errno=True)
@@ -84,6 +91,19 @@ def clone_process(namespaces: int) -> int:
     if pid < 0:
         raise OSError(err, f"clone: {os.strerror(err)}")
     return pid
+
+
+def open_no_symlinks(path: str, flags: int) -> int:
+    """openat2 with RESOLVE_NO_SYMLINKS: ELOOP if any component of the path is
+    a symlink (a path that was a realpath when checked stays one when opened)."""
+    how = _OpenHow(flags, 0, RESOLVE_NO_SYMLINKS)
+    try:
+        return syscall(_OPENAT2, -100, ctypes.c_char_p(os.fsencode(path)), ctypes.byref(how),
+                       ctypes.sizeof(how), what=f"openat2 {path}")
+    except OSError as exc:
+        if exc.errno != errno.ENOSYS:
+            raise
+        return os.open(path, flags | os.O_NOFOLLOW)  # kernels before 5.6: the last component only
 
 
 def unshare(flags: int) -> None:

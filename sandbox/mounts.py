@@ -110,9 +110,20 @@ def open_sources(paths) -> dict[str, int]:
     nodes), opened in the child's new mount namespace (a bind mount's source
     must be in the caller's namespace) before it leaves the uid it was cloned
     with: as root that is uid 0, which may look up paths under /root, where
-    the Python may live; afterwards the child never looks up a host path."""
+    the Python may live; afterwards the child never looks up a host path. No
+    component may be a symlink: the paths were realpaths when the zygote
+    resolved them, and one swapped for a symlink since (by a user who can
+    write a parent directory) must not lead root's lookup elsewhere."""
     wanted = list(paths) + [f"/dev/{d}" for d in DEVICES if os.path.exists(f"/dev/{d}")]
-    return {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in wanted}
+    fds: dict[str, int] = {}
+    try:
+        for path in wanted:
+            fds[path] = kernel.open_no_symlinks(path, os.O_PATH | os.O_CLOEXEC)
+    except BaseException:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    return fds
 
 
 def build_root(source_fds: dict[str, int], *, workspace_size: int = 0, hostname: str = "sandbox") -> None:
