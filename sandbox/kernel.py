@@ -42,6 +42,7 @@ RESOLVE_NO_SYMLINKS = 0x04
 class _OpenHow(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
+
 # The clone call must run with the GIL held, like os.fork: a PyDLL call keeps it.
 _libc_gil = ctypes.PyDLL(None, use_errno=True)
 _libc_gil.syscall.restype = ctypes.c_long
@@ -123,8 +124,7 @@ def umount2(target: str, flags: int) -> None:
 
 
 def pivot_root(new_root: str, put_old: str) -> None:
-    nr = _PIVOT_ROOT[platform.machine()]
-    _check(libc.syscall(ctypes.c_long(nr), os.fsencode(new_root), os.fsencode(put_old)), "pivot_root")
+    syscall(_PIVOT_ROOT[platform.machine()], os.fsencode(new_root), os.fsencode(put_old), what="pivot_root")
 
 
 def sethostname(name: str) -> None:
@@ -138,4 +138,3 @@ def close_range_from(first: int) -> None:
         _check(libc.close_range(ctypes.c_uint(first), ctypes.c_uint(0xFFFFFFFF), ctypes.c_int(0)), "close_range")
     except (OSError, AttributeError):
         os.closerange(first, os.sysconf("SC_OPEN_MAX"))
-

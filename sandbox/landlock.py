@@ -88,6 +88,7 @@ class _PathBeneathAttr(ctypes.Structure):
 def _syscall(nr: int, *args: int) -> int:
     return kernel.syscall(nr, *args, what=f"landlock syscall {nr}")
 
+
 def abi_version() -> int:
     """The kernel's Landlock ABI version, 0 when Landlock is unavailable
     (not built in: ENOSYS; built but not enabled at boot: EOPNOTSUPP)."""

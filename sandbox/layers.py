@@ -71,7 +71,7 @@ def establish(zygote, config: dict):
             break
         raise RuntimeError(f"the sandbox probe failed: setup={probe.setup_error} "
                            f"frame_error={probe.frame_error} frame={str(frame)[:300]} "
-                           f"status={probe.status} stderr={bytes(probe.out['stderr'].head if 'stderr' in probe.out else b'')[:500]!r}")
+                           f"status={probe.status} stderr={probe.out['stderr'].text()[:500] if 'stderr' in probe.out else ''!r}")
 
     for name in candidates:
         report[name] = {"active": True, "detail": _detail(name, config, abi, program, candidates)}

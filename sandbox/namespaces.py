@@ -3,7 +3,7 @@
 The fork server clones each child straight into new user, pid, mount, IPC and
 UTS namespaces (and a new, empty network namespace unless the network profile
 is on), then writes the child's id maps from outside: one line mapping
-INSIDE_ID to an unprivileged host id. As root that id is the configured
+INSIDE_ID to an unprivileged host id. As root that id is
 SANDBOX_ID (nobody), so a sandbox never holds a host uid that owns
 anything; as an ordinary user it is the user's own uid, the only one it may map.
 """

@@ -43,7 +43,9 @@ MAX_REQUEST = 64 << 20              # a request to a child (code and input files
 CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the zygote
 
 # Every error_type an answer can carry: a child's result says one of the
-# first seven; the server alone says the last two, before any child runs.
+# first seven; the server alone says the last two, before any child runs
+# (invalid_argument: the request itself is malformed; isolation_unavailable:
+# use_container=true on a host that lacks a layer).
 ERROR_TYPES = ("syntax_error", "security_violation", "runtime_error", "timeout", "memory_limit",
                "output_limit", "internal_error", "invalid_argument", "isolation_unavailable")
 CHILD_ERROR_TYPES = frozenset(ERROR_TYPES[:7])

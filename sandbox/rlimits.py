@@ -22,8 +22,8 @@ RLIMIT_DATA does not count (shared anonymous mappings).
 
 from __future__ import annotations
 
-import resource
 import _thread
+import resource
 from dataclasses import dataclass
 
 # RLIMIT_AS sits this far above the RLIMIT_DATA budget: it also counts shared

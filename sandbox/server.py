@@ -37,8 +37,7 @@ logger = logging.getLogger(__name__)
 SERVER_NAME = "mcp-server-python-sandbox"
 PROGRESS_INTERVAL = 1.0  # seconds between progress notifications (the first after one second)
 
-ErrorType = Literal[protocol.ERROR_TYPES]  # invalid_argument: the request itself is malformed;
-# isolation_unavailable: use_container=true on a host that lacks a layer
+ErrorType = Literal[protocol.ERROR_TYPES]
 _ERROR_TYPES = frozenset(protocol.ERROR_TYPES)
 
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")

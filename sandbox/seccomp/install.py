@@ -21,7 +21,6 @@ SECCOMP_GET_ACTION_AVAIL = 2
 SECCOMP_FILTER_FLAG_TSYNC = 1
 
 
-
 class sock_filter(ctypes.Structure):
     _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8),
                 ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]

@@ -36,8 +36,6 @@ def still_fine(runner) -> None:
 
 
 def test_only_its_own_pipes_are_open(runner):
-    fds = run(runner, "import os\nresult = sorted(int(f) for f in os.listdir('/dev/fd'))"
-                      " if os.path.isdir('/dev/fd') else None")
     probe = run(runner, """
 import os
 found = []
@@ -51,7 +49,7 @@ result = found
 """)
     # stdin, stdout, stderr and the result pipe; no request pipe, no go pipe, no
     # pidfd of the fork server, nothing of another child
-    assert probe == [0, 1, 2, 4], (probe, fds)
+    assert probe == [0, 1, 2, 4], probe
 
 
 def test_the_id_maps_cannot_be_rewritten_nor_groups_regained(runner):
@@ -90,7 +88,7 @@ for name, fn in (('setuid(0)', lambda: os.setuid(0)), ('setresuid', lambda: os.s
     still_fine(runner)
 
 
-def test_signals_from_inside_do_not_end_it_early_nor_reach_outside(runner):
+def test_signals_from_inside_do_not_end_it_early(runner):
     got = run(runner, """
 import os, signal
 seen = {}
