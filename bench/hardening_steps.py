@@ -79,7 +79,7 @@ def measure(runs: int) -> dict:
         pipes = [os.pipe() for _ in range(5)]
         (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
         started = time.perf_counter()
-        pid = kernel.clone_process(namespaces.clone_flags(network=spec.network))
+        pid = kernel.clone_process(namespaces.clone_flags())
         if pid == 0:
             child.run(spec, child.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w,
                                              go=go_r, zygote=own_pidfd))
@@ -87,6 +87,7 @@ def measure(runs: int) -> dict:
         for fd in (req_r, res_w, out_w, err_w, go_r):
             os.close(fd)
         zygote.Zygote.let_go(pid, spec, go_w)
+        os.close(go_w)
         data = b""
         while chunk := os.read(out_r, 1 << 16):
             data += chunk
@@ -100,7 +101,7 @@ def measure(runs: int) -> dict:
     floor_cpu, floor_wall = [], []
     for _ in range(runs):
         started = time.perf_counter()
-        pid = kernel.clone_process(namespaces.clone_flags(network=spec.network))
+        pid = kernel.clone_process(namespaces.clone_flags())
         if pid == 0:
             os._exit(0)
         floor_cpu.append(_reap(pid)[0])

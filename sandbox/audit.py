@@ -47,7 +47,8 @@ class AuditLog:
         outcome: str | None = None,
         output_sizes: dict | None = None,
     ) -> None:
-        """One record for an execute_code call, then one per security event in its result.
+        """One record for an execute_code call, then one per connection through the egress proxy
+        and one per security event in its result.
         `output_sizes` are the full sizes of what the model got cut (stdout, stderr, result)."""
         if not self.enabled:
             return
@@ -71,6 +72,10 @@ class AuditLog:
                 "output_bytes": {k: _number(v) for k, v in (output_sizes or {}).items()},
             }
         )
+        for connection in result.get("network") or ():
+            if isinstance(connection, dict):  # (the server's own proxy wrote it, not the sandbox)
+                self._write({"event": "network", "execution_id": execution_id,
+                             **{key: connection.get(key) for key in _CONNECTION_FIELDS}})
         for event in result.get("security_events") or ():
             if isinstance(event, dict):
                 self.security(str(event.get("kind", "unknown")), str(event.get("detail", "")), execution_id,
@@ -120,6 +125,10 @@ class AuditLog:
         if self._failing:
             logger.warning("audit log %s is writable again", self.path)
             self._failing = False
+
+
+_CONNECTION_FIELDS = ("host", "port", "address", "method", "allowed", "bytes_sent", "bytes_received",
+                      "milliseconds", "reason")
 
 
 def _number(value):

@@ -22,6 +22,7 @@ import math
 import os
 import select
 import signal
+import socket
 import sys
 from dataclasses import dataclass, replace
 
@@ -44,6 +45,8 @@ CHILD_ENV = {
     "MPLBACKEND": "Agg",
     "MPLCONFIGDIR": "/tmp",
 }
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,27 @@ def _enter_namespaces(spec: ChildSpec) -> None:
     capabilities of the new user namespace stay until the privilege drop."""
     if os.read(GO_FD, 1) != b"1":
         raise RuntimeError("the zygote did not map the user namespace's ids")
+    if spec.network:
+        _hand_over_proxy_listener()
     sources = mounts.open_sources(spec.readable)
     inside = namespaces.INSIDE_ID
     privileges.become(inside, inside, clear_groups=spec.host_root)
     _arm_parent_death()
     mounts.build_root(sources, workspace_size=spec.workspace_size if spec.filesystem else 0)
+
+
+def _hand_over_proxy_listener() -> None:
+    """The network profile: the loopback of our own network namespace and a
+    listening socket on it, passed to the zygote over the go channel (a Unix
+    socket) for the server's egress proxy. No copy stays here, so the port is
+    the proxy's; the snippet can neither accept on it nor bind it again."""
+    listener = namespaces.open_proxy_listener()
+    go = socket.socket(fileno=GO_FD)
+    try:
+        socket.send_fds(go, [b"L"], [listener.fileno()])
+    finally:
+        go.detach()
+        listener.close()
 
 
 def _drop_privileges(spec: ChildSpec) -> None:
@@ -115,7 +134,8 @@ def _restrict_paths(spec: ChildSpec) -> None:
     if spec.filesystem and spec.namespaced:
         writable.append(artifacts.WORKSPACE)
     devices = [f"/dev/{d}" for d in mounts.DEVICES]
-    landlock.restrict(list(spec.readable) + devices, writable, allow_tcp=spec.network)
+    proxy_port = [namespaces.PROXY_ADDRESS[1]] if spec.network else []
+    landlock.restrict(list(spec.readable) + devices, writable, connect_ports=proxy_port)
 
 
 def _filter_syscalls(spec: ChildSpec) -> None:
@@ -171,6 +191,8 @@ def _start(spec: ChildSpec, pipes: ChildPipes) -> None:
     _arm_parent_death()
     os.environ.clear()
     os.environ.update(CHILD_ENV)
+    if spec.network:  # urllib, http.client users, requests, httpx, curl: all through the proxy
+        os.environ.update({name: namespaces.PROXY_URL for name in PROXY_VARIABLES})
 
 
 def _arm_parent_death() -> None:

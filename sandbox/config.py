@@ -16,6 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from sandbox import egress_policy
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_bool, parse_seconds, parse_size
 
@@ -49,7 +50,12 @@ VARIABLES = {
     "SANDBOX_MAX_CODE_SIZE": ("1m", "larger code is refused before any child is spawned"),
     "SANDBOX_FILE_TTL": ("600", "seconds a file a run left under out/ stays readable with resources/read"),
     "SANDBOX_FILE_STORE_SIZE": ("64m", "memory kept for those files, all runs together (the oldest go first)"),
-    "SANDBOX_ENABLE_NETWORK": ("false", "network profile: host network and AF_INET sockets"),
+    "SANDBOX_ENABLE_NETWORK": ("false", "network profile: HTTP(S) out through the server's egress proxy"),
+    "SANDBOX_NETWORK_ALLOW": ("", "network profile: comma list of hosts (example.com), domains (.example.com), "
+                                  "addresses or networks, each with an optional :port; empty = any public "
+                                  "address. Loopback, private and link-local addresses only when named"),
+    "SANDBOX_NETWORK_MAX_CONNECTIONS": ("32", "network profile: connections one execution may open"),
+    "SANDBOX_NETWORK_MAX_BYTES": ("64m", "network profile: bytes one execution may send and receive, together"),
     "SANDBOX_ENABLE_FILESYSTEM": ("false", "filesystem profile: a private writable workspace"),
     "SANDBOX_ENABLE_DATA_SCIENCE": ("false", "data-science profile: numpy, pandas, ... when installed"),
     "SANDBOX_ALLOWED_IMPORTS": ("", "comma list of modules added to the enabled profiles"),
@@ -86,6 +92,9 @@ class Settings:
     file_ttl: float = 600.0
     file_store_size: int = 64 << 20
     enable_network: bool = False
+    network_policy: egress_policy.Policy = egress_policy.Policy()
+    network_max_connections: int = 32
+    network_max_bytes: int = 64 << 20
     enable_filesystem: bool = False
     enable_data_science: bool = False
     extra_imports: tuple[str, ...] = ()
@@ -112,7 +121,8 @@ class Settings:
         for name, (attribute, opens, is_weaker) in WEAKENING.items():
             value = getattr(self, attribute)
             if is_weaker(value):
-                shown = ",".join(sorted(value)) if isinstance(value, (frozenset, tuple)) else value
+                shown = (value.describe() if isinstance(value, egress_policy.Policy)
+                         else ",".join(sorted(value)) if isinstance(value, (frozenset, tuple)) else value)
                 found.append({"setting": name, "value": shown, "source": self.sources.get(name, "default"),
                               "opens": opens})
         return tuple(found)
@@ -132,7 +142,7 @@ class Settings:
         return frozenset(profiles.allowed_modules(self.enabled_profiles, self.extra_imports))
 
     def runner_config(self):
-        from sandbox import profiles
+        from sandbox import egress_proxy, profiles
         from sandbox.runner import RunnerConfig
 
         # Pre-importing the data-science stack in the zygote turns a 1-3 s import into a fork.
@@ -144,6 +154,9 @@ class Settings:
             max_memory=self.max_memory_limit,
             max_output=self.max_output_size,
             network=self.enable_network,
+            network_policy=self.network_policy,
+            network_limits=egress_proxy.Limits(max_connections=self.network_max_connections,
+                                               max_bytes=self.network_max_bytes),
             filesystem=self.enable_filesystem,
             preload=tuple(preload),
             pool_size=self.pool_size,
@@ -212,6 +225,9 @@ def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None, sou
                              "seconds, greater than 0 and at most 86400"),
         file_store_size=read.size("SANDBOX_FILE_STORE_SIZE", Settings.file_store_size, 1 << 20, 4 << 30),
         enable_network=read.boolean("SANDBOX_ENABLE_NETWORK", False),
+        network_policy=read.network_policy("SANDBOX_NETWORK_ALLOW"),
+        network_max_connections=read.integer("SANDBOX_NETWORK_MAX_CONNECTIONS", 32, 1, 10000),
+        network_max_bytes=read.size("SANDBOX_NETWORK_MAX_BYTES", Settings.network_max_bytes, 1 << 10, 64 << 30),
         enable_filesystem=read.boolean("SANDBOX_ENABLE_FILESYSTEM", False),
         enable_data_science=read.boolean("SANDBOX_ENABLE_DATA_SCIENCE", False),
         extra_imports=read.module_list("SANDBOX_ALLOWED_IMPORTS"),
@@ -241,7 +257,9 @@ WEAKENING = {
     "SANDBOX_UNSAFE_DISABLE_LAYERS": ("disabled_layers", "kernel isolation layers switched off", bool),
     "SANDBOX_RESTRICTED_PYTHON": ("restricted_python", "RestrictedPython off: the snippet runs real Python",
                                   lambda on: not on),
-    "SANDBOX_ENABLE_NETWORK": ("enable_network", "network access", bool),
+    "SANDBOX_ENABLE_NETWORK": ("enable_network", "HTTP(S) out through the egress proxy", bool),
+    "SANDBOX_NETWORK_ALLOW": ("network_policy", "loopback, private or link-local addresses named in the network "
+                                                "allow-list", lambda policy: policy.opens_private),
     "SANDBOX_ENABLE_FILESYSTEM": ("enable_filesystem", "a writable workspace and open()", bool),
     "SANDBOX_ENABLE_DATA_SCIENCE": ("enable_data_science",
                                     "numpy, pandas, scipy, sympy, matplotlib (the Python layer is then "
@@ -413,6 +431,16 @@ class _Reader:
         if len(token) < MIN_TOKEN_LENGTH or any(c.isspace() or not c.isprintable() for c in token):
             raise self._fail(name, raw, f"at least {MIN_TOKEN_LENGTH} printable characters without spaces")
         return token
+
+    def network_policy(self, name: str) -> egress_policy.Policy:
+        raw = self._raw(name)
+        if raw is None:
+            return egress_policy.Policy()
+        try:
+            return egress_policy.parse(raw)
+        except egress_policy.PolicyError as exc:
+            raise self._fail(name, raw, f"{exc}; a comma list of example.com, .example.com, 203.0.113.7, "
+                                        "10.0.0.0/8 or [2001:db8::1], each optionally with :port") from None
 
     def host_list(self, name: str) -> tuple[str, ...]:
         raw = self._raw(name)

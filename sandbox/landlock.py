@@ -28,6 +28,7 @@ SYS_landlock_restrict_self = 446
 
 LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
 LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_RULE_NET_PORT = 2
 
 # <linux/landlock.h> filesystem rights
 ACCESS_FS_EXECUTE = 1 << 0
@@ -80,6 +81,11 @@ class _RulesetAttr(ctypes.Structure):
     ]
 
 
+class _NetPortAttr(ctypes.Structure):
+    _pack_ = 1  # packed in the kernel header: 16 bytes
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
+
+
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1  # packed in the kernel header: 12 bytes
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
@@ -111,15 +117,15 @@ def _fs_rights(abi: int) -> int:
     return rights
 
 
-def _ruleset_attr(abi: int, allow_tcp: bool) -> tuple[_RulesetAttr, int]:
+def _ruleset_attr(abi: int) -> tuple[_RulesetAttr, int]:
     """The attribute and the size to pass: older kernels reject fields they
     do not know unless they are left out of the size."""
     attr = _RulesetAttr(handled_access_fs=_fs_rights(abi))
     size = 8
     if abi >= 4:
         size = 16
-        if not allow_tcp:  # handled with no rule: every bind/connect denied
-            attr.handled_access_net = ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP
+        # handled: every bind, and every connect but to the ports given a rule, is denied
+        attr.handled_access_net = ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP
     if abi >= 6:
         size = 24
         attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
@@ -141,11 +147,17 @@ def _add_path_rule(ruleset_fd: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
+def _add_port_rule(ruleset_fd: int, port: int) -> None:
+    rule = _NetPortAttr(allowed_access=ACCESS_NET_CONNECT_TCP, port=port)
+    _syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_NET_PORT, ctypes.addressof(rule), 0)
+
+
 def restrict(read_paths: Iterable[str], write_paths: Iterable[str] = (), *,
-             allow_tcp: bool = False) -> int:
+             connect_ports: Iterable[int] = ()) -> int:
     """Confine the calling process (and its future children) to reading
     beneath ``read_paths`` and reading/writing beneath ``write_paths``; deny
-    TCP bind/connect (ABI >= 4) unless ``allow_tcp``; from ABI 6 on, forbid
+    every TCP bind, and every TCP connect but to ``connect_ports`` (ABI >= 4;
+    the network profile's proxy port); from ABI 6 on, forbid
     signals and abstract unix sockets towards processes outside the domain.
 
     Returns the ABI used (0: Landlock unavailable, nothing done). Paths that do
@@ -156,13 +168,16 @@ def restrict(read_paths: Iterable[str], write_paths: Iterable[str] = (), *,
     if abi == 0:
         return 0
     handled = _fs_rights(abi)
-    attr, size = _ruleset_attr(abi, allow_tcp)
+    attr, size = _ruleset_attr(abi)
     ruleset_fd = _syscall(SYS_landlock_create_ruleset, ctypes.addressof(attr), size, 0)
     try:
         for path in read_paths:
             _add_path_rule(ruleset_fd, os.fspath(path), _READ_RIGHTS & handled)
         for path in write_paths:
             _add_path_rule(ruleset_fd, os.fspath(path), _WRITE_RIGHTS & handled)
+        if abi >= 4:
+            for port in connect_ports:
+                _add_port_rule(ruleset_fd, port)
         set_no_new_privs()
         _syscall(SYS_landlock_restrict_self, ruleset_fd, 0)
     finally:

@@ -41,12 +41,9 @@ def establish(zygote, config: dict):
         if name in disabled:
             report[name] = {"active": False, "detail": "disabled by SANDBOX_UNSAFE_DISABLE_LAYERS"}
 
-    program = None
     if "seccomp" in candidates:
         ok, reason = seccomp.seccomp_status()
-        if ok:
-            program = seccomp.build_filter(allow_inet=network)
-        else:
+        if not ok:
             candidates.remove("seccomp")
             report["seccomp"] = {"active": False, "detail": reason}
     abi = landlock.abi_version()
@@ -57,7 +54,10 @@ def establish(zygote, config: dict):
     # every import path resolved once here, not per execution
     readable = tuple(mounts.readable_paths(network=network))
     for _attempt in range(len(KERNEL_LAYERS) + 1):
-        spec = _spec(config, candidates, program if "seccomp" in candidates else None, readable)
+        # the network profile's sockets only inside a network namespace of the child's own
+        inet = network and "namespaces" in candidates
+        program = seccomp.build_filter(allow_inet=inet) if "seccomp" in candidates else None
+        spec = _spec(config, candidates, program, readable)
         probe = zygote.run_one(spec, {"code": PROBE_CODE, "timeout": 10, "restricted": True,
                                       "allowed_modules": [], "memory_limit": 64 << 20,
                                       "capture_output": True})
@@ -92,7 +92,7 @@ def setup_failure_detail(layer: str, setup_error: dict, sysctl_root: str = "/pro
 def _spec(config: dict, layers, program, readable: tuple) -> child_mod.ChildSpec:
     return child_mod.ChildSpec(
         layers=frozenset(layers),
-        network=bool(config["network"]),
+        network=bool(config["network"]) and "namespaces" in layers,
         host_root=os.geteuid() == 0,
         filesystem=bool(config["filesystem"]),
         workspace_size=int(config["workspace_size"]),
@@ -104,8 +104,10 @@ def _spec(config: dict, layers, program, readable: tuple) -> child_mod.ChildSpec
 
 def _detail(name: str, config: dict, abi: int, program, active) -> str:
     root = os.geteuid() == 0
+    inet = bool(config.get("network")) and "namespaces" in active
     if name == "namespaces":
-        net = "host network (network profile)" if config.get("network") else "an empty network namespace"
+        net = ("a network namespace of its own whose only way out is the egress proxy listening at "
+               f"{namespaces.PROXY_URL}" if config.get("network") else "an empty network namespace")
         return ("user, pid, mount, ipc and uts namespaces and " + net + "; private root with the Python "
                 "installation read-only, an empty size-capped tmpfs /tmp and a fresh /proc")
     if name == "privilege_drop":
@@ -119,11 +121,14 @@ def _detail(name: str, config: dict, abi: int, program, active) -> str:
     if name == "rlimits":
         return "CPU (hard = soft + 1 s), data and address space, file size, open files, processes, core 0, memlock 0"
     if name == "landlock":
-        return f"ABI {abi}: read only the Python installation and system libraries, write only the private /tmp"
+        tcp = (f"TCP connect only to the proxy's port {namespaces.PROXY_ADDRESS[1]}" if inet
+               else "no TCP connect") + ", no TCP bind" if abi >= 4 else "no TCP rules before ABI 4"
+        return (f"ABI {abi}: read only the Python installation and system libraries, write only the "
+                f"private /tmp; {tcp}")
     if name == "seccomp":
         return (f"allow-list filter of {len(program) // 8} BPF instructions: foreign-architecture and x32 "
                 "calls kill, execve/fork/ptrace/mount/unshare/bpf/io_uring/keyctl and more refused, "
-                "unknown calls ENOSYS, sockets " + ("AF_UNIX/INET/INET6" if config.get("network") else "AF_UNIX only"))
+                "unknown calls ENOSYS, sockets " + ("AF_UNIX/INET/INET6" if inet else "AF_UNIX only"))
     return ""
 
 

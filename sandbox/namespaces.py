@@ -1,14 +1,24 @@
 """The namespaces of one execution and the user namespace's id maps.
 
-The fork server clones each child straight into new user, pid, mount, IPC and
-UTS namespaces (and a new, empty network namespace unless the network profile
-is on), then writes the child's id maps from outside: one line mapping
+The fork server clones each child straight into new user, pid, mount, IPC,
+UTS and network namespaces, then writes the child's id maps from outside: one line mapping
 INSIDE_ID to an unprivileged host id. As root that id is
 SANDBOX_ID (nobody), so a sandbox never holds a host uid that owns
 anything; as an ordinary user it is the user's own uid, the only one it may map.
+
+The network namespace is always the child's own, so nothing it binds (TCP,
+UDP, abstract Unix sockets, which belong to the network namespace) can be
+reached from the host or another sandbox. With the network profile on, the
+child brings up its loopback and listens at PROXY_ADDRESS before it drops its
+capabilities; the listening socket goes to the server's egress proxy
+(egress_proxy.py), the only way out.
 """
 
 from __future__ import annotations
+
+import fcntl
+import socket
+import struct
 
 from . import kernel
 
@@ -18,14 +28,31 @@ INSIDE_ID = 1000
 SANDBOX_ID = 65534
 
 
-def clone_flags(*, network: bool) -> int:
-    """The namespaces a child is cloned into; the network one only when the
-    network profile is off (an empty namespace: not even loopback is up)."""
-    flags = (kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS | kernel.CLONE_NEWPID
-             | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS)
-    if not network:
-        flags |= kernel.CLONE_NEWNET
-    return flags
+# Where the snippet reaches the egress proxy, inside its own network namespace.
+PROXY_ADDRESS = ("127.0.0.1", 3128)
+PROXY_URL = f"http://{PROXY_ADDRESS[0]}:{PROXY_ADDRESS[1]}"
+
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
+
+
+def clone_flags() -> int:
+    """The namespaces a child is cloned into: every profile gets its own,
+    empty network namespace (not even loopback is up)."""
+    return (kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS | kernel.CLONE_NEWPID
+            | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS | kernel.CLONE_NEWNET)
+
+
+def open_proxy_listener() -> socket.socket:
+    """In the child's new network namespace, with its capabilities there:
+    bring up loopback and listen at PROXY_ADDRESS, for the proxy outside."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        request = struct.pack("16sH", b"lo", 0)
+        flags = struct.unpack("16sH", fcntl.ioctl(s.fileno(), _SIOCGIFFLAGS, request + bytes(22))[:18])[1]
+        fcntl.ioctl(s.fileno(), _SIOCSIFFLAGS, struct.pack("16sH", b"lo", flags | _IFF_UP) + bytes(22))
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(PROXY_ADDRESS)
+    listener.listen(64)
+    return listener
 
 
 def map_child_ids(pid: int, outer_uid: int, outer_gid: int, *, deny_setgroups: bool) -> None:

@@ -19,7 +19,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from . import outcome, protocol
+from . import egress_policy, egress_proxy, outcome, protocol
 from .layer_names import ALL_LAYERS, KERNEL_LAYERS
 
 HELLO_TIMEOUT = 120.0         # the zygote imports the profile's modules first
@@ -42,6 +42,8 @@ class RunnerConfig:
     disabled_layers: frozenset = frozenset()   # test/diagnostic switch: SANDBOX_UNSAFE_DISABLE_LAYERS
     restricted_python: bool = True             # what get_sandbox_info reports as the default
     workspace_size: int = 64 << 20             # the filesystem profile's /workspace
+    network_policy: egress_policy.Policy = egress_policy.Policy()   # the network profile's allow-list
+    network_limits: egress_proxy.Limits = egress_proxy.Limits()
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class _Zygote:
     pending: dict = field(default_factory=dict)
     task: asyncio.Task | None = None
     alive: bool = True
+    fd_channel: socket.socket | None = None   # network profile: proxy listeners arrive here
 
 
 class Runner:
@@ -80,6 +83,7 @@ class Runner:
         self._layers: dict | None = None
         self._start_lock = asyncio.Lock()
         self._closed = False
+        self._egress: dict[str, egress_proxy.EgressSession] = {}   # by request id
 
     # ---- lifecycle -----------------------------------------------------
     async def start(self) -> None:
@@ -91,6 +95,8 @@ class Runner:
 
     async def _spawn_zygote(self) -> _Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        fds_ours, fds_theirs = (socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                                if self.config.network else (None, None))
         config = {
             "sys_path": _zygote_sys_path(),
             "parent_pid": os.getpid(),
@@ -105,15 +111,23 @@ class Runner:
             "disabled_layers": sorted(self.config.disabled_layers),
             "workspace_size": self.config.workspace_size,
         }
+        passed = [theirs]
+        if fds_theirs is not None:
+            config["fd_channel"] = fds_theirs.fileno()
+            passed.append(fds_theirs)
         try:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=None,
-                pass_fds=(theirs.fileno(),), env=ZYGOTE_ENV, cwd="/", close_fds=True)
+                pass_fds=[s.fileno() for s in passed], env=ZYGOTE_ENV, cwd="/", close_fds=True)
         finally:
-            theirs.close()
+            for s in passed:
+                s.close()
         reader, writer = await asyncio.open_unix_connection(sock=ours)
-        zygote = _Zygote(process=process, reader=reader, writer=writer)
+        zygote = _Zygote(process=process, reader=reader, writer=writer, fd_channel=fds_ours)
+        if fds_ours is not None:
+            fds_ours.setblocking(False)
+            asyncio.get_running_loop().add_reader(fds_ours, self._receive_listener, fds_ours)
         try:
             hello = await asyncio.wait_for(_read_message(reader), HELLO_TIMEOUT)
         except Exception as exc:
@@ -149,6 +163,7 @@ class Runner:
             await zygote.process.wait()
         if zygote.task:
             zygote.task.cancel()
+        _close_fd_channel(zygote)
 
     def layers(self) -> dict:
         if self._layers is None:
@@ -203,14 +218,20 @@ class Runner:
         request_id = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         started = time.monotonic()
+        egress = None
+        if self.config.network and op == "execute":
+            egress = self._egress[request_id] = egress_proxy.EgressSession(
+                self.config.network_policy, self.config.network_limits)
         try:
             zygote = await self._send(request_id, future, op, body, on_output)
         except (ConnectionError, RuntimeError) as exc:
+            await self._end_egress(request_id)
             return _internal_error(request_id, op, f"the fork server is unavailable ({type(exc).__name__})",
                                    time.monotonic() - started)
         try:
             # the zygote enforces the timeout; this only guards against a hung zygote
-            return await asyncio.wait_for(asyncio.shield(future), timeout + 30)
+            result = await asyncio.wait_for(asyncio.shield(future), timeout + 30)
+            return with_network(result, await self._end_egress(request_id)) if egress else result
         except asyncio.CancelledError:
             await self._cancel(zygote, request_id)
             raise
@@ -220,6 +241,30 @@ class Runner:
                                    time.monotonic() - started)
         finally:
             zygote.pending.pop(request_id, None)
+            await self._end_egress(request_id)
+
+    def _receive_listener(self, channel: socket.socket) -> None:
+        """A child's proxy listener, tagged with the id of the execution it runs."""
+        try:
+            message, fds, _flags, _addr = socket.recv_fds(channel, 64, 4)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            message, fds = b"", []
+        if not message and not fds:  # the fork server is gone
+            asyncio.get_running_loop().remove_reader(channel)
+            return
+        listeners = [socket.socket(fileno=fd) for fd in fds]
+        session = self._egress.get(message.decode("ascii", "replace"))
+        if session is None or len(listeners) != 1:
+            for listener in listeners:
+                listener.close()
+            return
+        asyncio.ensure_future(session.start(listeners[0]))
+
+    async def _end_egress(self, request_id: str) -> list:
+        session = self._egress.pop(request_id, None)
+        return await session.close() if session is not None else []
 
     async def _send(self, request_id: str, future, op: str, body: dict, on_output=None) -> _Zygote:
         """Hand the request to a live zygote; one that died since the last
@@ -264,6 +309,7 @@ class Runner:
             pass
         finally:
             zygote.alive = False
+            _close_fd_channel(zygote)
             if not self._closed:
                 print("sandbox: the fork server exited; it will be restarted on the next request",
                       file=sys.stderr, flush=True)
@@ -290,6 +336,29 @@ def _zygote_sys_path() -> list:
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = [package_parent] + [p for p in sys.path if p and os.path.exists(p)]
     return list(dict.fromkeys(os.path.abspath(p) for p in paths))
+
+
+def with_network(result: dict, connections: list) -> dict:
+    """The execution's connections through the egress proxy, each refusal also
+    a security event (seen by the server, not reported by the sandbox)."""
+    result = dict(result)
+    result["network"] = connections
+    refused = [c for c in connections if not c.get("allowed") and c.get("reason")]
+    if refused:
+        result["security_events"] = list(result.get("security_events") or []) + [
+            {"kind": "network_refused", "detail": f"{c['host']}:{c['port']}: {c['reason']}", "source": "server"}
+            for c in refused]
+    return result
+
+
+def _close_fd_channel(zygote: _Zygote) -> None:
+    if zygote.fd_channel is not None:
+        try:
+            asyncio.get_running_loop().remove_reader(zygote.fd_channel)
+        except RuntimeError:
+            pass
+        zygote.fd_channel.close()
+        zygote.fd_channel = None
 
 
 def _internal_error(request_id: str, op: str, message: str, elapsed: float) -> dict:

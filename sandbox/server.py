@@ -25,7 +25,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
-from sandbox import __version__, answers, outcome, profiles, protocol
+from sandbox import __version__, answers, namespaces, outcome, profiles, protocol
 from sandbox.audit import AuditLog
 from sandbox.file_store import URI_PREFIX, FileExpired, FileStore
 from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
@@ -69,6 +69,18 @@ class RefusedFile(BaseModel):
     reason: str
 
 
+class NetworkConnection(BaseModel):
+    host: str = Field(description="the host the snippet asked the egress proxy for")
+    port: int
+    allowed: bool
+    address: str | None = Field(None, description="the address the proxy connected to")
+    method: str | None = Field(None, description='"CONNECT" (HTTPS tunnel) or the HTTP method')
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    milliseconds: int | None = None
+    reason: str | None = Field(None, description="why it was refused or cut")
+
+
 class ImageInfo(BaseModel):
     mime_type: str
 
@@ -102,6 +114,8 @@ class ExecutionResult(BaseModel):
     images_truncated: bool = False
     artifacts_error: str | None = Field(
         None, description="why figures or out/ files could not be collected (the result itself stands)")
+    network: list[NetworkConnection] = Field(
+        default_factory=list, description="connections through the egress proxy (network profile)")
     files_refused: list[RefusedFile] = Field(
         default_factory=list, description="entries under out/ not returned: symbolic links, FIFOs, devices, "
                                           "hard links, names with control characters")
@@ -139,6 +153,7 @@ class ProfileInfo(BaseModel):
     enabled: bool
     switch: str | None = Field(None, description="environment variable that enables this profile")
     modules: list[str] = Field(description="modules of this profile that are importable on this host")
+    detail: str | None = Field(None, description="what the profile opens, when it is more than modules")
 
 
 class TimeoutLimits(BaseModel):
@@ -480,6 +495,7 @@ class SandboxTools:
                 enabled=name in s.enabled_profiles,
                 switch=PROFILE_SWITCHES.get(name),
                 modules=sorted(profiles.profile_modules_available(name)),
+                detail=network_note(s) if name == "network" else None,
             )
         layers = {name: LayerInfo(active=bool(v.get("active")), detail=str(v.get("detail", "")))
                   for name, v in self.runner.layers().items()}
@@ -504,6 +520,14 @@ class SandboxTools:
             layers=layers,
             strongest_isolation_available=bool(layers) and all(layer.active for layer in layers.values()),
         ).model_dump(mode="json")
+
+
+def network_note(s: Settings) -> str:
+    """What the network profile lets a snippet reach, in a few words for the model."""
+    return (f"Network: HTTP and HTTPS only, through the sandbox's proxy ({namespaces.PROXY_URL}, set in "
+            "HTTP_PROXY/HTTPS_PROXY, so urllib.request and requests work unchanged; other sockets reach "
+            f"nothing), to {s.network_policy.describe()} (SANDBOX_NETWORK_ALLOW); at most "
+            f"{s.network_max_connections} connections and {format_size(s.network_max_bytes)} per call.")
 
 
 def normalize_execution(raw: object, execution_id: str) -> tuple[dict, list[dict]]:
@@ -612,7 +636,7 @@ def execute_description(s: Settings) -> str:
         "Run Python in an isolated sandbox; the answer has the printed output (stdout, stderr), the value of "
         "a top-level `result` variable or of the last expression, and any error with its type, line and "
         "what to do. Each call is a fresh process: nothing (variables, imports, files) survives to the next "
-        f"call, so send everything a call needs. {'Network access is enabled.' if s.enable_network else 'There is no network access.'} "
+        f"call, so send everything a call needs. {network_note(s) if s.enable_network else 'There is no network access.'} "
         f"{files_note} Importable modules, by profile: {modules}"
         + (f"; extra: {', '.join(s.extra_imports)}" if s.extra_imports else "")
         + f". Limits: timeout {s.timeout:g} s by default (up to {s.max_timeout:g} s), memory "

@@ -71,6 +71,8 @@ class Child:
     frame_error: str | None = None
     killed: bool = False                 # the zygote sent SIGKILL
     request_unread: int = 0              # request bytes still in the pipe when the child exited
+    go: int | None = None                # network profile: our end of the go channel, until ready
+    listener: int | None = None          # the proxy listener it sent, until handed to the runner
     setup_error: dict | None = None
     status: int | None = None
     rusage: object = None
@@ -98,6 +100,10 @@ class Zygote:
         self.spec: child_mod.ChildSpec | None = None
         self.layer_report: dict = {}
         self.own_pidfd = os.pidfd_open(os.getpid())  # lets a child see us die
+        # network profile: each child's proxy listener goes to the runner here (SCM_RIGHTS)
+        self.fd_channel = socket.socket(fileno=config["fd_channel"]) if "fd_channel" in config else None
+        if self.fd_channel is not None:
+            self.fd_channel.setblocking(False)
 
     # ---- start-up -------------------------------------------------------
     def prepare(self) -> None:
@@ -244,6 +250,8 @@ class Zygote:
         child.deadline = time.monotonic() + timeout
         child.result_cap = min(int(request.get("max_output", self.max_output)), self.max_output)
         child.frames.max_size = protocol.result_frame_cap(child.result_cap)
+        if child.listener is not None:
+            self.hand_listener_over(child)
 
     def take_ready(self) -> Child | None:
         for c in list(self.children.values()):
@@ -277,9 +285,9 @@ class Zygote:
 
     def spawn(self, spec: child_mod.ChildSpec | None = None) -> Child | None:
         spec = spec or self.spec
-        pipes = [os.pipe() for _ in range(5)]  # request, result, stdout, stderr, go
+        pipes = [os.pipe() for _ in range(4)] + [go_channel()]  # request, result, stdout, stderr, go
         (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
-        flags = namespaces.clone_flags(network=spec.network) if spec.namespaced else 0
+        flags = namespaces.clone_flags() if spec.namespaced else 0
         try:
             pid = kernel.clone_process(flags)
         except OSError as exc:
@@ -295,9 +303,13 @@ class Zygote:
             os._exit(child_mod.SETUP_FAILED)  # run never returns
         for fd in (req_r, res_w, out_w, err_w, go_r):
             os.close(fd)
-        self.let_go(pid, spec, go_w)
+        let_go = self.let_go(pid, spec, go_w)
         c = Child(pid=pid, pidfd=os.pidfd_open(pid), result_r=res_r, stdout_r=out_r, stderr_r=err_r,
                   request_w=req_w, started=time.monotonic())
+        if let_go and spec.network:
+            c.go = go_w  # the child sends its proxy listener back on it
+        else:
+            os.close(go_w)
         for fd, kind in ((res_r, "result"), (out_r, "stdout"), (err_r, "stderr")):
             os.set_blocking(fd, False)
             c.open_fds.add(fd)
@@ -308,18 +320,52 @@ class Zygote:
         return c
 
     @staticmethod
-    def let_go(pid: int, spec: child_mod.ChildSpec, go_w: int) -> None:
+    def let_go(pid: int, spec: child_mod.ChildSpec, go_w: int) -> bool:
         """Write the child's id maps, then tell it to go on. If the maps cannot
-        be written, the child reads EOF instead and fails its setup."""
+        be written, the caller closes the channel: the child reads EOF instead
+        and fails its setup."""
         try:
             if spec.namespaced:
                 outer = (namespaces.SANDBOX_ID,) * 2 if spec.host_root else (os.getuid(), os.getgid())
                 namespaces.map_child_ids(pid, *outer, deny_setgroups=not spec.host_root)
             os.write(go_w, b"1")
+            return True
         except OSError as exc:
             log(f"could not map the ids of child {pid}: {exc}")
+            return False
+
+    def take_listener(self, c: Child) -> None:
+        """The network profile's child sent its proxy listener before "ready":
+        it must be waiting on the go channel now, a listening TCP socket."""
+        go, c.go = socket.socket(fileno=c.go), None
+        try:
+            go.setblocking(False)
+            _, fds, _, _ = socket.recv_fds(go, 1, 1)
+        except OSError:
+            fds = []
         finally:
-            os.close(go_w)
+            go.close()
+        for fd in fds[1:]:
+            os.close(fd)
+        if fds and is_listening_tcp(fds[0]):
+            c.listener = fds[0]
+            return
+        if fds:
+            os.close(fds[0])
+        c.setup_error = {"layer": "namespaces", "error": "the child sent no proxy listener"}
+        self.kill(c)
+
+    def hand_listener_over(self, c: Child) -> None:
+        """To the runner, tagged with the execution id: its egress proxy accepts
+        on it for as long as the execution runs."""
+        fd, c.listener = c.listener, None
+        try:
+            if c.report and self.fd_channel is not None:
+                socket.send_fds(self.fd_channel, [str(c.request.get("id", "")).encode()[:64]], [fd])
+        except OSError as exc:
+            log(f"could not hand the proxy listener to the server: {exc}")
+        finally:
+            os.close(fd)
 
     def write_request(self, c: Child) -> None:
         if c.request_w is None:
@@ -371,6 +417,10 @@ class Zygote:
         kind = header.get("kind")
         if kind == "ready" and c.state == "starting" and not payload:
             c.state = "ready"
+            if c.go is not None:
+                self.take_listener(c)
+                if c.listener is None:
+                    return
             if c.request is not None:
                 self.begin_running(c)
         elif kind == "setup_error" and c.state == "starting" and not payload:
@@ -419,6 +469,10 @@ class Zygote:
         self.selector.unregister(c.pidfd)
         os.close(c.pidfd)
         c.status, c.rusage, c.exited_at = status, rusage, time.monotonic()
+        for fd in (c.go, c.listener):
+            if fd is not None:
+                os.close(fd)
+        c.go = c.listener = None
         if c.request_w is not None:
             c.request_unread = unread_bytes(c.request_w) if c.request is not None else 0
             if c.request_w in self.selector.get_map():
@@ -535,6 +589,22 @@ class Zygote:
             self.kill(c)
             os.waitpid(c.pid, 0)
         return c
+
+
+def go_channel() -> tuple[int, int]:
+    """(child's end, zygote's end): a Unix socket pair, so that the child can
+    send a socket back on it."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return theirs.detach(), ours.detach()
+
+
+def is_listening_tcp(fd: int) -> bool:
+    try:
+        with socket.socket(fileno=os.dup(fd)) as s:
+            return (s.family == socket.AF_INET and s.type == socket.SOCK_STREAM
+                    and s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 1)
+    except OSError:
+        return False
 
 
 def unread_bytes(fd: int) -> int:

@@ -25,7 +25,7 @@ def clone_and_report(fn, *, map_ids: bool = True):
     run fn() and return (fn's value or error, the child's wait status)."""
     go_r, go_w = os.pipe()
     out_r, out_w = os.pipe()
-    pid = kernel.clone_process(namespaces.clone_flags(network=False))
+    pid = kernel.clone_process(namespaces.clone_flags())
     if pid == 0:
         try:
             os.close(go_w)
@@ -95,7 +95,7 @@ def unmapped():
 
 def kill_empties_namespace():
     ready_r, ready_w = os.pipe()
-    pid = kernel.clone_process(namespaces.clone_flags(network=False))
+    pid = kernel.clone_process(namespaces.clone_flags())
     if pid == 0:
         try:
             os.close(ready_r)

@@ -184,10 +184,10 @@ def tcp_listener():
         yield srv.getsockname()
 
 
-def tcp_probes(addr, restricted: bool, allow_tcp: bool = False):
+def tcp_probes(addr, restricted: bool, connect_ports=()):
     def child():
         if restricted:
-            landlock.restrict(READ_PREFIXES, allow_tcp=allow_tcp)
+            landlock.restrict(READ_PREFIXES, connect_ports=connect_ports)
 
         def connect():
             with socket.create_connection(addr, timeout=5):
@@ -214,9 +214,15 @@ def test_tcp_denied(tcp_listener):
 
 
 @needs_landlock
-def test_tcp_allowed_on_request(tcp_listener):
-    got = tcp_probes(tcp_listener, restricted=True, allow_tcp=True)
-    assert got == {"connect": "ok", "bind": "ok"}
+def test_tcp_connect_allowed_to_the_named_port_only(tcp_listener):
+    """The network profile's rule: connect to the proxy's port, nothing else, and never bind."""
+    if ABI < 4:
+        pytest.skip("TCP rules need Landlock ABI 4")
+    got = tcp_probes(tcp_listener, restricted=True, connect_ports=[tcp_listener[1]])
+    assert got == {"connect": "ok", "bind": "EACCES"}
+    with socket.create_server(("127.0.0.1", 0)) as other:
+        got = tcp_probes(other.getsockname(), restricted=True, connect_ports=[tcp_listener[1]])
+    assert got == {"connect": "EACCES", "bind": "EACCES"}
 
 
 def scope_probes(abstract_name: bytes, restricted: bool):

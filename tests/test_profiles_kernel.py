@@ -10,6 +10,8 @@ from local_http import serving
 
 from runner_harness import MiB, SyncRunner
 
+from sandbox import egress_policy
+
 
 @pytest.fixture(scope="module")
 def local_http():
@@ -35,7 +37,7 @@ def test_network_off_refuses_even_without_restricted_python(local_http):
 
 
 def test_network_on_reaches_a_local_server(local_http):
-    runner = SyncRunner(network=True)
+    runner = SyncRunner(network=True, network_policy=egress_policy.parse(f"127.0.0.1:{local_http}"))
     try:
         r = runner.run(GET.format(port=local_http), restricted=False)
         assert r["success"] and r["result"] == "hello from the host", r

@@ -20,10 +20,11 @@ HAVE_DATA_SCIENCE = all(importlib.util.find_spec(m) for m in ("numpy", "pandas",
 
 PROFILES = {
     "basic": {},
-    "network": {"SANDBOX_ENABLE_NETWORK": "true"},
+    # loopback is refused unless named: the test server lives there
+    "network": {"SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_NETWORK_ALLOW": "127.0.0.1"},
     "filesystem": {"SANDBOX_ENABLE_FILESYSTEM": "true"},
     "data_science": {"SANDBOX_ENABLE_DATA_SCIENCE": "true"},
-    "all": {"SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_ENABLE_FILESYSTEM": "true",
+    "all": {"SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_NETWORK_ALLOW": "127.0.0.1", "SANDBOX_ENABLE_FILESYSTEM": "true",
             "SANDBOX_ENABLE_DATA_SCIENCE": "true"},
 }
 
@@ -124,7 +125,7 @@ def test_no_profile_opens_a_door_to_the_host(profile, local_http):
 def kernel_only(request):
     env = {"SANDBOX_RESTRICTED_PYTHON": "false"}
     if request.param == "network_on":
-        env["SANDBOX_ENABLE_NETWORK"] = "true"
+        env.update(SANDBOX_ENABLE_NETWORK="true", SANDBOX_NETWORK_ALLOW="127.0.0.1")
     if request.param == "filesystem_on":
         env["SANDBOX_ENABLE_FILESYSTEM"] = "true"
     with blocking_session(env) as server:
@@ -136,10 +137,17 @@ def test_profiles_hold_with_restricted_python_off(kernel_only, local_http):
     connect = ("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ns.settimeout(3)\n"
                f"s.connect(('127.0.0.1', {local_http}))\nresult = 'connected'")
     data, _ = run(server, connect)
+    # even with the network profile: a raw socket reaches nothing, only the proxy goes out
+    assert not data["success"] and "connected" not in str(data.get("result")), data
+    get = ("import urllib.request\n"
+           f"result = urllib.request.urlopen('http://127.0.0.1:{local_http}/', timeout=5).read().decode()")
+    data, _ = run(server, get)
     if name == "network_on":
-        assert data["success"] and data["result"] == "connected", data
+        assert data["success"] and data["result"] == "hello over the network profile", data
+        [connection] = data["network"]
+        assert connection["allowed"] and connection["port"] == local_http and connection["bytes_received"] > 0
     else:
-        assert not data["success"] and "connected" not in str(data.get("result")), data
+        assert not data["success"] and "hello" not in str(data), data
     data, _ = run(server, "open('/tmp/../workspace/probe', 'w').write('x')\nresult = 'wrote'")
     if name == "filesystem_on":
         assert data["success"], data

@@ -1,0 +1,252 @@
+"""The network profile's only way out: an HTTP proxy in the server, one per
+execution, accepting on the listening socket the child opened in its own
+network namespace (namespaces.open_proxy_listener).
+
+It speaks what HTTP_PROXY / HTTPS_PROXY clients send: CONNECT host:port for
+TLS (the tunnel is opaque to us) and absolute-form requests for plain http://
+(forwarded as origin-form with "Connection: close"). Each destination is
+checked by egress_policy on the name asked for, then resolved here and checked
+again on the address this proxy connects to. Everything the child sends is
+hostile: the request head is size- and time-capped, and per execution the
+connections and the bytes in both directions are limited; the execution's own
+timeout ends them all (close()).
+
+A refusal answers 403 with the reason as the status text, so the snippet's
+exception says why ("host not in SANDBOX_NETWORK_ALLOW ...").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+import urllib.parse
+from dataclasses import dataclass
+
+from . import egress_policy
+
+MAX_HEAD = 16 << 10          # request line and headers
+HEAD_TIMEOUT = 10.0          # to send them
+RESOLVE_TIMEOUT = 10.0
+CONNECT_TIMEOUT = 10.0
+CHUNK = 64 << 10
+MAX_RECORDS_EXTRA = 20       # refusals recorded past the connection limit
+_HOP_HEADERS = (b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization", b"te",
+                b"trailer", b"upgrade")
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_connections: int = 32
+    max_bytes: int = 64 << 20       # both directions, all connections of one execution
+
+
+class Refused(Exception):
+    """A request the proxy will not carry out; the message is the reason."""
+
+    def __init__(self, reason: str, status: int = 403):
+        super().__init__(reason)
+        self.status = status
+
+
+class EgressSession:
+    """The proxy of one execution; close() ends it and returns what it did."""
+
+    def __init__(self, policy: egress_policy.Policy, limits: Limits):
+        self.policy = policy
+        self.limits = limits
+        self.records: list[dict] = []
+        self.records_dropped = 0
+        self.connections = 0
+        self.bytes_total = 0
+        self.server: asyncio.AbstractServer | None = None
+        self.tasks: set[asyncio.Task] = set()
+        self.closed = False
+
+    async def start(self, listener: socket.socket) -> None:
+        """Accept on the child's listener. A request the fork server handed to
+        a second child (the first was killed before it ran) brings a second one."""
+        if self.closed:
+            listener.close()
+            return
+        if self.server is not None:
+            self.server.close()
+        listener.setblocking(False)
+        self.server = await asyncio.start_server(self._serve, sock=listener, limit=MAX_HEAD)
+        if self.closed:  # the execution ended while the server was being set up
+            self.server.close()
+
+    async def close(self) -> list[dict]:
+        self.closed = True
+        if self.server is not None:
+            self.server.close()
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.records_dropped:
+            self.records.append({"host": "", "port": 0, "allowed": False, "bytes_sent": 0,
+                                 "bytes_received": 0,
+                                 "reason": f"{self.records_dropped} more refused connections not listed"})
+        return self.records
+
+    # ---- one connection --------------------------------------------------
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self.tasks.add(task)
+        record = {"host": "", "port": 0, "allowed": False, "bytes_sent": 0, "bytes_received": 0}
+        upstream = None
+        started = time.monotonic()
+        try:
+            try:
+                if self.connections >= self.limits.max_connections:
+                    raise Refused(f"connection limit reached ({self.limits.max_connections} per execution)", 429)
+                self.connections += 1
+                method, host, port, head = await self._read_request(reader)
+                record.update(host=host, port=port, method=method)
+                address = await self._destination(host, port)
+                record["address"] = str(address)
+                upstream = await self._connect(address, port)
+            except Refused as refused:
+                record["reason"] = str(refused)
+                await _answer(writer, refused.status, str(refused))
+                return
+            record["allowed"] = True
+            up_reader, up_writer = upstream
+            if method == "CONNECT":
+                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                up_writer.write(head)
+                record["bytes_sent"] += len(head)
+                self.bytes_total += len(head)
+            await self._relay(reader, writer, up_reader, up_writer, record)
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError, OSError):
+            pass
+        finally:
+            record["milliseconds"] = round((time.monotonic() - started) * 1000)
+            self._keep(record)
+            for w in (writer, upstream[1] if upstream else None):
+                if w is not None:
+                    w.close()
+            self.tasks.discard(task)
+
+    def _keep(self, record: dict) -> None:
+        if len(self.records) < self.limits.max_connections + MAX_RECORDS_EXTRA:
+            self.records.append(record)
+        else:
+            self.records_dropped += 1
+
+    async def _read_request(self, reader) -> tuple[str, str, int, bytes]:
+        """(method, host, port, the head to send upstream for plain http)."""
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
+        except asyncio.LimitOverrunError:
+            raise Refused(f"request head larger than {MAX_HEAD} bytes", 431) from None
+        except asyncio.TimeoutError:
+            raise Refused("no complete request head in time", 408) from None
+        line, _, rest = head.partition(b"\r\n")
+        parts = line.split(b" ")
+        if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+            raise Refused("not an HTTP/1.x proxy request", 400)
+        method, target, version = (p.decode("ascii", "replace") for p in parts)
+        if method == "CONNECT":
+            host, port = _host_port(target)
+            return method, host, port, b""
+        url = urllib.parse.urlsplit(target)
+        if url.scheme != "http" or not url.hostname:
+            raise Refused("only http:// URLs go through the proxy as requests; use https:// (CONNECT) for TLS", 400)
+        try:
+            port = url.port or 80
+        except ValueError:
+            raise Refused("bad port in the URL", 400) from None
+        host = _check_host(url.hostname)
+        path = url.path or "/"
+        if url.query:
+            path += "?" + url.query
+        headers = [h for h in rest.split(b"\r\n")
+                   if h and h.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
+        upstream_head = b"\r\n".join([f"{method} {path} {version}".encode("ascii", "replace"), *headers,
+                                      b"Connection: close", b"", b""])
+        return method, host, port, upstream_head
+
+    async def _destination(self, host: str, port: int):
+        """The address to connect to: the first one the policy allows, of those
+        our resolver returned (connect goes to that address, not the name)."""
+        reason = self.policy.refuse_name(host, port)
+        if reason:
+            raise Refused(reason)
+        literal = egress_policy.parse_address(host)
+        if literal is not None:
+            addresses = [literal]
+        else:
+            try:
+                infos = await asyncio.wait_for(asyncio.get_running_loop().getaddrinfo(
+                    host, port, type=socket.SOCK_STREAM), RESOLVE_TIMEOUT)
+            except (OSError, asyncio.TimeoutError) as exc:
+                raise Refused(f"cannot resolve {host}: {exc}", 502) from None
+            addresses = list(dict.fromkeys(egress_policy.parse_address(info[4][0]) for info in infos))
+        refusals = []
+        for address in addresses:
+            why = self.policy.refuse_address(address, port)
+            if why is None:
+                return address
+            refusals.append(why)
+        raise Refused(f"{host} resolves to a refused address: {refusals[0]}" if literal is None else refusals[0])
+
+    async def _connect(self, address, port: int):
+        try:
+            return await asyncio.wait_for(asyncio.open_connection(str(address), port, limit=CHUNK),
+                                          CONNECT_TIMEOUT)
+        except (OSError, asyncio.TimeoutError) as exc:
+            raise Refused(f"cannot connect to {address}:{port}: {type(exc).__name__}", 502) from None
+
+    async def _relay(self, reader, writer, up_reader, up_writer, record: dict) -> None:
+        """Both directions until both ends are done, or until the execution's
+        byte limit: then both are cut."""
+        async def pump(source, sink, key):
+            while data := await source.read(CHUNK):
+                self.bytes_total += len(data)
+                record[key] += len(data)
+                if self.bytes_total > self.limits.max_bytes:
+                    record["reason"] = f"byte limit reached ({self.limits.max_bytes} bytes per execution)"
+                    raise ConnectionAbortedError
+                sink.write(data)
+                await sink.drain()
+            if sink.can_write_eof():
+                sink.write_eof()
+
+        pumps = {asyncio.ensure_future(pump(reader, up_writer, "bytes_sent")),
+                 asyncio.ensure_future(pump(up_reader, writer, "bytes_received"))}
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for task in pumps:
+                task.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+
+
+def _host_port(target: str) -> tuple[str, int]:
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise Refused("CONNECT needs host:port", 400)
+    return _check_host(host.strip("[]")), int(port)
+
+
+def _check_host(host: str) -> str:
+    host = egress_policy.normalise_host(host)
+    if egress_policy.parse_address(host) is None and not (
+            host and len(host) <= 253 and all(c.isalnum() or c in "-._" for c in host) and host.isascii()):
+        raise Refused("not a valid host name", 400)
+    return host
+
+
+async def _answer(writer, status: int, reason: str) -> None:
+    """The refusal, with the reason as status text (what urllib puts in its exception)."""
+    text = "".join(c if c.isprintable() and c.isascii() else "?" for c in reason)[:300]
+    body = f"refused by the sandbox's egress proxy: {text}\n".encode()
+    writer.write(f"HTTP/1.1 {status} {text}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+                 f"Connection: close\r\n\r\n".encode() + body)
+    try:
+        await asyncio.wait_for(writer.drain(), 5)
+    except (ConnectionError, asyncio.TimeoutError):
+        pass
