@@ -30,7 +30,6 @@ HEAD_TIMEOUT = 10.0          # to send them
 RESOLVE_TIMEOUT = 10.0
 CONNECT_TIMEOUT = 10.0
 CHUNK = 64 << 10
-MAX_RECORDS_EXTRA = 20       # refusals recorded past the connection limit
 _HOP_HEADERS = (b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization", b"te",
                 b"trailer", b"upgrade")
 
@@ -55,53 +54,66 @@ class EgressSession:
     def __init__(self, policy: egress_policy.Policy, limits: Limits):
         self.policy = policy
         self.limits = limits
-        self.records: list[dict] = []
-        self.records_dropped = 0
+        self.records: list[dict] = []        # at most max_connections + 1 per listener
         self.connections = 0
         self.bytes_total = 0
-        self.server: asyncio.AbstractServer | None = None
+        self.listeners: list[socket.socket] = []
         self.tasks: set[asyncio.Task] = set()
         self.closed = False
 
-    async def start(self, listener: socket.socket) -> None:
+    def start(self, listener: socket.socket) -> None:
         """Accept on the child's listener. A request the fork server handed to
         a second child (the first was killed before it ran) brings a second one."""
         if self.closed:
             listener.close()
             return
-        if self.server is not None:
-            self.server.close()
         listener.setblocking(False)
-        self.server = await asyncio.start_server(self._serve, sock=listener, limit=MAX_HEAD)
-        if self.closed:  # the execution ended while the server was being set up
-            self.server.close()
+        self.listeners.append(listener)
+        self._spawn(self._accept(listener))
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _accept(self, listener: socket.socket) -> None:
+        """Up to the connection limit; the one after it is told so, and then
+        nothing more is accepted: further connects wait in the child's backlog
+        and cost this server nothing, however hard the snippet tries."""
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                connection, _ = await loop.sock_accept(listener)
+                over = self.connections >= self.limits.max_connections
+                self.connections += 1
+                self._spawn(self._serve(connection, over))
+                if over:
+                    return
+        except OSError:
+            return
 
     async def close(self) -> list[dict]:
         self.closed = True
-        if self.server is not None:
-            self.server.close()
-        for task in list(self.tasks):
+        tasks = list(self.tasks)
+        for task in tasks:
             task.cancel()
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
-        if self.records_dropped:
-            self.records.append({"host": "", "port": 0, "allowed": False, "bytes_sent": 0,
-                                 "bytes_received": 0,
-                                 "reason": f"{self.records_dropped} more refused connections not listed"})
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for listener in self.listeners:
+            listener.close()
         return self.records
 
     # ---- one connection --------------------------------------------------
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        self.tasks.add(task)
+    async def _serve(self, connection: socket.socket, over_limit: bool) -> None:
         record = {"host": "", "port": 0, "allowed": False, "bytes_sent": 0, "bytes_received": 0}
-        upstream = None
+        upstream = writer = None
         started = time.monotonic()
         try:
+            reader, writer = await asyncio.open_connection(sock=connection, limit=MAX_HEAD)
             try:
-                if self.connections >= self.limits.max_connections:
-                    raise Refused(f"connection limit reached ({self.limits.max_connections} per execution)", 429)
-                self.connections += 1
+                if over_limit:
+                    raise Refused(f"connection limit reached ({self.limits.max_connections} per execution); "
+                                  "further connections are not accepted", 429)
                 method, host, port, head = await self._read_request(reader)
                 record.update(host=host, port=port, method=method)
                 address = await self._destination(host, port)
@@ -122,19 +134,16 @@ class EgressSession:
             await self._relay(reader, writer, up_reader, up_writer, record)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError, OSError):
             pass
+        except asyncio.CancelledError:
+            record.setdefault("reason", "the execution ended")  # close(): end quietly
         finally:
             record["milliseconds"] = round((time.monotonic() - started) * 1000)
-            self._keep(record)
+            self.records.append(record)
+            if writer is None:
+                connection.close()
             for w in (writer, upstream[1] if upstream else None):
                 if w is not None:
                     w.close()
-            self.tasks.discard(task)
-
-    def _keep(self, record: dict) -> None:
-        if len(self.records) < self.limits.max_connections + MAX_RECORDS_EXTRA:
-            self.records.append(record)
-        else:
-            self.records_dropped += 1
 
     async def _read_request(self, reader) -> tuple[str, str, int, bytes]:
         """(method, host, port, the head to send upstream for plain http)."""

@@ -41,7 +41,8 @@ def python_paths() -> list[str]:
     cache). Never sys.path as such: it holds the working directory or PYTHONPATH
     entries, and a directory started from can hold a .env with the API token, or
     be / itself."""
-    install = {sysconfig.get_path(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    install = {sysconfig.get_path(key, vars={"base": prefix, "platbase": prefix})
+               for key in ("stdlib", "platstdlib", "purelib", "platlib") for prefix in _prefixes()}
     install.update(site.getsitepackages())
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
     if user_site in sys.path:
@@ -55,6 +56,16 @@ def python_paths() -> list[str]:
         if location and not _inside(location, install):
             imported.add(location)
     return _outermost(p for p in install | imported if not _exposes_too_much(p))
+
+
+def _prefixes() -> set[str]:
+    """This installation, and the virtual environment it runs in: the fork
+    server starts with -I -S, so site never switched sys.prefix to it."""
+    prefixes = {sys.prefix, sys.base_prefix}
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+        prefixes.add(venv)
+    return prefixes
 
 
 def _package_location(module) -> str | None:

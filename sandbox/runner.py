@@ -260,7 +260,7 @@ class Runner:
             for listener in listeners:
                 listener.close()
             return
-        asyncio.ensure_future(session.start(listeners[0]))
+        session.start(listeners[0])
 
     async def _end_egress(self, request_id: str) -> list:
         session = self._egress.pop(request_id, None)

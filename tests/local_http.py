@@ -7,9 +7,7 @@ import http.server
 import threading
 
 
-@contextlib.contextmanager
-def serving(body: bytes):
-    """Serve `body` to every GET; yields the port."""
+def _handler(body: bytes):
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             self.send_response(200)
@@ -20,9 +18,41 @@ def serving(body: bytes):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    return Handler
+
+
+@contextlib.contextmanager
+def serving(body: bytes):
+    """Serve `body` to every GET; yields the port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(body))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server.server_address[1]
+    finally:
+        server.shutdown()
+
+
+@contextlib.contextmanager
+def serving_tls(body: bytes, workdir):
+    """The same over TLS, with a throw-away self-signed certificate for
+    127.0.0.1; yields (port, the certificate as PEM text)."""
+    import shutil
+    import ssl
+    import subprocess
+    if shutil.which("openssl") is None:
+        import pytest
+        pytest.skip("openssl is not installed (apt-get install openssl)")
+    key, cert = str(workdir / "key.pem"), str(workdir / "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(body))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with open(cert) as f:
+            yield server.server_address[1], f.read()
     finally:
         server.shutdown()

@@ -70,8 +70,7 @@ class UnsupportedArchitecture(RuntimeError):
 CLONE_NAMESPACE_FLAGS = 0x7E020080
 CLONE_THREAD = 0x00010000
 
-AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
-NETLINK_ROUTE = 0
+AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 
@@ -172,15 +171,10 @@ def _socket_rule(label: bpf.LabelMaker, allow_inet: bool) -> list:
     allow, refuse = label("sock_allow"), label("sock_refuse")
     block = [bpf.ld_abs(arg_lo(0)), bpf.jeq(AF_UNIX, jt=allow)]
     if allow_inet:
-        # getaddrinfo() opens a NETLINK_ROUTE socket to list local addresses.
-        netlink = label("sock_netlink")
+        # (no netlink: the egress proxy resolves names, the sandbox has nothing to ask)
         block += [
             bpf.jeq(AF_INET, jt=allow),
             bpf.jeq(AF_INET6, jt=allow),
-            bpf.jeq(AF_NETLINK, jt=netlink, jf=refuse),
-            bpf.Label(netlink),
-            bpf.ld_abs(arg_lo(2)),
-            bpf.jeq(NETLINK_ROUTE, jt=allow),
         ]
     return block + [
         bpf.Label(refuse),
@@ -267,8 +261,9 @@ def _sendmsg_rule(label: bpf.LabelMaker, allow_inet: bool) -> list:
     # sendmsg can carry file descriptors (SCM_RIGHTS); fds parked in flight on a
     # socket keep pipes and buffers alive that no rlimit counts. BPF cannot read
     # the control message, so the call goes; plain send()/sendto() stay. The
-    # network profile keeps it: glibc's resolver sends its queries with sendmmsg.
-    return [bpf.ret(ALLOW if allow_inet else EPERM)]
+    # network profile too: names are resolved by the egress proxy, so glibc's
+    # resolver (which sends with sendmmsg) never runs in the sandbox.
+    return [bpf.ret(EPERM)]
 
 
 ARG_RULES = {

@@ -51,15 +51,16 @@ def canaries(workdir):
     host.stop()
 
 
-# "doors" modes: the filesystem and data-science profiles on, with RestrictedPython on
-# ("doors") and off ("norp_doors"). A profile opens only its own door: every case must
+# "doors" modes: the network, filesystem and data-science profiles on, with RestrictedPython
+# on ("doors") and off ("norp_doors"). A profile opens only its own door: every case must
 # still be stopped, except the import sweep's probes of the modules these profiles allow.
-# (The network profile's door is the host network itself; it is tested in
-# tests/test_profiles_mcp.py.)
+# The network profile's door is its egress proxy, with the default policy (public
+# addresses only): the host's listeners, its loopback and metadata addresses stay out of
+# reach (tests/test_egress.py tests the door itself).
 # Without numpy and pandas (the ordinary-user run's environment) the data-science profile
 # cannot be switched on: the server would refuse to start.
 HAVE_DATA_SCIENCE = all(importlib.util.find_spec(m) for m in ("numpy", "pandas"))
-DOORS_ENV = {"SANDBOX_ENABLE_FILESYSTEM": "true",
+DOORS_ENV = {"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_ENABLE_NETWORK": "true",
              **({"SANDBOX_ENABLE_DATA_SCIENCE": "true"} if HAVE_DATA_SCIENCE else {})}
 DOORS_MODES = ("doors", "norp_doors")
 

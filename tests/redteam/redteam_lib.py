@@ -361,6 +361,23 @@ def marker_pid(token: str, code: str) -> "int | None":
     return int(match.group(1))
 
 
+# The sockets the network profile opens (the doors modes): inside the sandbox's own network
+# namespace, whose only way out is the egress proxy. Netlink, raw and packet stay refused.
+NETWORK_PROFILE_SOCKETS = {"AF_UNIX/STREAM", "AF_INET/STREAM", "AF_INET6/STREAM", "AF_INET/DGRAM"}
+
+
+def network_profile_marker(case: dict, token: str) -> bool:
+    """With the network profile on: a case whose premise is the profile being off
+    (network_profile_door says why), or NET-001 with only the families the
+    profile opens."""
+    if case.get("network_profile_door"):
+        return True
+    if case.get("id") != "NET-001" or not token.startswith("ESCAPED:socket_created:"):
+        return False
+    families = token.split(":", 2)[2].split(",")
+    return bool(families) and set(families) <= NETWORK_PROFILE_SOCKETS
+
+
 def norp_marker_tolerated(case: dict, token: str, code: str, sandbox_pid: int) -> "tuple[bool, str]":
     """With RestrictedPython off, may this marker appear? Only when it merely
     proves a Python-level bypass that still runs inside the kernel sandbox."""

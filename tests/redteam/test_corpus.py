@@ -70,7 +70,10 @@ must never happen is an OS-level effect. So:
   the attack by themselves. One documented exception, NET-001: creating an AF_UNIX
   socket is allowed by design (DESIGN.md: seccomp refuses every family but AF_UNIX;
   the empty network and mount namespaces leave it nothing to reach, which NETV-001
-  checks); any other family is a failure.
+  checks); any other family is a failure. In the doors modes (the network profile on)
+  AF_INET/AF_INET6 stream and AF_INET datagram sockets are allowed too: they live in the
+  sandbox's own network namespace, whose only way out is the egress proxy; netlink, raw
+  and packet sockets stay a failure.
 * records with danger resource_exhaustion or crash keep their expected outcome:
   the bound comes from the kernel (rlimits, the fork server's timeout), not from
   RestrictedPython.
@@ -123,7 +126,7 @@ CASES = CORPUS + VARIANTS
 PARAMS = [pytest.param(mode, case, id=f"{mode}-{case['id']}") for mode in ("rp", "norp", "doors", "norp_doors")
           for case in CASES]
 RP_MODES = ("rp", "doors")  # RestrictedPython on: the default profile, and with more profiles on
-DOORS_MODES = ("doors", "norp_doors")  # the filesystem and data-science profiles on
+DOORS_MODES = ("doors", "norp_doors")  # the network, filesystem and data-science profiles on
 
 
 @pytest.fixture(scope="session")
@@ -333,6 +336,8 @@ def check_answer(mode, case, code, data, raw, elapsed, over, timeout, report, sa
 
     # the expected outcome
     assert_outcome = rp or case.get("danger") in ("resource_exhaustion", "crash")
+    if mode in DOORS_MODES and case.get("network_profile_door"):
+        assert_outcome = False  # the profile opens what the case expects refused; host checks still apply
     if assert_outcome and not lib.outcome_ok(case, data, over):
         report.fail(f"error_type {data.get('error_type')!r} (success={data.get('success')}) does not match "
                     f"the expected {lib.expected_outcomes(case)}")
@@ -342,8 +347,13 @@ def check_answer(mode, case, code, data, raw, elapsed, over, timeout, report, sa
     for field_name, secret in lib.host_data_in(data, code, text):
         report.fail(f"host data {secret!r} in {field_name}")
     own_init_ok = "init" in str(canary.get("check", ""))
+    door_opened = False
     for field_name, token in lib.markers_in(data, code, own_init_ok=own_init_ok):
         if case["id"] == "RP-034" and field_name == "stdout":
+            continue
+        if mode in DOORS_MODES and lib.network_profile_marker(case, token):
+            report.notes.append(f"tolerated {token!r}: the network profile's sockets, in its own namespace")
+            door_opened = True
             continue
         if rp:
             report.fail(f"marker {token!r} in {field_name}")
@@ -357,7 +367,7 @@ def check_answer(mode, case, code, data, raw, elapsed, over, timeout, report, sa
         cleaned = lib.strip_echo(json.dumps(data, ensure_ascii=False, default=str), code)
         if own_init_ok:
             cleaned = lib.drop_own_init_lines(lib.strip_echo(data.get("stdout") or "", code))
-        if canary["marker"] in cleaned and rp:
+        if canary["marker"] in cleaned and rp and not door_opened:
             report.fail(f"the canary marker {canary['marker']!r} appears in the answer")
 
 
