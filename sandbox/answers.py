@@ -25,7 +25,12 @@ HINTS = {
     "internal_error": "the sandbox failed, not the code: retry once; if it fails again, tell the operator",
     "invalid_argument": "fix the argument the message names",
     "isolation_unavailable": "call without use_container to run with the layers this host has",
+    "session_not_found": "create a new session with create_session and run everything it needs again",
 }
+SESSION_ENDED = ("the session ended with this error: its state (variables, imports, files) is gone; "
+                 "create a new session with create_session to go on")
+FRESH_CALL = ("each call starts fresh: names from earlier calls do not exist here; send everything this "
+              "call needs, or keep state across calls with create_session")
 
 
 def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
@@ -58,6 +63,13 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
     hint = HINTS.get(error_type)
     if not result.get("success") and hint:
         lines.append("hint: " + hint.format(max_timeout=max_timeout, max_memory=format_size(max_memory)))
+    if result.get("session_ended") and result.get("success"):
+        lines.append(f"the session ended after this call ({result.get('session_end_reason') or 'its process ended'}): "
+                     "its state is gone; create a new session with create_session to go on")
+    elif result.get("session_ended"):
+        lines.append(SESSION_ENDED)
+    elif str(result.get("error") or "").startswith("NameError") and not result.get("session_id"):
+        lines.append("hint: " + FRESH_CALL)
     if not lines:
         lines.append("ok (no output and no result: set `result = ...` or end with an expression to return a value)")
     return "\n".join(lines)

@@ -62,11 +62,11 @@ def _content(name: str, value) -> bytes:
     raise BadInputFile(f"{name}: content must be text or {{\"base64\": ...}}")
 
 
-def collect_output_files() -> tuple[list, bool, list]:
+def collect_output_files(*, remove: bool = False) -> tuple[list, bool, list]:
     """Regular files under workspace/out as (relative path, bytes) pairs, capped in
     number and total size, and the entries refused with the reason: a symbolic link, a
     FIFO, device or socket, a hard link, or a name with control or format characters is
-    never followed or read."""
+    never followed or read. With `remove` (a session) each file returned is deleted."""
     root = os.path.join(WORKSPACE, OUT_DIR)
     found, refused, total = [], [], 0
     if not os.path.isdir(root):
@@ -95,6 +95,8 @@ def collect_output_files() -> tuple[list, bool, list]:
                 return found, True, refused[:MAX_REFUSED_FILES]
             total += len(data)
             found.append((relative, data))
+            if remove:
+                os.unlink(path)
     return found, False, refused[:MAX_REFUSED_FILES]
 
 

@@ -46,6 +46,7 @@ class AuditLog:
         result: dict | None,
         outcome: str | None = None,
         output_sizes: dict | None = None,
+        session_id: str | None = None,
     ) -> None:
         """One record for an execute_code call, then one per connection through the egress proxy
         and one per security event in its result.
@@ -64,6 +65,7 @@ class AuditLog:
                 "allowed_imports": allowed_imports,
                 "limits": {"timeout": timeout, "memory": memory_limit},
                 "use_container": use_container,
+                "session_id": session_id,
                 "outcome": outcome or ("success" if result.get("success") else "error"),
                 "error_type": result.get("error_type"),
                 "cpu_time": _number(result.get("cpu_time")),
@@ -80,6 +82,13 @@ class AuditLog:
             if isinstance(event, dict):
                 self.security(str(event.get("kind", "unknown")), str(event.get("detail", "")), execution_id,
                               source=str(event.get("source", "server")))
+
+    def session(self, session_id: str, event: str, cause: str | None = None) -> None:
+        """A session's creation and its end, with the cause."""
+        if not self.enabled:
+            return
+        self._write({"event": f"session_{event}", "session_id": session_id,
+                     **({"cause": cause[:_MAX_DETAIL]} if cause else {})})
 
     def validation(self, *, execution_id: str, code: str, profiles: list[str], result: dict | None, outcome: str) -> None:
         if not self.enabled:

@@ -175,7 +175,7 @@ def run(spec: ChildSpec, pipes: ChildPipes) -> None:
         _setup_failed("startup", exc)
     _prewarm()
     protocol.write_frame_fd(RESULT_FD, protocol.encode_sectioned({"kind": "ready"}))
-    _serve_one_request(spec, _BASELINE)
+    _serve(spec, _BASELINE)
 
 
 def _start(spec: ChildSpec, pipes: ChildPipes) -> None:
@@ -224,50 +224,71 @@ def _prewarm() -> None:
     restricted.execute(PREWARM_CODE, restricted=True, allowed_modules=frozenset(), stdout=sink, stderr=sink)
 
 
-def _serve_one_request(spec: ChildSpec, baseline) -> None:
-    request = None
-    try:
-        request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)
-        os.close(REQUEST_FD)  # nothing left to read there: don't hand the snippet an fd
-        if "rlimits" in spec.layers:
-            _lower_limits(spec, request, baseline)
-        stdout, stderr = _stream(STDOUT), _stream(STDERR)
-        sys.stdout, sys.stderr = stdout, stderr
-        allowed = frozenset(request.get("allowed_modules", ()))
-        if spec.filesystem and "namespaces" in spec.layers:
-            os.chdir(artifacts.WORKSPACE)
-            try:
-                artifacts.write_input_files(request.get("files") or {})
-                artifacts.make_out_dir()
-            except (artifacts.BadInputFile, OSError) as exc:
-                _write_error("runtime_error", f"invalid input file: {exc}"[:500], request)
-                os._exit(0)
-        if request.get("op") == "validate":
-            reply = restricted.validate(request["code"], restricted=request.get("restricted", True),
-                                        allowed_modules=allowed)
-            frame = protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), **reply})
-        else:
-            reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
-                                       allowed_modules=allowed, stdout=stdout, stderr=stderr,
-                                       open_files=spec.filesystem and "namespaces" in spec.layers)
-            images, files, extra = _artifacts(spec)
-            for stream in (stdout, stderr):
-                try:
-                    stream.flush()
-                except BaseException:  # noqa: BLE001 - a closed or broken stream loses nothing else
-                    pass
-            reply.update(extra, kind="result", nonce=request.get("nonce"))
-            frame = _result_frame(reply, images, files, int(request.get("max_output", 1 << 20)))
-        protocol.write_frame_fd(RESULT_FD, frame)
-        # EOF now, not after the kernel has torn down our address space at exit
-        kernel.close_range_from(STDOUT)
-    except MemoryError:
-        _write_error("memory_limit", "the sandbox ran out of memory while reporting the result",
-                     request)
-    except BaseException as exc:  # noqa: BLE001
-        _write_error("internal_error", f"the sandbox child failed: {type(exc).__name__}",
-                     request)
+def _serve(spec: ChildSpec, baseline) -> None:
+    """One request, or, when the first one opens a session, every request of
+    that session in turn: the globals (and the workspace) stay, the limits are
+    the session's. Any failure ends the process, and with it the session."""
+    session = None
+    stdout, stderr = _stream(STDOUT), _stream(STDERR)
+    while True:
+        request = None
+        try:
+            request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)
+            if not request.get("session"):
+                os.close(REQUEST_FD)  # nothing left to read there: don't hand the snippet an fd
+            elif session is None:
+                session = restricted.SessionState()
+            if "rlimits" in spec.layers:
+                _lower_limits(spec, request, baseline, in_session=session is not None)
+            sys.stdout, sys.stderr = stdout, stderr
+            frame, out_of_memory = _run_request(spec, request, stdout, stderr, session)
+            protocol.write_frame_fd(RESULT_FD, frame)
+            if session is None or out_of_memory:  # a session full up is over: the answer says so
+                # EOF now, not after the kernel has torn down our address space at exit
+                kernel.close_range_from(STDOUT)
+                break
+        except MemoryError:
+            _write_error("memory_limit", "the sandbox ran out of memory while reporting the result",
+                         request)
+            break
+        except BaseException as exc:  # noqa: BLE001
+            _write_error("internal_error", f"the sandbox child failed: {type(exc).__name__}",
+                         request)
+            break
     os._exit(0)
+
+
+def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tuple[bytes, bool]:
+    """The result frame, and whether the run ran out of memory."""
+    allowed = frozenset(request.get("allowed_modules", ()))
+    workspace = spec.filesystem and "namespaces" in spec.layers
+    if workspace:
+        os.chdir(artifacts.WORKSPACE)
+        try:
+            artifacts.write_input_files(request.get("files") or {})
+            artifacts.make_out_dir()
+        except (artifacts.BadInputFile, OSError) as exc:
+            return protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), "success": False,
+                                              "error_type": "runtime_error",
+                                              "error": f"invalid input file: {exc}"[:500]}), False
+    if request.get("op") == "validate":
+        reply = restricted.validate(request["code"], restricted=request.get("restricted", True),
+                                    allowed_modules=allowed)
+        return protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), **reply}), False
+    reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
+                               allowed_modules=allowed, stdout=stdout, stderr=stderr,
+                               open_files=workspace, session=session)
+    images, files, extra = _artifacts(spec, remove_files=session is not None)
+    for stream in (stdout, stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - a closed or broken stream loses nothing else
+            pass
+    out_of_memory = reply.get("error_type") == "memory_limit"
+    reply.update(extra, kind="result", nonce=request.get("nonce"))
+    if session is not None and out_of_memory:
+        reply["session_over"] = True
+    return _result_frame(reply, images, files, int(request.get("max_output", 1 << 20))), out_of_memory
 
 
 def _result_frame(reply: dict, images: list, files: list, max_result: int) -> bytes:
@@ -292,15 +313,16 @@ def _result_frame(reply: dict, images: list, files: list, max_result: int) -> by
     return protocol.encode_sectioned(header, sections)
 
 
-def _artifacts(spec: ChildSpec) -> tuple[list, list, dict]:
+def _artifacts(spec: ChildSpec, *, remove_files: bool) -> tuple[list, list, dict]:
     """Figures and out/ files of the run, and what to say about them; a failure
-    while collecting them never hides the result, and is reported, not dropped."""
+    while collecting them never hides the result, and is reported, not dropped.
+    In a session, out/ files returned are removed: each comes back once."""
     images, files, extra = [], [], {}
     try:
         images, truncated = artifacts.render_figures()
         extra["images_truncated"] = truncated
         if spec.filesystem and "namespaces" in spec.layers:
-            files, truncated, refused = artifacts.collect_output_files()
+            files, truncated, refused = artifacts.collect_output_files(remove=remove_files)
             extra["files_truncated"] = truncated
             if refused:
                 extra["files_refused"] = [{"path": path, "reason": why} for path, why in refused]
@@ -309,13 +331,18 @@ def _artifacts(spec: ChildSpec) -> tuple[list, list, dict]:
     return images, files, extra
 
 
-def _lower_limits(spec: ChildSpec, request: dict, baseline) -> None:
-    """Per-request limits may only go down from the hard limits set in advance."""
+def _lower_limits(spec: ChildSpec, request: dict, baseline, *, in_session: bool) -> None:
+    """Per-request limits may only go down from the hard limits set in advance.
+    In a session CPU time adds up over its calls: each call gets its timeout on
+    top of what the session used so far, up to the hard limit."""
     hard = spec.hard_limits
     timeout = float(request.get("timeout", hard.cpu_seconds))
     memory = int(request.get("memory_limit", hard.memory_bytes))
-    wanted = replace(hard, cpu_seconds=min(hard.cpu_seconds, math.ceil(timeout) + 1),
-                     memory_bytes=min(hard.memory_bytes, memory))
+    cpu = math.ceil(timeout) + 1
+    if in_session:
+        rlimits.allow_more_cpu(cpu)
+        cpu = hard.cpu_seconds
+    wanted = replace(hard, cpu_seconds=min(hard.cpu_seconds, cpu), memory_bytes=min(hard.memory_bytes, memory))
     rlimits.lower_limits(wanted, baseline_data=baseline[0], baseline_as=baseline[1])
 
 

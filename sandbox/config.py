@@ -57,6 +57,9 @@ VARIABLES = {
     "SANDBOX_NETWORK_MAX_CONNECTIONS": ("32", "network profile: connections one execution may open"),
     "SANDBOX_NETWORK_MAX_BYTES": ("64m", "network profile: bytes one execution may send and receive, together"),
     "SANDBOX_ENABLE_FILESYSTEM": ("false", "filesystem profile: a private writable workspace"),
+    "SANDBOX_MAX_SESSIONS": ("4", "sessions (create_session) open at once, each one process; 0 = no sessions"),
+    "SANDBOX_SESSION_TTL": ("600", "seconds a session lives without a call"),
+    "SANDBOX_SESSION_MAX_LIFETIME": ("3600", "seconds a session lives at most (also its CPU time budget)"),
     "SANDBOX_ENABLE_DATA_SCIENCE": ("false", "data-science profile: numpy, pandas, ... when installed"),
     "SANDBOX_ALLOWED_IMPORTS": ("", "comma list of modules added to the enabled profiles"),
     "SANDBOX_RESTRICTED_PYTHON": ("true", "compile snippets with RestrictedPython"),
@@ -96,6 +99,9 @@ class Settings:
     network_max_connections: int = 32
     network_max_bytes: int = 64 << 20
     enable_filesystem: bool = False
+    max_sessions: int = 4
+    session_ttl: float = 600.0
+    session_max_lifetime: float = 3600.0
     enable_data_science: bool = False
     extra_imports: tuple[str, ...] = ()
     restricted_python: bool = True
@@ -163,6 +169,7 @@ class Settings:
             require=self.require,
             disabled_layers=self.disabled_layers,
             restricted_python=self.restricted_python,
+            session_max_lifetime=self.session_max_lifetime,
         )
 
 
@@ -229,6 +236,11 @@ def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None, sou
         network_max_connections=read.integer("SANDBOX_NETWORK_MAX_CONNECTIONS", 32, 1, 10000),
         network_max_bytes=read.size("SANDBOX_NETWORK_MAX_BYTES", Settings.network_max_bytes, 1 << 10, 64 << 30),
         enable_filesystem=read.boolean("SANDBOX_ENABLE_FILESYSTEM", False),
+        max_sessions=read.integer("SANDBOX_MAX_SESSIONS", Settings.max_sessions, 0, 256),
+        session_ttl=read.number("SANDBOX_SESSION_TTL", Settings.session_ttl, 0.0, MAX_TIMEOUT_CEILING,
+                                "seconds, greater than 0 and at most 86400"),
+        session_max_lifetime=read.number("SANDBOX_SESSION_MAX_LIFETIME", Settings.session_max_lifetime, 0.0,
+                                         MAX_TIMEOUT_CEILING, "seconds, greater than 0 and at most 86400"),
         enable_data_science=read.boolean("SANDBOX_ENABLE_DATA_SCIENCE", False),
         extra_imports=read.module_list("SANDBOX_ALLOWED_IMPORTS"),
         restricted_python=read.boolean("SANDBOX_RESTRICTED_PYTHON", True),

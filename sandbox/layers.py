@@ -22,7 +22,8 @@ PROBE_CODE = "result = 6 * 7"
 
 def hard_limits(config: dict) -> rlimits.Limits:
     return rlimits.Limits(
-        cpu_seconds=int(config["max_timeout"]) + 1,
+        # a session's CPU adds up over its calls, each allowed its timeout on top (child.py)
+        cpu_seconds=int(max(config["max_timeout"], config.get("session_max_lifetime", 0))) + 1,
         memory_bytes=int(config["max_memory"]),
         file_size_bytes=rlimits.FILE_SIZE_BYTES,
         open_files=rlimits.OPEN_FILES,

@@ -14,15 +14,21 @@ costs nothing but an error.
 
 The messages, by channel:
   runner -> zygote (control socket, "op"):
-      execute / validate {id, request}; cancel {id}; shutdown
+      execute / validate {id, request, session?}; cancel {id}; shutdown;
+      session_open {id, session}; session_close {session}
   zygote -> runner (control socket, "op" or an answer):
       hello {pid, layers, active} once; output {id, line} (progress, at most 1/s);
-      {id, result} the answer of one request
-  zygote -> child (REQUEST_FD, once): the request {op, nonce, code, timeout, ...}
+      {id, result} the answer of one request (a session's call: with session_ended);
+      session_ended {session, reason} (its process died between calls)
+  zygote -> runner (fd channel, network profile): the child's proxy listener
+      (SCM_RIGHTS), tagged with the request id or "session:" + the session id
+  zygote -> child (REQUEST_FD): the request {op, nonce, session, code, timeout, ...};
+      once, or one per call of a session (session: true keeps the child serving)
   child -> zygote (RESULT_FD, sectioned, "kind"):
-      ready; setup_error {layer, error}; result {nonce, ...; sections}
+      ready; setup_error {layer, error}; result {nonce, ...; sections} per request
   plus the child's stdout and stderr pipes (raw bytes, capped by the zygote) and
-  GO_FD (one byte from the zygote: the id maps are written).
+  GO_FD, a Unix socket pair: one byte from the zygote (the id maps are written),
+  and with the network profile the child's proxy listener back (SCM_RIGHTS).
 """
 
 from __future__ import annotations
@@ -43,11 +49,13 @@ MAX_REQUEST = 64 << 20              # a request to a child (code and input files
 CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the zygote
 
 # Every error_type an answer can carry: a child's result says one of the
-# first seven; the server alone says the last two, before any child runs
+# first seven; the server alone says the last three, before any child runs
 # (invalid_argument: the request itself is malformed; isolation_unavailable:
-# use_container=true on a host that lacks a layer).
+# use_container=true on a host that lacks a layer; session_not_found: the
+# session_id is unknown, closed or expired).
 ERROR_TYPES = ("syntax_error", "security_violation", "runtime_error", "timeout", "memory_limit",
-               "output_limit", "internal_error", "invalid_argument", "isolation_unavailable")
+               "output_limit", "internal_error", "invalid_argument", "isolation_unavailable",
+               "session_not_found")
 CHILD_ERROR_TYPES = frozenset(ERROR_TYPES[:7])
 
 # Caps of the child's result channel (the request's output cap adds to them).

@@ -24,6 +24,7 @@ import collections
 import contextlib
 import dataclasses
 import decimal
+import dis
 import enum
 import functools
 import importlib
@@ -1197,15 +1198,26 @@ def _base_result() -> dict:
             "error_type": None, "line": None, "traceback": None, "security_events": []}
 
 
+class SessionState:
+    """What a session keeps from one call to the next: the globals, and with
+    RestrictedPython the guards' context (the classes the snippet made, its
+    module proxies). Each call gets its own security events."""
+
+    def __init__(self):
+        self.globals: dict | None = None
+        self.context: _Context | None = None
+
+
 def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr,
-            open_files: bool = False) -> dict:
+            open_files: bool = False, session: SessionState | None = None) -> dict:
     """Compile and run ``code``; return the result dict. Never raises. ``open_files``
     (the filesystem profile) gives the snippet an ``open`` builtin; which paths it
-    reaches is decided by the kernel layers (mount namespace and Landlock)."""
+    reaches is decided by the kernel layers (mount namespace and Landlock). With a
+    ``session``, the globals of earlier calls are this call's."""
     events = _Events()
     try:
         return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
-                        open_files)
+                        open_files, session)
     except BaseException as exc:  # noqa: BLE001 - last resort, e.g. MemoryError while reporting
         out = _base_result()
         out["error_type"] = "memory_limit" if isinstance(exc, MemoryError) else "runtime_error"
@@ -1214,7 +1226,7 @@ def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], std
         return out
 
 
-def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False) -> dict:
+def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False, session=None) -> dict:
     out = _base_result()
     out["security_events"] = events.items
     try:
@@ -1226,15 +1238,23 @@ def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False
                    line=exc.line)
         return out
 
-    if restricted:
+    if session is not None and session.globals is not None:
+        glb, ctx = session.globals, session.context
+        if ctx is not None:
+            ctx.allowed, ctx.events = allowed, events
+    elif restricted:
         ctx = _Context(allowed, events)
         glb = _restricted_globals(ctx, stdout)
-        policy = _run_policy(ctx)
         if open_files:
             glb["__builtins__"]["open"] = _path_open
     else:
-        glb = {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
-        policy = contextlib.nullcontext()
+        ctx, glb = None, {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
+    if session is not None:
+        session.globals, session.context = glb, ctx
+    policy = _run_policy(ctx) if ctx is not None else contextlib.nullcontext()
+    # `result` is reported when this call sets it: a session's earlier one stays a variable
+    earlier_result = "result" in glb
+    glb.pop(_LAST_VALUE, None)
 
     failure = None
     # Reporting stays inside the redirect too: encoding the result may run the snippet's
@@ -1245,13 +1265,17 @@ def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False
             exec(code_obj, glb)
         except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included
             failure = exc
-        out["variables"] = _variables(glb)
         if failure is None:
-            value = glb["result"] if "result" in glb else glb.get(_LAST_VALUE)
+            if "result" in glb and (not earlier_result or _stores_result(code_obj)):
+                value = glb["result"]
+            else:
+                value = glb.get(_LAST_VALUE)
             out.update(success=True, result=to_jsonable(value))
         else:
             out.update(_describe_failure(failure, code))
             failure = None  # drop the frames it holds
+        glb.pop(_LAST_VALUE, None)
+        out["variables"] = _variables(glb)
         for stream in (stdout, stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
@@ -1267,6 +1291,12 @@ def _recursion_limit(limit: int | None):
         yield
     finally:
         sys.setrecursionlimit(saved)
+
+
+def _stores_result(code_obj) -> bool:
+    """Whether the snippet's top level assigns `result`."""
+    return any(i.opname in ("STORE_NAME", "STORE_GLOBAL") and i.argval == "result"
+               for i in dis.get_instructions(code_obj))
 
 
 def _variables(glb: dict) -> list[str]:

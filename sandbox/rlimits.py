@@ -23,6 +23,7 @@ RLIMIT_DATA does not count (shared anonymous mappings).
 from __future__ import annotations
 
 import _thread
+import math
 import resource
 from dataclasses import dataclass
 
@@ -115,6 +116,18 @@ def limit_threads() -> None:
 def limit_cpu(seconds: int) -> None:
     # Soft: SIGXCPU, which code may catch; hard: SIGKILL, which it cannot.
     _set(resource.RLIMIT_CPU, seconds, seconds + 1)
+
+
+def allow_more_cpu(seconds: int) -> None:
+    """A session's next call: `seconds` of CPU on top of what the process has
+    used so far (raising the soft limit, never past the hard one, needs no
+    privilege); the hard limit, set once, caps the whole session."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime) + seconds
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard - 1)
+    _set(resource.RLIMIT_CPU, soft, hard)
 
 
 def limit_memory(data_bytes: int, as_bytes: int) -> None:

@@ -44,6 +44,7 @@ class RunnerConfig:
     workspace_size: int = 64 << 20             # the filesystem profile's /workspace
     network_policy: egress_policy.Policy = egress_policy.Policy()   # the network profile's allow-list
     network_limits: egress_proxy.Limits = egress_proxy.Limits()
+    session_max_lifetime: float = 3600.0       # bounds a session's CPU time (its rlimit)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,11 @@ class Runner:
         self._start_lock = asyncio.Lock()
         self._closed = False
         self._egress: dict[str, egress_proxy.EgressSession] = {}   # by request id
+        self._session_listeners: dict[str, socket.socket] = {}      # network profile, by session id
+        self._session_calls: dict[str, str] = {}                    # session id -> request id in flight
+        self._sessions: set[str] = set()                             # open in the current fork server
+        # called with (session id, reason) when a session's process ends between calls
+        self.on_session_ended = None
 
     # ---- lifecycle -----------------------------------------------------
     async def start(self) -> None:
@@ -110,6 +116,7 @@ class Runner:
             "pool_size": self.config.pool_size,
             "disabled_layers": sorted(self.config.disabled_layers),
             "workspace_size": self.config.workspace_size,
+            "session_max_lifetime": self.config.session_max_lifetime,
         }
         passed = [theirs]
         if fds_theirs is not None:
@@ -187,9 +194,11 @@ class Runner:
             raise LayerUnavailable(missing)
 
     # ---- requests -------------------------------------------------------
-    async def execute(self, request: ExecRequest, on_output=None) -> dict:
-        """Run one request; `on_output(line)` gets the last printed line about once a
-        second while it runs (for progress notifications)."""
+    async def execute(self, request: ExecRequest, on_output=None, session: str | None = None) -> dict:
+        """Run one request (in `session`'s process, when given); `on_output(line)` gets
+        the last printed line about once a second while it runs (for progress
+        notifications). A session's answer says whether the session ended with it
+        (`session_ended`)."""
         if request.strict and self._layers is not None:
             # (the server checks first; this holds for any other caller of the runner)
             self._check_required([*KERNEL_LAYERS] + (["restricted_python"] if request.restricted else []))
@@ -204,7 +213,29 @@ class Runner:
         }
         if request.files:
             body["files"] = request.files
-        return await self._call("execute", body, body["timeout"], on_output)
+        return await self._call("execute", body, body["timeout"], on_output, session)
+
+    async def open_session(self, session: str) -> dict:
+        """A process for the session, from the warm pool when one is ready:
+        {"ok": True} or {"ok": False, "error": ...}."""
+        answer = await self._call("session_open", {}, 30.0, session=session)
+        if answer.get("ok") is True:
+            self._sessions.add(session)
+        return answer
+
+    async def close_session(self, session: str) -> None:
+        self._sessions.discard(session)
+        listener = self._session_listeners.pop(session, None)
+        if listener is not None:
+            listener.close()
+        zygote = self._zygote
+        if zygote is None or not zygote.alive:
+            return
+        try:
+            zygote.writer.write(protocol.encode({"op": "session_close", "session": session}))
+            await zygote.writer.drain()
+        except (ConnectionError, RuntimeError):
+            pass
 
     async def validate(self, code: str, *, allowed_modules, restricted: bool = True) -> dict:
         body = {"code": code, "timeout": 10.0, "memory_limit": min(256 << 20, self.config.max_memory),
@@ -212,7 +243,23 @@ class Runner:
                 "capture_output": False, "max_output": 4096}
         return await self._call("validate", body, 10.0)
 
-    async def _call(self, op: str, body: dict, timeout: float, on_output=None) -> dict:
+    async def _call(self, op: str, body: dict, timeout: float, on_output=None, session: str | None = None) -> dict:
+        if session is None or op == "session_open":
+            return await self._exchange(op, body, timeout, on_output, session)
+        try:
+            result = await self._exchange(op, body, timeout, on_output, session)
+        except asyncio.CancelledError:
+            self._session_ended(session, "its call was cancelled")  # (the zygote killed it)
+            raise
+        if result.get("session_ended") is not False:
+            # said so, or a failure of the fork server's (it died, or did not answer)
+            result = {**result, "session_ended": True}
+            self._session_ended(session, None)
+            await self.close_session(session)
+        return result
+
+    async def _exchange(self, op: str, body: dict, timeout: float, on_output=None,
+                        session: str | None = None) -> dict:
         if self._closed:
             raise RuntimeError("the runner is closed")
         request_id = uuid.uuid4().hex
@@ -222,8 +269,12 @@ class Runner:
         if self.config.network and op == "execute":
             egress = self._egress[request_id] = egress_proxy.EgressSession(
                 self.config.network_policy, self.config.network_limits)
+            if session is not None:
+                self._session_calls[session] = request_id
+                if session in self._session_listeners:
+                    egress.start(_duplicate(self._session_listeners[session]))
         try:
-            zygote = await self._send(request_id, future, op, body, on_output)
+            zygote = await self._send(request_id, future, op, body, on_output, session)
         except (ConnectionError, RuntimeError) as exc:
             await self._end_egress(request_id)
             return _internal_error(request_id, op, f"the fork server is unavailable ({type(exc).__name__})",
@@ -241,7 +292,18 @@ class Runner:
                                    time.monotonic() - started)
         finally:
             zygote.pending.pop(request_id, None)
+            if session is not None and self._session_calls.get(session) == request_id:
+                del self._session_calls[session]
             await self._end_egress(request_id)
+
+    def _session_ended(self, session: str, reason: str | None) -> None:
+        """`reason` None: the caller already knows (the answer to its call said so)."""
+        self._sessions.discard(session)
+        listener = self._session_listeners.pop(session, None)
+        if listener is not None:
+            listener.close()
+        if self.on_session_ended is not None and reason is not None:
+            self.on_session_ended(session, reason)
 
     def _receive_listener(self, channel: socket.socket) -> None:
         """A child's proxy listener, tagged with the id of the execution it runs."""
@@ -255,18 +317,33 @@ class Runner:
             asyncio.get_running_loop().remove_reader(channel)
             return
         listeners = [socket.socket(fileno=fd) for fd in fds]
-        session = self._egress.get(message.decode("ascii", "replace"))
+        tag = message.decode("ascii", "replace")
+        if tag.startswith("session:") and len(listeners) == 1:
+            self._keep_session_listener(tag[len("session:"):], listeners[0])
+            return
+        session = self._egress.get(tag)
         if session is None or len(listeners) != 1:
             for listener in listeners:
                 listener.close()
             return
         session.start(listeners[0])
 
+    def _keep_session_listener(self, session: str, listener: socket.socket) -> None:
+        """A session's listener serves each of its calls in turn (a duplicate per call)."""
+        old = self._session_listeners.pop(session, None)
+        if old is not None:
+            old.close()
+        self._session_listeners[session] = listener
+        call = self._egress.get(self._session_calls.get(session, ""))
+        if call is not None:
+            call.start(_duplicate(listener))
+
     async def _end_egress(self, request_id: str) -> list:
         session = self._egress.pop(request_id, None)
         return await session.close() if session is not None else []
 
-    async def _send(self, request_id: str, future, op: str, body: dict, on_output=None) -> _Zygote:
+    async def _send(self, request_id: str, future, op: str, body: dict, on_output=None,
+                    session: str | None = None) -> _Zygote:
         """Hand the request to a live zygote; one that died since the last
         request (its socket refuses the write) is replaced once."""
         for attempt in (1, 2):
@@ -275,7 +352,10 @@ class Runner:
             zygote = self._zygote
             zygote.pending[request_id] = (future, op, on_output)
             try:
-                zygote.writer.write(protocol.encode({"op": op, "id": request_id, "request": body}))
+                message = {"op": op, "id": request_id, "request": body}
+                if session is not None:
+                    message["session"] = session
+                zygote.writer.write(protocol.encode(message))
                 await zygote.writer.drain()
                 return zygote
             except (ConnectionError, RuntimeError):
@@ -296,6 +376,9 @@ class Runner:
         try:
             while True:
                 message = await _read_message(zygote.reader)
+                if message.get("op") == "session_ended":
+                    self._session_ended(str(message.get("session")), str(message.get("reason") or ""))
+                    continue
                 entry = zygote.pending.get(message.get("id"))
                 if entry is None:
                     continue
@@ -316,6 +399,9 @@ class Runner:
             for request_id, (future, op, _on_output) in list(zygote.pending.items()):
                 if not future.done():
                     future.set_result(_internal_error(request_id, op, "the sandbox fork server died", 0.0))
+            busy = set(self._session_calls)  # (their calls' answers say it)
+            for session in list(self._sessions):
+                self._session_ended(session, None if session in busy else "the sandbox fork server died")
             try:
                 zygote.process.kill()
             except ProcessLookupError:
@@ -336,6 +422,10 @@ def _zygote_sys_path() -> list:
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = [package_parent] + [p for p in sys.path if p and os.path.exists(p)]
     return list(dict.fromkeys(os.path.abspath(p) for p in paths))
+
+
+def _duplicate(listener: socket.socket) -> socket.socket:
+    return socket.socket(fileno=os.dup(listener.fileno()))
 
 
 def with_network(result: dict, connections: list) -> dict:

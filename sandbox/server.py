@@ -31,6 +31,7 @@ from sandbox.file_store import URI_PREFIX, FileExpired, FileStore
 from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
 from sandbox.runner import ExecRequest, LayerUnavailable, Runner
+from sandbox.sessions import SessionRefused, Sessions
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +117,9 @@ class ExecutionResult(BaseModel):
         None, description="why figures or out/ files could not be collected (the result itself stands)")
     network: list[NetworkConnection] = Field(
         default_factory=list, description="connections through the egress proxy (network profile)")
+    session_id: str | None = Field(None, description="the session this call ran in")
+    session_ended: bool = Field(False, description="the session ended with this call: its state is gone")
+    session_end_reason: str | None = Field(None, description="why, when the call itself succeeded")
     files_refused: list[RefusedFile] = Field(
         default_factory=list, description="entries under out/ not returned: symbolic links, FIFOs, devices, "
                                           "hard links, names with control characters")
@@ -177,6 +181,27 @@ class Limits(BaseModel):
     max_concurrency: int
 
 
+class SessionLimits(BaseModel):
+    open: int = Field(description="sessions open now")
+    max_sessions: int
+    idle_ttl: float = Field(description="seconds a session lives without a call")
+    max_lifetime: float = Field(description="seconds a session lives at most")
+
+
+class SessionCreated(BaseModel):
+    session_id: str = Field(description="pass it as session_id to execute_code; close it with close_session")
+    expires_in: float = Field(description="seconds until it ends unless used (each call restarts the idle clock)")
+    idle_ttl: float
+    max_lifetime: float
+    profiles: list[str]
+    limits: dict = Field(description="memory_limit (the whole session's), timeout per call (default, max)")
+
+
+class SessionClosed(BaseModel):
+    closed: bool
+    message: str
+
+
 class ServerInfo(BaseModel):
     name: str
     version: str
@@ -209,6 +234,7 @@ class SandboxInfo(BaseModel):
     limits: Limits
     layers: dict[str, LayerInfo]
     strongest_isolation_available: bool = Field(description="whether execute_code(use_container=true) can run here")
+    sessions: SessionLimits
 
 
 # ----------------------------------------------------------------------------- request checks
@@ -343,13 +369,16 @@ class SandboxTools:
         self.files = FileStore(settings.file_store_size, settings.file_ttl)
         # Bounds children running at once; the rest wait here without blocking the loop.
         self.slots = asyncio.Semaphore(settings.max_concurrency)
+        self.sessions = Sessions(runner, audit, max_sessions=settings.max_sessions, ttl=settings.session_ttl,
+                                 max_lifetime=settings.session_max_lifetime)
 
     # --- execute_code
 
     async def execute(self, code, timeout, capture_output, allowed_imports, memory_limit, use_container, files=None,
-                      report_progress=None):
+                      report_progress=None, session_id=None):
         """`report_progress(elapsed, total, message)`: called about once a second for runs
-        longer than a second (a no-op unless the client sent a progressToken)."""
+        longer than a second (a no-op unless the client sent a progressToken). With a
+        `session_id`, the call runs in that session's process, after any call before it."""
         settings = self.settings
         execution_id = uuid.uuid4().hex
         seconds = memory = None
@@ -362,8 +391,12 @@ class SandboxTools:
             modules = narrow_imports(imports, self.allowed, settings)
             if use_container:
                 self._check_every_layer()
+            session = None
+            if session_id is not None:
+                session = self._session(session_id)
+                memory = session.memory_limit  # the process's limit, set when the session was created
         except RequestRefused as refused:
-            return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container)
+            return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container, session_id)
 
         request = ExecRequest(
             code=code,
@@ -382,13 +415,16 @@ class SandboxTools:
             timeout=seconds,
             memory_limit=memory,
             use_container=use_container,
+            session_id=session_id,
         )
         try:
-            async with self.slots:
-                raw = await self._run_with_progress(request, report_progress)
+            async with self._session_turn(session, seconds), self.slots:
+                raw = await self._run_with_progress(request, report_progress, session_id)
+        except RequestRefused as refused:
+            return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container, session_id)
         except LayerUnavailable as exc:
             refused = RequestRefused("isolation_unavailable", describe_missing_layers(exc.missing), "missing_layer")
-            return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container)
+            return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container, session_id)
         except Exception:
             logger.exception("runner failed on execution %s", execution_id)
             raw = outcome.compose(outcome.ChildOutcome(
@@ -403,6 +439,8 @@ class SandboxTools:
         if isinstance(raw, dict) and raw.get("files"):
             raw = dict(raw)
             file_blocks = answers.file_blocks(raw, self.files)
+        if session is not None and isinstance(raw, dict):
+            raw = self._after_session_call(session, raw)
         result, images = normalize_execution(raw, execution_id)
         if not capture_output:
             result["stdout"] = result["stderr"] = ""
@@ -411,9 +449,72 @@ class SandboxTools:
         blocks = answers.image_blocks(images, self.files) + file_blocks
         return tool_result(result, is_error=not result["success"], text=self.answer_text(result), blocks=blocks)
 
-    async def _run_with_progress(self, request: ExecRequest, report_progress) -> dict:
+    # --- sessions
+
+    def _session(self, session_id):
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestRefused("session_not_found", session_gone_message(self.settings))
+        return session
+
+    @asynccontextmanager
+    async def _session_turn(self, session, seconds: float):
+        """One call at a time per session: wait for the one before, within this call's timeout."""
+        if session is None:
+            yield
+            return
+        try:
+            await asyncio.wait_for(session.lock.acquire(), seconds)
+        except asyncio.TimeoutError:
+            raise RequestRefused("timeout", f"the session was busy with another call for this call's whole "
+                                            f"timeout ({seconds:g} s): calls in one session run one at a "
+                                            "time; wait for the other call, or pass a longer timeout") from None
+        try:
+            if self.sessions.get(session.id) is not session:  # ended while this call waited
+                raise RequestRefused("session_not_found", session_gone_message(self.settings))
+            yield
+        finally:
+            session.lock.release()
+
+    def _after_session_call(self, session, raw: dict) -> dict:
+        raw = {**raw, "session_id": session.id}
+        session.last_used = time.monotonic()
+        session.calls += 1
+        if raw.get("session_ended"):
+            cause = f"{raw.get('error_type')}: {raw.get('error')}"[:300]
+            self.sessions.ended_by_call(session.id, cause)
+        return raw
+
+    async def create_session(self, memory_limit) -> CallToolResult:
+        try:
+            memory = check_memory_limit(memory_limit, self.settings)
+            session = await self.sessions.create(memory)
+        except RequestRefused as refused:
+            return tool_result({"error": str(refused), "error_type": refused.error_type}, is_error=True,
+                               text=str(refused))
+        except SessionRefused as refused:
+            return tool_result({"error": str(refused), "error_type": "invalid_argument"}, is_error=True,
+                               text=str(refused))
+        s = self.settings
+        created = SessionCreated(
+            session_id=session.id,
+            expires_in=round(session.expires_in(s.session_ttl, s.session_max_lifetime, time.monotonic()), 1),
+            idle_ttl=s.session_ttl, max_lifetime=s.session_max_lifetime, profiles=list(s.enabled_profiles),
+            limits={"memory_limit": format_size(memory), "memory_limit_bytes": memory,
+                    "timeout": {"default": s.timeout, "max": s.max_timeout}},
+        ).model_dump(mode="json")
+        return tool_result(created)
+
+    async def close_session(self, session_id: str) -> CallToolResult:
+        if await self.sessions.close(session_id):
+            return tool_result(SessionClosed(closed=True, message="the session and its state are gone").model_dump())
+        return tool_result({"closed": False, "message": "unknown or expired session: nothing to close",
+                            "error_type": "session_not_found"}, is_error=True,
+                           text="unknown or expired session: nothing to close")
+
+    async def _run_with_progress(self, request: ExecRequest, report_progress, session_id=None) -> dict:
         if report_progress is None:
-            return await self.runner.execute(request)
+            return await self.runner.execute(request, session=session_id)
         last = {"line": None}
         started = time.monotonic()
 
@@ -428,7 +529,8 @@ class SandboxTools:
 
         ticker = asyncio.ensure_future(tick())
         try:
-            return await self.runner.execute(request, on_output=lambda line: last.update(line=line))
+            return await self.runner.execute(request, on_output=lambda line: last.update(line=line),
+                                             session=session_id)
         finally:
             ticker.cancel()
 
@@ -437,13 +539,15 @@ class SandboxTools:
         if missing:
             raise RequestRefused("isolation_unavailable", describe_missing_layers(missing), "missing_layer")
 
-    def _refuse(self, refused, execution_id, code, imports, seconds, memory, use_container):
+    def _refuse(self, refused, execution_id, code, imports, seconds, memory, use_container, session_id=None):
         result = ExecutionResult(
-            success=False, execution_id=execution_id, error=str(refused), error_type=refused.error_type
+            success=False, execution_id=execution_id, error=str(refused), error_type=refused.error_type,
+            session_id=session_id,
         ).model_dump(mode="json")
         self.audit.execution(
             execution_id=execution_id, code=code, profiles=list(self.settings.enabled_profiles),
             allowed_imports=imports, timeout=seconds, memory_limit=memory, use_container=use_container, result=result,
+            session_id=session_id,
         )
         if refused.security_kind:
             self.audit.security(refused.security_kind, str(refused), execution_id)
@@ -518,8 +622,26 @@ class SandboxTools:
                 max_concurrency=s.max_concurrency,
             ),
             layers=layers,
+            sessions=SessionLimits(open=len(self.sessions.open), max_sessions=s.max_sessions,
+                                   idle_ttl=s.session_ttl, max_lifetime=s.session_max_lifetime),
             strongest_isolation_available=bool(layers) and all(layer.active for layer in layers.values()),
         ).model_dump(mode="json")
+
+
+def session_gone_message(s: Settings) -> str:
+    return ("unknown or expired session: create a new one with create_session (a session ends when closed, "
+            f"after {s.session_ttl:g} s without a call, after {s.session_max_lifetime:g} s at most, or when a "
+            "call in it times out, runs out of memory or crashes; its state is then gone)")
+
+
+def session_note(s: Settings) -> str:
+    return (f"To keep state across calls, call create_session and pass its session_id: the globals (variables, "
+            f"functions, classes, imported modules){' and the workspace' if s.enable_filesystem else ''} survive "
+            f"from call to call in one process; calls in a session run one at a time (a second call waits for "
+            f"the first, within its own timeout). A session ends after {s.session_ttl:g} s without a call, "
+            f"{s.session_max_lifetime:g} s at most, with close_session, or when a call in it times out, runs out "
+            "of memory or crashes: the answer then says session_ended and the state is gone. The session's "
+            "memory_limit is set by create_session and counts everything kept.")
 
 
 def network_note(s: Settings) -> str:
@@ -595,6 +717,7 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
     @asynccontextmanager
     async def lifespan(_server):
         await runner.start()
+        sweeper = asyncio.ensure_future(tools.sessions.run_sweeper())
         try:
             log_layers(runner.layers())
             logger.info(
@@ -604,6 +727,8 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
             )
             yield {}
         finally:
+            sweeper.cancel()
+            await tools.sessions.close_all()
             await runner.aclose()
 
     server = MCPServer(
@@ -611,8 +736,9 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
         version=__version__,
         instructions=(
             "Runs Python snippets in a hardened, isolated child process (namespaces, seccomp, Landlock, "
-            "rlimits, RestrictedPython). Each call starts from a clean state: nothing persists between calls. "
-            "Call get_sandbox_info to see the allowed modules and limits."
+            "rlimits, RestrictedPython). Each call starts from a clean state, unless it passes the "
+            "session_id of a session made with create_session. Call get_sandbox_info to see the allowed "
+            "modules and limits."
         ),
         lifespan=lifespan,
         log_level=settings.log_level.upper(),
@@ -635,8 +761,9 @@ def execute_description(s: Settings) -> str:
     return (
         "Run Python in an isolated sandbox; the answer has the printed output (stdout, stderr), the value of "
         "a top-level `result` variable or of the last expression, and any error with its type, line and "
-        "what to do. Each call is a fresh process: nothing (variables, imports, files) survives to the next "
-        f"call, so send everything a call needs. {network_note(s) if s.enable_network else 'There is no network access.'} "
+        "what to do. Without a session each call is a fresh process: nothing (variables, imports, files) "
+        f"survives to the next call, so send everything a call needs. {session_note(s) if s.max_sessions else ''} "
+        f"{network_note(s) if s.enable_network else 'There is no network access.'} "
         f"{files_note} Importable modules, by profile: {modules}"
         + (f"; extra: {', '.join(s.extra_imports)}" if s.extra_imports else "")
         + f". Limits: timeout {s.timeout:g} s by default (up to {s.max_timeout:g} s), memory "
@@ -685,11 +812,15 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
                               'as {"relative/path": "text"} or {"path": {"base64": "..."}}; files the '
                               "snippet writes under out/ come back in the result"),
         ] = None,
+        session_id: Annotated[str | None, Field(max_length=100, description=(
+            "run in this session (from create_session): the globals of its earlier calls are there; "
+            "memory_limit is then the session's"))] = None,
         ctx: Context = None,
     ) -> Annotated[CallToolResult, ExecutionResult]:
         return await tools.execute(code, timeout, capture_output, allowed_imports, memory_limit, use_container,
                                    files and {name: _file_content(value) for name, value in files.items()},
-                                   report_progress=ctx.report_progress if ctx is not None else None)
+                                   report_progress=ctx.report_progress if ctx is not None else None,
+                                   session_id=session_id)
 
     execute_code.__doc__ = execute_description(s)
 
@@ -699,6 +830,25 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
         """Check Python code against the sandbox's rules (syntax, RestrictedPython policy, allowed
         imports) without running it; returns the problems found, a small analysis and recommendations."""
         return await tools.validate(code)
+
+    async def create_session(
+        memory_limit: Annotated[Any, WithJsonSchema(memory_schema)] = format_size(s.default_memory_limit),
+    ) -> Annotated[CallToolResult, SessionCreated]:
+        return await tools.create_session(memory_limit)
+
+    create_session.__doc__ = (
+        "Start a session: a sandbox process that keeps its globals (variables, functions, classes, imported "
+        f"modules{', and the workspace' if s.enable_filesystem else ''}) from one execute_code call to the "
+        "next. Pass the session_id it returns to execute_code. It ends after "
+        f"{s.session_ttl:g} s without a call, {s.session_max_lifetime:g} s at most, with close_session, or when "
+        "a call in it times out, runs out of memory or crashes (the answer then says session_ended). "
+        f"At most {s.max_sessions} sessions are open at once. memory_limit is the whole session's.")
+
+    async def close_session(
+        session_id: Annotated[str, Field(max_length=100, description="the handle create_session returned")],
+    ) -> Annotated[CallToolResult, SessionClosed]:
+        """End a session now: its process and all its state (variables, files) are gone."""
+        return await tools.close_session(session_id)
 
     async def get_sandbox_info() -> Annotated[CallToolResult, SandboxInfo]:
         """Describe this sandbox: module profiles and the modules each allows, resource limits
@@ -710,6 +860,18 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
         title="Execute Python in the sandbox",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                     open_world_hint=s.enable_network),
+    )
+    server.add_tool(
+        create_session,
+        title="Start a sandbox session (state kept across calls)",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                    open_world_hint=False),
+    )
+    server.add_tool(
+        close_session,
+        title="End a sandbox session",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                    open_world_hint=False),
     )
     server.add_tool(
         validate_code,

@@ -81,6 +81,8 @@ class Child:
     flooded: bool = False
     cancelled: bool = False
     report: bool = True              # False for the start-up probe: nobody awaits it
+    session: str | None = None       # the session this child keeps alive between calls
+    session_end_reason: str | None = None   # why the zygote ended it after a call that succeeded
 
 
 class Zygote:
@@ -196,8 +198,20 @@ class Zygote:
 
     def handle(self, message: dict) -> None:
         op = message.get("op")
-        if op in ("execute", "validate"):
+        if op in ("execute", "validate") and message.get("session"):
+            self.session_call(message)
+        elif op in ("execute", "validate"):
             self.start_request(message)
+        elif op == "session_open":
+            self.open_session(message)
+        elif op == "session_close":
+            for c in self.children.values():
+                if c.session is not None and c.session == message.get("session"):
+                    if c.request is None:
+                        c.report = False  # nobody waits for its end
+                    else:
+                        c.cancelled = True  # the call in flight is answered: cancelled, session ended
+                    self.kill(c)
         elif op == "cancel":
             for c in self.children.values():
                 if c.request is not None and c.request.get("id") == message.get("id") and c.status is None:
@@ -233,15 +247,76 @@ class Zygote:
                 execution_id=message.get("id", ""), op=message.get("op", "execute"),
                 failure="could not create a sandbox process (the host is out of processes or memory)"))})
             return
+        self.assign(child, message)
+
+    def assign(self, child: Child, message: dict, session: bool = False) -> None:
         child.request = message
         child.nonce = secrets.token_hex(16)
         body = dict(message.get("request") or {})
-        body.update(op=message["op"], nonce=child.nonce)
+        body.update(op=message["op"], nonce=child.nonce, session=session)
         child.pending = protocol.encode(body)
         child.dispatched = time.monotonic()
         if child.state == "ready":
             self.begin_running(child)
         self.write_request(child)
+
+    # ---- sessions ---------------------------------------------------------
+    def open_session(self, message: dict) -> None:
+        """A pooled child (or a new one) becomes the session's: it leaves the
+        pool and serves the session's calls until it is closed or dies."""
+        child = self.take_ready() or self.spawn()
+        if child is None:
+            self.send({"id": message.get("id"), "result": {"ok": False, "error": "could not create a sandbox "
+                                                           "process (the host is out of processes or memory)"}})
+            return
+        child.session = str(message.get("session", ""))[:64]
+        self.maybe_hand_listener_over(child)
+        self.send({"id": message.get("id"), "result": {"ok": True}})
+
+    def session_call(self, message: dict) -> None:
+        child = next((c for c in self.children.values() if c.session == message.get("session")
+                      and c.status is None and not c.killed), None)
+        if child is None or child.request is not None:
+            why = "its process is gone" if child is None else "it is running another call"
+            result = outcome.compose(outcome.ChildOutcome(
+                execution_id=message.get("id", ""), op=message.get("op", "execute"),
+                failure=f"the session cannot take this call: {why}"))
+            self.send({"id": message.get("id"), "result": {**result, "session_ended": child is None}})
+            return
+        child.out, child.written_total, child.line_sent = {}, 0, 0.0
+        child.result_frame, child.result_payload, child.frame_error = None, b"", None
+        self.assign(child, message, session=True)
+
+    def end_session_call(self, c: Child) -> None:
+        """The result of a session's call is in: whatever it printed is already
+        in the pipes (the child flushed before writing the result), so it is
+        read now; the child stays, ready for the next call, unless the call
+        left threads running (a session keeps state between calls, not code
+        that runs while nobody waits for it)."""
+        for fd in (c.stdout_r, c.stderr_r):
+            if fd in c.open_fds:
+                self.drain(c, fd)
+        if thread_count(c.pid) != 1:
+            c.session_end_reason = "the call left threads running: a session keeps state, not running code"
+            self.kill(c)
+            return
+        result = outcome.compose(self.outcome_of(c))
+        self.send({"id": c.request.get("id"), "result": {**result, "session_ended": False}})
+        c.request, c.deadline, c.state = None, None, "ready"
+
+    def drain(self, c: Child, fd: int) -> None:
+        kind = "stdout" if fd == c.stdout_r else "stderr"
+        while fd in c.open_fds:
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self.close_fd(c, fd)
+                return
+            self.on_output(c, kind, data)
 
     def begin_running(self, child: Child) -> None:
         child.state = "running"
@@ -250,19 +325,18 @@ class Zygote:
         child.deadline = time.monotonic() + timeout
         child.result_cap = min(int(request.get("max_output", self.max_output)), self.max_output)
         child.frames.max_size = protocol.result_frame_cap(child.result_cap)
-        if child.listener is not None:
-            self.hand_listener_over(child)
+        self.maybe_hand_listener_over(child)
 
     def take_ready(self) -> Child | None:
         for c in list(self.children.values()):
             if c.request is None and c.status is None and self.exited_unnoticed(c):
                 continue  # killed from outside before its exit event was handled
-            if c.state == "ready" and c.request is None and c.status is None:
+            if c.state == "ready" and c.request is None and c.status is None and c.session is None:
                 return c
         # none ready (the pool drains under load): the oldest child still hardening
         # will be ready sooner than a fresh fork; it runs the request once ready
         starting = [c for c in self.children.values()
-                    if c.state == "starting" and c.request is None and c.status is None]
+                    if c.state == "starting" and c.request is None and c.status is None and c.session is None]
         return min(starting, key=lambda c: c.started, default=None)
 
     def exited_unnoticed(self, c: Child) -> bool:
@@ -274,7 +348,8 @@ class Zygote:
     def idle_children(self) -> int:
         """Pooled children not yet given a request (ready, or still hardening)."""
         return sum(1 for c in self.children.values()
-                   if c.request is None and c.status is None and c.state in ("starting", "ready"))
+                   if c.request is None and c.status is None and c.state in ("starting", "ready")
+                   and c.session is None)
 
     def pool_needs_refill(self) -> bool:
         return self.idle_children() < self.pool_size
@@ -355,13 +430,21 @@ class Zygote:
         c.setup_error = {"layer": "namespaces", "error": "the child sent no proxy listener"}
         self.kill(c)
 
-    def hand_listener_over(self, c: Child) -> None:
-        """To the runner, tagged with the execution id: its egress proxy accepts
-        on it for as long as the execution runs."""
+    def maybe_hand_listener_over(self, c: Child) -> None:
+        """To the runner, tagged with the execution id (its egress proxy accepts
+        on it for as long as the execution runs) or the session's."""
+        if c.listener is None:
+            return
+        if c.session is not None:
+            tag = "session:" + c.session
+        elif c.state == "running" or not c.report:
+            tag = str(c.request.get("id", "")) if c.request else ""
+        else:
+            return  # a pooled child: once it has a request
         fd, c.listener = c.listener, None
         try:
             if c.report and self.fd_channel is not None:
-                socket.send_fds(self.fd_channel, [str(c.request.get("id", "")).encode()[:64]], [fd])
+                socket.send_fds(self.fd_channel, [tag.encode()[:80]], [fd])
         except OSError as exc:
             log(f"could not hand the proxy listener to the server: {exc}")
         finally:
@@ -421,6 +504,7 @@ class Zygote:
                 self.take_listener(c)
                 if c.listener is None:
                     return
+                self.maybe_hand_listener_over(c)
             if c.request is not None:
                 self.begin_running(c)
         elif kind == "setup_error" and c.state == "starting" and not payload:
@@ -430,6 +514,9 @@ class Zygote:
                 c.frame_error = "result frame does not carry this execution's nonce"
             else:
                 c.result_frame, c.result_payload = header, bytes(payload)
+            if c.session is not None and c.frame_error is None and not header.get("session_over"):
+                self.end_session_call(c)
+                return
             # the answer goes out once the snippet's processes are gone,
             # whatever the frame says: a forged early reply frees nothing
             self.kill(c)
@@ -448,7 +535,7 @@ class Zygote:
         c.out[stream].feed(data)
         c.written_total += len(data)
         now = time.monotonic()
-        if stream == "stdout" and c.report and now - c.line_sent >= PROGRESS_INTERVAL:
+        if stream == "stdout" and c.report and c.request is not None and now - c.line_sent >= PROGRESS_INTERVAL:
             line = last_line(c.out[stream])
             if line:
                 c.line_sent = now
@@ -499,6 +586,16 @@ class Zygote:
         if c.state == "finished" or c.open_fds or c.status is None:
             return
         c.state = "finished"
+        if c.session is not None and c.report:
+            if c.request is not None:   # the call it was running ended it
+                result = outcome.compose(self.outcome_of(c))
+                if c.session_end_reason:
+                    result["session_end_reason"] = c.session_end_reason
+                self.send({"id": c.request.get("id"), "result": {**result, "session_ended": True}})
+            else:
+                self.send({"op": "session_ended", "session": c.session,
+                           "reason": outcome.compose(self.outcome_of(c, idle=True)).get("error")})
+            return
         if c.request is None or not c.report:
             return  # an idle pooled child died (killed from outside, or failed setup), or a probe
         retries = c.request.get("retries", 0)
@@ -519,14 +616,14 @@ class Zygote:
                 and c.result_frame is None and not c.written_total
                 and (c.request_unread > 0 or time.monotonic() - c.dispatched < 1.0))
 
-    def outcome_of(self, c: Child) -> outcome.ChildOutcome:
-        request = c.request.get("request") or {}
+    def outcome_of(self, c: Child, idle: bool = False) -> outcome.ChildOutcome:
+        request = {} if idle else (c.request.get("request") or {})
         ru = c.rusage
         cpu_time = (ru.ru_utime + ru.ru_stime) if ru else 0.0
         max_rss = (ru.ru_maxrss * 1024) if ru else 0
         return outcome.ChildOutcome(
-            execution_id=c.request.get("id", ""),
-            op=c.request.get("op", "execute"),
+            execution_id="" if idle else c.request.get("id", ""),
+            op="execute" if idle else c.request.get("op", "execute"),
             frame=c.result_frame,
             payload=c.result_payload,
             result_cap=c.result_cap,
@@ -589,6 +686,18 @@ class Zygote:
             self.kill(c)
             os.waitpid(c.pid, 0)
         return c
+
+
+def thread_count(pid: int) -> int:
+    """Threads of a child (its /proc entry; 0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Threads:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def go_channel() -> tuple[int, int]:
