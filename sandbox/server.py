@@ -1,4 +1,4 @@
-"""The MCP face of the sandbox: three tools, their schemas, and the glue that turns
+"""The MCP face of the sandbox: five tools, their schemas, and the glue that turns
 a tool call into a runner request.
 
 No untrusted byte is parsed here: the code is only measured (len, sha256) and

@@ -58,7 +58,7 @@ def test_text_block_shapes():
 
 def test_description_names_every_enabled_profiles_modules_and_the_limits():
     basic = execute_description(Settings())
-    assert "Each call is a fresh process" in basic and "data science:" not in basic
+    assert "Without a session each call is a fresh process" in basic and "create_session" in basic and "data science:" not in basic
     assert "cut to 32k" in basic and "up to 300 s" in basic
     with_ds = execute_description(Settings(enable_data_science=True, enable_filesystem=True))
     if "numpy" in with_ds:  # the libraries are installed here

@@ -203,7 +203,7 @@ def test_http_requires_the_bearer_token():
         assert post(url, {"Authorization": f"Bearer {TOKEN}x"}) == 401
         assert post(url.replace("/mcp", "/anything"), {}) == 401
         tools, result = anyio.run(call_over_http, url, TOKEN)
-        assert tools == {"execute_code", "validate_code", "get_sandbox_info"}
+        assert tools == {"execute_code", "validate_code", "get_sandbox_info", "create_session", "close_session"}
         assert not result.is_error and structured(result)["result"] == 4
 
 

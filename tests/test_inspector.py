@@ -67,7 +67,7 @@ def test_inspector_lists_the_tools(inspector):
     done = inspect(inspector, "--method", "tools/list")
     assert done.returncode == 0, done.stderr
     tools = {tool["name"]: tool for tool in json.loads(done.stdout)["tools"]}
-    assert set(tools) == {"execute_code", "validate_code", "get_sandbox_info"}
+    assert set(tools) == {"execute_code", "validate_code", "get_sandbox_info", "create_session", "close_session"}
     assert "outputSchema" in tools["execute_code"]
 
 
@@ -108,7 +108,7 @@ def test_inspector_over_http_with_the_token_header(inspector):
                               env=server_env(), capture_output=True, text=True, timeout=300, cwd=tempfile.gettempdir())
         assert done.returncode == 0, done.stderr
         assert {tool["name"] for tool in json.loads(done.stdout)["tools"]} == {
-            "execute_code", "validate_code", "get_sandbox_info"}
+            "execute_code", "validate_code", "get_sandbox_info", "create_session", "close_session"}
         refused = subprocess.run([inspector, "--cli", url, "--transport", "http", "--method", "tools/list"],
                                  env=server_env(), capture_output=True, text=True, timeout=300,
                                  cwd=tempfile.gettempdir())

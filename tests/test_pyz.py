@@ -81,7 +81,7 @@ def test_pyz_refuses_bad_configuration(pyz, cache):
 def test_pyz_serves_an_mcp_session(pyz, cache):
     command = [sys.executable, "-I", str(pyz)]
     with blocking_session({"XDG_CACHE_HOME": str(cache)}, command=command) as server:
-        assert set(server.tools) == {"execute_code", "validate_code", "get_sandbox_info"}
+        assert set(server.tools) == {"execute_code", "validate_code", "get_sandbox_info", "create_session", "close_session"}
         data, result = server.call("execute_code", {"code": "import statistics\nresult = statistics.mean([1, 2, 3])"})
         assert not result.is_error and data["result"] == 2
         info, _ = server.call("get_sandbox_info")

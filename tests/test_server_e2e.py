@@ -67,12 +67,13 @@ def all_layers_active(server) -> bool:
 
 
 def test_tools_are_listed_with_input_and_output_schemas(server):
-    assert set(server.tools) == {"execute_code", "validate_code", "get_sandbox_info"}
+    assert set(server.tools) == {"execute_code", "validate_code", "get_sandbox_info", "create_session", "close_session"}
     execute_tool = server.tools["execute_code"]
     properties = execute_tool.input_schema["properties"]
     assert execute_tool.input_schema["required"] == ["code"]
     assert set(properties) == {
-        "code", "timeout", "capture_output", "allowed_imports", "memory_limit", "use_container", "files"
+        "code", "timeout", "capture_output", "allowed_imports", "memory_limit", "use_container", "files",
+        "session_id",
     }
     assert properties["code"]["type"] == "string"
     assert properties["timeout"]["type"] == "number"
@@ -84,7 +85,9 @@ def test_tools_are_listed_with_input_and_output_schemas(server):
     for name, required in {
         "execute_code": {"success", "execution_id"},
         "validate_code": {"validation", "analysis"},
-        "get_sandbox_info": {"server", "profiles", "limits", "layers", "restricted_python"},
+        "get_sandbox_info": {"server", "profiles", "limits", "layers", "restricted_python", "sessions"},
+        "create_session": {"session_id", "expires_in", "profiles", "limits"},
+        "close_session": {"closed", "message"},
     }.items():
         schema = server.tools[name].output_schema
         assert schema["type"] == "object" and required <= set(schema["required"]), (name, schema)

@@ -326,8 +326,10 @@ def _rss(pid: int) -> int:
     return 0
 
 
-def test_kill_9_of_the_server_leaves_no_session_process(tmp_path):
-    with RawServer({"SANDBOX_LOG_LEVEL": "warning"}, cwd=str(tmp_path)) as server:
+@pytest.mark.parametrize("how", ["kill -9", "shutdown"])
+def test_the_servers_end_leaves_no_session_process(tmp_path, how):
+    log = tmp_path / "audit.jsonl"
+    with RawServer({"SANDBOX_LOG_LEVEL": "warning", "SANDBOX_AUDIT_LOG": str(log)}, cwd=str(tmp_path)) as server:
         server.initialize()
         pid = server.process.pid
         for i in range(3):
@@ -341,8 +343,15 @@ def test_kill_9_of_the_server_leaves_no_session_process(tmp_path):
         zygote = zygote_of(pid)
         assert wait_until(lambda: len(all_descendants(zygote)) >= 3, 20)
         tree = {zygote: start_time(zygote), **_tree(pid)}
-        os.kill(pid, signal.SIGKILL)
-        server.process.wait(10)
+        if how == "kill -9":
+            os.kill(pid, signal.SIGKILL)
+            server.process.wait(10)
+        else:
+            server.close()
         time.sleep(1.0)
         survivors = [p for p, started in tree.items() if start_time(p) == started and state_of(p) not in (None, "Z", "X")]
         assert not survivors, survivors
+    if how == "shutdown":   # each session's end is on record
+        ends = [json.loads(line) for line in log.read_text().splitlines() if '"session_ended"' in line]
+        # (the busy one may end first, by its call's cancellation as the client went away)
+        assert len(ends) == 3 and sum(e["cause"] == "server shutdown" for e in ends) >= 2, ends
