@@ -115,6 +115,7 @@ def plan(quick: bool) -> dict:
         "startup_reps": 5,
         "steps_runs": 100,
         "settle_s": 2.0,
+        "lat_modes": 150,
     }
     if not quick:
         return full
@@ -122,7 +123,7 @@ def plan(quick: bool) -> dict:
             "lat_imports": 10, "base_trivial": 10, "base_cpu": 3, "base_imports": 8,
             "inproc_trivial": 300, "inproc_cpu": 3, "inproc_imports": 100, "tp_warm_s": 0.3,
             "tp_window_s": 1.0, "tp_sessions_window_s": 1.0, "runner_tp_window_s": 0.7,
-            "startup_reps": 2, "settle_s": 1.0, "steps_runs": 30}
+            "startup_reps": 2, "settle_s": 1.0, "steps_runs": 30, "lat_modes": 25}
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -683,6 +684,62 @@ def _read_response(proc, want_id: int, deadline: float) -> dict:
     raise TimeoutError(f"no response {want_id} in time")
 
 
+async def bench_modes(p: dict, log) -> dict:
+    """The same trivial call three ways, back-to-back with the pool on: one-shot
+    (the baseline), in a sandbox session (no clone: the process stays), and
+    with the network profile (a network namespace with loopback up and the
+    proxy listener handed over per child); plus a GET through the egress proxy
+    to a server on 127.0.0.1 (allowed by address)."""
+    from local_http import serving
+    from mcp_client import open_session
+    n, warmup = p["lat_modes"], p["warmup"]
+    out: dict = {}
+
+    async def series(server, call):
+        meter = CpuMeter(server.pid, zygote_of(server.pid))
+        return _series_result(*await timed_series(call, n, warmup, meter=meter), pool=POOL, mode="back-to-back")
+
+    async def call_code(server, code, expected, **arguments):
+        data, _ = await server.call("execute_code", {"code": code, **arguments})
+        return bool(data) and data.get("success") is True and data.get("result") == expected, data
+
+    async with mcp_server(POOL) as server:
+        log(f"  one-shot x{n}")
+        out["one_shot"] = await series(server, lambda: mcp_call(server, "trivial"))
+        created, _ = await server.call("create_session", {})
+        handle = created["session_id"]
+        log(f"  session call x{n}")
+        out["session_call"] = await series(server, lambda: call_code(server, SNIPPETS["trivial"], 4,
+                                                                     session_id=handle))
+    with serving(b"proxied") as port:
+        env = {**server_env(POOL), "SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_NETWORK_ALLOW": f"127.0.0.1:{port}"}
+        async with open_session(env, timeout=120.0, start_timeout=120.0) as server:
+            log(f"  network profile, trivial x{n}")
+            out["network_trivial"] = await series(server, lambda: mcp_call(server, "trivial"))
+            get = ("import urllib.request\n"
+                   f"result = urllib.request.urlopen('http://127.0.0.1:{port}/', timeout=5).read().decode()")
+            log(f"  network profile, GET through the proxy x{n}")
+            out["network_get"] = await series(server, lambda: call_code(server, get, "proxied"))
+    return out
+
+
+def render_modes(modes: dict) -> list:
+    base = modes.get("one_shot") or {}
+    lines = [f"one call, four ways (MCP stdio, pool {POOL}, back-to-back; ratios to one-shot):",
+             f"  {'':<34}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms/call':>13}{'p50 x':>8}{'CPU x':>8}"]
+    labels = {"one_shot": "one-shot (the baseline)", "session_call": "a call in a session",
+              "network_trivial": "network profile, trivial", "network_get": "network profile, GET via proxy"}
+    base_cpu = _get(base, "cpu", "cpu_ms_per_call", "ours_total")
+    for key, label in labels.items():
+        r = modes.get(key) or {}
+        cpu = _get(r, "cpu", "cpu_ms_per_call", "ours_total")
+        p50_x = r.get("p50_ms") / base["p50_ms"] if r.get("p50_ms") and base.get("p50_ms") else None
+        cpu_x = cpu / base_cpu if cpu and base_cpu else None
+        lines.append(f"  {label:<34}{_f(r.get('p50_ms')):>9}{_f(r.get('p99_ms')):>9}{_f(cpu):>13}"
+                     f"{_f(p50_x):>8}{_f(cpu_x):>8}")
+    return lines
+
+
 def bench_steps(p: dict, log) -> dict:
     """bench/hardening_steps.py in its own process (it clones, which must not
     happen in this one: asyncio has left threads here)."""
@@ -1002,6 +1059,10 @@ def render(results: dict) -> str:
         w(f"  {'trivial, ' + ours_label:<32}{cells}")
 
     w("")
+    if results.get("modes"):
+        for line in render_modes(results["modes"]):
+            w(line)
+        w("")
     if results.get("steps"):
         sys.path.insert(0, str(ROOT / "bench"))
         import hardening_steps
@@ -1054,7 +1115,7 @@ def render(results: dict) -> str:
 # ----------------------------------------------------------------------------- main
 
 
-SECTIONS = ("runner", "mcp", "sessions", "baselines", "steps", "startup", "memory")
+SECTIONS = ("runner", "mcp", "sessions", "modes", "baselines", "steps", "startup", "memory")
 
 
 def wait_for_quiet(limit_s: float, log) -> None:
@@ -1117,6 +1178,7 @@ def main(argv=None) -> int:
         "sessions": lambda: asyncio.run(bench_mcp_sessions(p, log)),
         "baselines": lambda: bench_baselines(p, log),
         "steps": lambda: bench_steps(p, log),
+        "modes": lambda: asyncio.run(bench_modes(p, log)),
         "startup": lambda: bench_startup(p, log),
         "memory": run_memory,
     }
