@@ -83,6 +83,15 @@ class AuditLog:
                 self.security(str(event.get("kind", "unknown")), str(event.get("detail", "")), execution_id,
                               source=str(event.get("source", "server")))
 
+    def tool_call(self, *, execution_id: str, server: str, tool: str, arguments_sha256: str, ok: bool,
+                  error: str | None, milliseconds: int) -> None:
+        """One code-mode call: which tool, a hash of the arguments (never their values), the outcome."""
+        if not self.enabled:
+            return
+        self._write({"event": "tool_call", "execution_id": execution_id, "server": server[:200], "tool": tool[:200],
+                     "arguments_sha256": arguments_sha256, "ok": ok, "milliseconds": milliseconds,
+                     **({"error": error[:_MAX_DETAIL]} if error else {})})
+
     def session(self, session_id: str, event: str, cause: str | None = None) -> None:
         """A session's creation and its end, with the cause."""
         if not self.enabled:

@@ -26,7 +26,8 @@ import socket
 import sys
 from dataclasses import dataclass, replace
 
-from . import artifacts, cutting, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits, seccomp
+from . import (artifacts, cutting, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits,
+               seccomp, tools_object)
 from .protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, ZYGOTE_FD
 
 SETUP_FAILED = 121  # exit status of a child that could not apply a layer
@@ -234,7 +235,7 @@ def _serve(spec: ChildSpec, baseline) -> None:
         request = None
         try:
             request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)
-            if not request.get("session"):
+            if not request.get("session") and not request.get("tools"):
                 os.close(REQUEST_FD)  # nothing left to read there: don't hand the snippet an fd
             elif session is None:
                 session = restricted.SessionState()
@@ -275,9 +276,13 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
         reply = restricted.validate(request["code"], restricted=request.get("restricted", True),
                                     allowed_modules=allowed)
         return protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), **reply}), False
+    names = None
+    if request.get("tools"):  # code mode: answers to its calls come on the request channel
+        names = {"tools": tools_object.build(request["tools"], str(request.get("nonce"))),
+                 "ToolError": tools_object.ToolError}
     reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
                                allowed_modules=allowed, stdout=stdout, stderr=stderr,
-                               open_files=workspace, session=session)
+                               open_files=workspace, session=session, names=names)
     images, files, extra = _artifacts(spec, remove_files=session is not None)
     for stream in (stdout, stderr):
         try:

@@ -57,6 +57,11 @@ VARIABLES = {
     "SANDBOX_NETWORK_MAX_CONNECTIONS": ("32", "network profile: connections one execution may open"),
     "SANDBOX_NETWORK_MAX_BYTES": ("64m", "network profile: bytes one execution may send and receive, together"),
     "SANDBOX_ENABLE_FILESYSTEM": ("false", "filesystem profile: a private writable workspace"),
+    "SANDBOX_TOOL_SERVERS": ("", 'code mode: a JSON file {"mcpServers": {...}} of MCP servers whose tools snippets '
+                                 "call as tools.<server>.<tool>(...) (see the README)"),
+    "SANDBOX_TOOL_CALL_BUDGET": ("50", "code mode: tool calls one execution may make"),
+    "SANDBOX_TOOL_CALL_TIMEOUT": ("30", "code mode: seconds one tool call may take"),
+    "SANDBOX_TOOL_RESULT_MAX": ("1m", "code mode: bytes one tool call may return to the snippet"),
     "SANDBOX_MAX_SESSIONS": ("4", "sessions (create_session) open at once, each one process; 0 = no sessions"),
     "SANDBOX_SESSION_TTL": ("600", "seconds a session lives without a call"),
     "SANDBOX_SESSION_MAX_LIFETIME": ("3600", "seconds a session lives at most (also its CPU time budget)"),
@@ -99,6 +104,10 @@ class Settings:
     network_max_connections: int = 32
     network_max_bytes: int = 64 << 20
     enable_filesystem: bool = False
+    tool_servers: tuple = ()                 # tool_servers.ToolServer, from SANDBOX_TOOL_SERVERS
+    tool_call_budget: int = 50
+    tool_call_timeout: float = 30.0
+    tool_result_max: int = 1 << 20
     max_sessions: int = 4
     session_ttl: float = 600.0
     session_max_lifetime: float = 3600.0
@@ -128,7 +137,8 @@ class Settings:
             value = getattr(self, attribute)
             if is_weaker(value):
                 shown = (value.describe() if isinstance(value, egress_policy.Policy)
-                         else ",".join(sorted(value)) if isinstance(value, (frozenset, tuple)) else value)
+                         else ",".join(sorted(getattr(v, "name", v) for v in value))
+                         if isinstance(value, (frozenset, tuple)) else value)
                 found.append({"setting": name, "value": shown, "source": self.sources.get(name, "default"),
                               "opens": opens})
         return tuple(found)
@@ -236,6 +246,11 @@ def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None, sou
         network_max_connections=read.integer("SANDBOX_NETWORK_MAX_CONNECTIONS", 32, 1, 10000),
         network_max_bytes=read.size("SANDBOX_NETWORK_MAX_BYTES", Settings.network_max_bytes, 1 << 10, 64 << 30),
         enable_filesystem=read.boolean("SANDBOX_ENABLE_FILESYSTEM", False),
+        tool_servers=read.tool_servers("SANDBOX_TOOL_SERVERS"),
+        tool_call_budget=read.integer("SANDBOX_TOOL_CALL_BUDGET", Settings.tool_call_budget, 1, 10000),
+        tool_call_timeout=read.number("SANDBOX_TOOL_CALL_TIMEOUT", Settings.tool_call_timeout, 0.0, 3600.0,
+                                      "seconds, greater than 0 and at most 3600"),
+        tool_result_max=read.size("SANDBOX_TOOL_RESULT_MAX", Settings.tool_result_max, 1 << 10, 16 << 20),
         max_sessions=read.integer("SANDBOX_MAX_SESSIONS", Settings.max_sessions, 0, 256),
         session_ttl=read.number("SANDBOX_SESSION_TTL", Settings.session_ttl, 0.0, MAX_TIMEOUT_CEILING,
                                 "seconds, greater than 0 and at most 86400"),
@@ -270,6 +285,7 @@ WEAKENING = {
     "SANDBOX_RESTRICTED_PYTHON": ("restricted_python", "RestrictedPython off: the snippet runs real Python",
                                   lambda on: not on),
     "SANDBOX_ENABLE_NETWORK": ("enable_network", "HTTP(S) out through the egress proxy", bool),
+    "SANDBOX_TOOL_SERVERS": ("tool_servers", "other MCP servers' tools callable from snippets (code mode)", bool),
     "SANDBOX_NETWORK_ALLOW": ("network_policy", "loopback, private or link-local addresses named in the network "
                                                 "allow-list", lambda policy: policy.opens_private),
     "SANDBOX_ENABLE_FILESYSTEM": ("enable_filesystem", "a writable workspace and open()", bool),
@@ -443,6 +459,17 @@ class _Reader:
         if len(token) < MIN_TOKEN_LENGTH or any(c.isspace() or not c.isprintable() for c in token):
             raise self._fail(name, raw, f"at least {MIN_TOKEN_LENGTH} printable characters without spaces")
         return token
+
+    def tool_servers(self, name: str) -> tuple:
+        raw = self._raw(name)
+        if raw is None:
+            return ()
+        from sandbox import tool_servers
+        try:
+            return tool_servers.load(raw.strip())
+        except tool_servers.ToolServersError as exc:
+            raise self._fail(name, raw, f"{exc}; a readable JSON file in the desktop clients' format, "
+                                        '{"mcpServers": {"name": {"command": ..., "args": [...]}}}') from None
 
     def network_policy(self, name: str) -> egress_policy.Policy:
         raw = self._raw(name)

@@ -1209,15 +1209,16 @@ class SessionState:
 
 
 def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr,
-            open_files: bool = False, session: SessionState | None = None) -> dict:
+            open_files: bool = False, session: SessionState | None = None, names: dict | None = None) -> dict:
     """Compile and run ``code``; return the result dict. Never raises. ``open_files``
     (the filesystem profile) gives the snippet an ``open`` builtin; which paths it
     reaches is decided by the kernel layers (mount namespace and Landlock). With a
-    ``session``, the globals of earlier calls are this call's."""
+    ``session``, the globals of earlier calls are this call's. ``names`` are put in
+    the globals (code mode's `tools` and `ToolError`)."""
     events = _Events()
     try:
         return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
-                        open_files, session)
+                        open_files, session, names)
     except BaseException as exc:  # noqa: BLE001 - last resort, e.g. MemoryError while reporting
         out = _base_result()
         out["error_type"] = "memory_limit" if isinstance(exc, MemoryError) else "runtime_error"
@@ -1226,7 +1227,8 @@ def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], std
         return out
 
 
-def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False, session=None) -> dict:
+def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False, session=None,
+             names=None) -> dict:
     out = _base_result()
     out["security_events"] = events.items
     try:
@@ -1251,6 +1253,7 @@ def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False
         ctx, glb = None, {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
     if session is not None:
         session.globals, session.context = glb, ctx
+    glb.update(names or {})
     policy = _run_policy(ctx) if ctx is not None else contextlib.nullcontext()
     # `result` is reported when this call sets it: a session's earlier one stays a variable
     earlier_result = "result" in glb

@@ -19,7 +19,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from . import egress_policy, egress_proxy, outcome, protocol
+from . import egress_policy, egress_proxy, outcome, protocol, tool_calls
 from .layer_names import ALL_LAYERS, KERNEL_LAYERS
 
 HELLO_TIMEOUT = 120.0         # the zygote imports the profile's modules first
@@ -57,6 +57,8 @@ class ExecRequest:
     capture_output: bool = True
     strict: bool = False
     files: dict | None = None          # filesystem profile: {relative path: text | {"base64": ...}}
+    tools: dict | None = None          # code mode: {server: {tool: doc}} the snippet may call
+    execution_id: str = ""             # for the audit records of its tool calls
 
 
 class LayerUnavailable(RuntimeError):
@@ -90,6 +92,11 @@ class Runner:
         self._sessions: set[str] = set()                             # open in the current fork server
         # called with (session id, reason) when a session's process ends between calls
         self.on_session_ended = None
+        # code mode: the upstream registry, the limits of one execution's calls, the audit log
+        self.tool_registry = None
+        self.tool_limits = tool_calls.Limits()
+        self.audit = None
+        self._tool_sessions: dict[str, tool_calls.ToolSession] = {}   # by request id
 
     # ---- lifecycle -----------------------------------------------------
     async def start(self) -> None:
@@ -213,6 +220,9 @@ class Runner:
         }
         if request.files:
             body["files"] = request.files
+        if request.tools and self.tool_registry is not None:
+            body["tools"] = request.tools
+            body["execution_id"] = request.execution_id
         return await self._call("execute", body, body["timeout"], on_output, session)
 
     async def open_session(self, session: str) -> dict:
@@ -265,6 +275,9 @@ class Runner:
         request_id = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         started = time.monotonic()
+        if body.get("tools"):
+            self._tool_sessions[request_id] = tool_calls.ToolSession(
+                self.tool_registry, self.tool_limits, self.audit, body.pop("execution_id", ""))
         egress = None
         if self.config.network and op == "execute":
             egress = self._egress[request_id] = egress_proxy.EgressSession(
@@ -282,6 +295,8 @@ class Runner:
         try:
             # the zygote enforces the timeout; this only guards against a hung zygote
             result = await asyncio.wait_for(asyncio.shield(future), timeout + 30)
+            if request_id in self._tool_sessions:
+                result = with_tool_calls(result, *await self._tool_sessions.pop(request_id).close())
             return with_network(result, await self._end_egress(request_id)) if egress else result
         except asyncio.CancelledError:
             await self._cancel(zygote, request_id)
@@ -292,9 +307,30 @@ class Runner:
                                    time.monotonic() - started)
         finally:
             zygote.pending.pop(request_id, None)
+            calls = self._tool_sessions.pop(request_id, None)
+            if calls is not None:
+                await calls.close()
             if session is not None and self._session_calls.get(session) == request_id:
                 del self._session_calls[session]
             await self._end_egress(request_id)
+
+    def _tool_call(self, zygote: _Zygote, request_id: str, call: dict) -> None:
+        """Code mode: check and perform a snippet's call, then send the answer back
+        to its child; a call for an execution that has ended is dropped."""
+        calls = self._tool_sessions.get(request_id)
+        if calls is None:
+            return
+
+        async def perform() -> None:
+            answer = await calls.call(call)
+            try:
+                zygote.writer.write(protocol.encode({"op": "tool_result", "id": request_id,
+                                                     "call_id": call.get("call_id"), "answer": answer}))
+                await zygote.writer.drain()
+            except (ConnectionError, RuntimeError):
+                pass
+
+        calls.spawn(perform())
 
     def _session_ended(self, session: str, reason: str | None) -> None:
         """`reason` None: the caller already knows (the answer to its call said so)."""
@@ -379,6 +415,9 @@ class Runner:
                 if message.get("op") == "session_ended":
                     self._session_ended(str(message.get("session")), str(message.get("reason") or ""))
                     continue
+                if message.get("op") == "tool_call":
+                    self._tool_call(zygote, str(message.get("id")), message.get("call") or {})
+                    continue
                 entry = zygote.pending.get(message.get("id"))
                 if entry is None:
                     continue
@@ -422,6 +461,15 @@ def _zygote_sys_path() -> list:
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = [package_parent] + [p for p in sys.path if p and os.path.exists(p)]
     return list(dict.fromkeys(os.path.abspath(p) for p in paths))
+
+
+def with_tool_calls(result: dict, calls: list, events: list) -> dict:
+    """The execution's tool calls, and the refused ones as security events seen by the server."""
+    result = dict(result)
+    result["tool_calls"] = calls
+    if events:
+        result["security_events"] = list(result.get("security_events") or []) + events
+    return result
 
 
 def _duplicate(listener: socket.socket) -> socket.socket:

@@ -32,6 +32,7 @@ from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Sett
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
 from sandbox.runner import ExecRequest, LayerUnavailable, Runner
 from sandbox.sessions import SessionRefused, Sessions
+from sandbox import tool_calls, upstreams
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +83,14 @@ class NetworkConnection(BaseModel):
     reason: str | None = Field(None, description="why it was refused or cut")
 
 
+class ToolCall(BaseModel):
+    server: str
+    tool: str
+    ok: bool
+    milliseconds: int = 0
+    error: str | None = None
+
+
 class ImageInfo(BaseModel):
     mime_type: str
 
@@ -117,6 +126,8 @@ class ExecutionResult(BaseModel):
         None, description="why figures or out/ files could not be collected (the result itself stands)")
     network: list[NetworkConnection] = Field(
         default_factory=list, description="connections through the egress proxy (network profile)")
+    tool_calls: list[ToolCall] = Field(
+        default_factory=list, description="calls the snippet made through `tools` (code mode)")
     session_id: str | None = Field(None, description="the session this call ran in")
     session_ended: bool = Field(False, description="the session ended with this call: its state is gone")
     session_end_reason: str | None = Field(None, description="why, when the call itself succeeded")
@@ -235,6 +246,9 @@ class SandboxInfo(BaseModel):
     layers: dict[str, LayerInfo]
     strongest_isolation_available: bool = Field(description="whether execute_code(use_container=true) can run here")
     sessions: SessionLimits
+    tool_servers: list[dict] = Field(
+        default_factory=list, description="code mode: each upstream MCP server, its status and the tools exposed")
+    tool_stubs: list[str] = Field(default_factory=list, description="code mode: what snippets can call")
 
 
 # ----------------------------------------------------------------------------- request checks
@@ -371,6 +385,11 @@ class SandboxTools:
         self.slots = asyncio.Semaphore(settings.max_concurrency)
         self.sessions = Sessions(runner, audit, max_sessions=settings.max_sessions, ttl=settings.session_ttl,
                                  max_lifetime=settings.session_max_lifetime)
+        self.registry = upstreams.Registry(settings.tool_servers) if settings.tool_servers else None
+        runner.tool_registry, runner.audit = self.registry, audit
+        runner.tool_limits = tool_calls.Limits(budget=settings.tool_call_budget,
+                                               call_timeout=settings.tool_call_timeout,
+                                               max_result_bytes=settings.tool_result_max)
 
     # --- execute_code
 
@@ -407,6 +426,7 @@ class SandboxTools:
             capture_output=capture_output,
             strict=use_container,
             **({"files": files} if files else {}),
+            **({"tools": self.registry.listing(), "execution_id": execution_id} if self.registry else {}),
         )
         audit_args = dict(
             code=code,
@@ -624,8 +644,33 @@ class SandboxTools:
             layers=layers,
             sessions=SessionLimits(open=len(self.sessions.open), max_sessions=s.max_sessions,
                                    idle_ttl=s.session_ttl, max_lifetime=s.session_max_lifetime),
+            tool_servers=self.registry.status() if self.registry else [],
+            tool_stubs=self.registry.stubs() if self.registry else [],
             strongest_isolation_available=bool(layers) and all(layer.active for layer in layers.values()),
         ).model_dump(mode="json")
+
+
+UPSTREAM_WAIT = 15.0   # seconds start-up waits for the tool servers' first connection
+MAX_STUBS_IN_DESCRIPTION = 40
+
+
+def _describe_tools(server, tools: "SandboxTools") -> None:
+    """execute_code's description, with the tool stubs known once the upstreams answered."""
+    tool = server._tool_manager.get_tool("execute_code")
+    if tool is not None:
+        tool.description = execute_description(tools.settings, tools.registry.stubs())
+
+
+def code_mode_note(stubs: list) -> str:
+    head = ("Code mode: a `tools` object calls other MCP servers' tools, synchronously, with keyword "
+            "arguments: tools.<server>.<tool>(...) returns the tool's structured result (else its text, parsed "
+            "as JSON when it is JSON); a failed or refused call raises ToolError. Each call counts against a "
+            "budget per execution.")
+    if not stubs:
+        return head + " No tool server is connected yet: get_sandbox_info lists them (tool_stubs)."
+    if len(stubs) > MAX_STUBS_IN_DESCRIPTION:
+        return head + f" {len(stubs)} tools are available: get_sandbox_info lists them (tool_stubs)."
+    return head + " Available: " + "; ".join(stubs) + "."
 
 
 def session_gone_message(s: Settings) -> str:
@@ -717,6 +762,10 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
     @asynccontextmanager
     async def lifespan(_server):
         await runner.start()
+        if tools.registry is not None:
+            tools.registry.start()
+            await tools.registry.wait_connected(UPSTREAM_WAIT)
+            _describe_tools(_server, tools)
         sweeper = asyncio.ensure_future(tools.sessions.run_sweeper())
         try:
             log_layers(runner.layers())
@@ -729,6 +778,8 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
         finally:
             sweeper.cancel()
             await tools.sessions.close_all()
+            if tools.registry is not None:
+                await tools.registry.close()
             await runner.aclose()
 
     server = MCPServer(
@@ -747,7 +798,7 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
     return server
 
 
-def execute_description(s: Settings) -> str:
+def execute_description(s: Settings, stubs: list | None = None) -> str:
     """What the model must know before its first call: each call starts fresh, the
     modules of every enabled profile by name, the limits, where files go."""
     modules = "; ".join(
@@ -771,6 +822,7 @@ def execute_description(s: Settings) -> str:
         f"stderr and the result are each cut to {format_size(s.max_output_size)}, keeping head and tail."
         + (" matplotlib figures come back as images." if s.enable_data_science else "")
         + " Failures report error_type: " + ", ".join(get_args(ErrorType)) + "."
+        + (" " + code_mode_note(stubs or []) if s.tool_servers else "")
     )
 
 

@@ -83,6 +83,7 @@ class Child:
     report: bool = True              # False for the start-up probe: nobody awaits it
     session: str | None = None       # the session this child keeps alive between calls
     session_end_reason: str | None = None   # why the zygote ended it after a call that succeeded
+    tool_call: int | None = None     # code mode: the call it waits on (one at a time)
 
 
 class Zygote:
@@ -202,6 +203,8 @@ class Zygote:
             self.session_call(message)
         elif op in ("execute", "validate"):
             self.start_request(message)
+        elif op == "tool_result":
+            self.on_tool_result(message)
         elif op == "session_open":
             self.open_session(message)
         elif op == "session_close":
@@ -284,7 +287,7 @@ class Zygote:
             self.send({"id": message.get("id"), "result": {**result, "session_ended": child is None}})
             return
         child.out, child.written_total, child.line_sent = {}, 0, 0.0
-        child.result_frame, child.result_payload, child.frame_error = None, b"", None
+        child.result_frame, child.result_payload, child.frame_error, child.tool_call = None, b"", None, None
         self.assign(child, message, session=True)
 
     def end_session_call(self, c: Child) -> None:
@@ -509,6 +512,8 @@ class Zygote:
                 self.begin_running(c)
         elif kind == "setup_error" and c.state == "starting" and not payload:
             c.setup_error = header
+        elif kind == "tool_call" and c.state == "running" and c.result_frame is None and not payload:
+            self.on_tool_call(c, header)
         elif kind == "result" and c.state == "running" and c.result_frame is None:
             if header.get("nonce") != c.nonce:
                 c.frame_error = "result frame does not carry this execution's nonce"
@@ -526,6 +531,31 @@ class Zygote:
             c.frame_error = "unexpected extra frame on the result channel"
             c.result_frame = None
             self.kill(c)
+
+    def on_tool_call(self, c: Child, header: dict) -> None:
+        """Code mode: pass the call on to the server, which checks it and performs
+        it; only its shape is checked here. One call at a time per child."""
+        call = {key: header.get(key) for key in ("call_id", "server", "tool", "arguments")}
+        well_formed = (header.get("nonce") == c.nonce and type(call["call_id"]) is int
+                       and isinstance(call["server"], str) and len(call["server"]) <= 200
+                       and isinstance(call["tool"], str) and len(call["tool"]) <= 200
+                       and isinstance(call["arguments"], dict))
+        if not well_formed or c.tool_call is not None or not (c.request.get("request") or {}).get("tools"):
+            c.frame_error = "a tool call out of turn or malformed"
+            self.kill(c)
+            return
+        c.tool_call = call["call_id"]
+        self.send({"op": "tool_call", "id": c.request.get("id"), "call": call})
+
+    def on_tool_result(self, message: dict) -> None:
+        for c in self.children.values():
+            if (c.request is not None and c.request.get("id") == message.get("id") and c.status is None
+                    and c.tool_call is not None and c.tool_call == message.get("call_id")):
+                c.tool_call = None
+                answer = message.get("answer") if isinstance(message.get("answer"), dict) else {}
+                c.pending += protocol.encode({**answer, "call_id": message.get("call_id")})
+                self.write_request(c)
+                return
 
     def on_output(self, c: Child, stream: str, data: bytes) -> None:
         request = (c.request or {}).get("request") or {}

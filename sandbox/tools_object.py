@@ -1,0 +1,106 @@
+"""Code mode, inside the sandbox: the `tools` object a snippet calls other MCP
+servers' tools with, `tools.<server>.<tool>(**arguments)`.
+
+A call is only a message: a "tool_call" frame on the result channel, then the
+answer read from the request channel. The fork server passes the call on to
+the MCP server, which checks everything (the tool is exposed, the budget, the
+arguments against the tool's schema) and performs it; nothing here is trusted
+by anyone, so a snippet running real Python that writes such frames itself
+gains nothing it could not do through this object. No new system call: the two
+pipes are the child's own.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from . import protocol
+from .protocol import REQUEST_FD, RESULT_FD
+
+MAX_ANSWER = 32 << 20  # an answer frame (the server caps the value far below)
+
+
+class ToolError(Exception):
+    """A tool call failed: the tool said so (isError), it was refused, or a limit was reached."""
+
+
+class Image:
+    """An image a tool returned."""
+
+    def __init__(self, mime_type: str, data: bytes):
+        self.mime_type = mime_type
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"Image({self.mime_type!r}, {len(self.data)} bytes)"
+
+
+class _Channel:
+    def __init__(self, nonce: str):
+        self.nonce = nonce
+        self.next_id = 0
+
+    def call(self, server: str, tool: str, arguments: dict):
+        self.next_id += 1
+        frame = protocol.encode_sectioned({"kind": "tool_call", "nonce": self.nonce, "call_id": self.next_id,
+                                           "server": server, "tool": tool, "arguments": arguments})
+        protocol.write_frame_fd(RESULT_FD, frame)
+        answer = protocol.read_frame_fd(REQUEST_FD, MAX_ANSWER)
+        if not isinstance(answer, dict) or answer.get("call_id") != self.next_id:
+            raise ToolError("the sandbox lost track of this tool call")
+        if not answer.get("ok"):
+            raise ToolError(str(answer.get("error") or "the tool call failed"))
+        return _value(answer)
+
+
+def _value(answer: dict):
+    images = [Image(str(i.get("mime_type")), base64.b64decode(i.get("data") or ""))
+              for i in answer.get("images") or () if isinstance(i, dict)]
+    if answer.get("value") is None and images:
+        return images[0] if len(images) == 1 else images
+    return answer.get("value") if not images else {"value": answer["value"], "images": images}
+
+
+class _Namespace:
+    """tools, or tools.<server>: attributes that are there, and for any other
+    name an error that lists what is."""
+
+    def __init__(self, where: str, members: dict):
+        self.__dict__.update(members)
+        self._where = where
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        known = sorted(key for key in self.__dict__ if not key.startswith("_"))
+        raise AttributeError(f"{self._where} has no {name!r}; it has: {', '.join(known) or 'nothing'}"
+                             + ("" if self._where == "tools" else
+                                " (get_sandbox_info lists every tool with its arguments)"))
+
+    def __repr__(self) -> str:
+        return f"<{self._where}: {', '.join(sorted(k for k in self.__dict__ if not k.startswith('_')))}>"
+
+
+def build(listing: dict, nonce: str) -> _Namespace:
+    """`tools` from {server attribute: {tool attribute: one-line doc}}. Tools the
+    policy does not expose are there too: the server refuses them, saying why."""
+    channel = _Channel(nonce)
+    servers = {}
+    for server, tools in listing.items():
+        functions = {tool: _tool_function(channel, server, tool, str(doc)) for tool, doc in tools.items()}
+        servers[server] = _Namespace(f"tools.{server}", functions)
+    return _Namespace("tools", servers)
+
+
+def _tool_function(channel: _Channel, server: str, tool: str, doc: str):
+    def call(**arguments):
+        try:
+            protocol.dumps(arguments)
+        except (TypeError, ValueError) as exc:
+            raise ToolError(f"tools.{server}.{tool}: arguments must be JSON values ({exc})") from None
+        return channel.call(server, tool, arguments)
+
+    call.__name__ = tool
+    call.__qualname__ = f"tools.{server}.{tool}"
+    call.__doc__ = doc
+    return call

@@ -1,0 +1,204 @@
+"""Code mode, in the server: a client connection to each upstream MCP server of
+SANDBOX_TOOL_SERVERS, its tools and their policy.
+
+Each upstream is served by a task that connects (stdio or streamable HTTP),
+lists the tools, keeps listening for tools/list_changed, pings while idle,
+and reconnects with a growing delay when the connection fails; an upstream
+that fails is reported (log, get_sandbox_info) with the reason, and the others
+keep working. Only the tools the policy exposes are ever listed to a snippet
+(by name if the file names them, and only read-only ones unless allow_writes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+
+from .tool_servers import ToolServer, identifier
+
+logger = logging.getLogger("sandbox.upstreams")
+
+CONNECT_TIMEOUT = 30.0
+PING_INTERVAL = 10.0
+MAX_BACKOFF = 30.0
+MAX_DOC = 200
+
+
+class RemoteTool:
+    def __init__(self, server: ToolServer, tool):
+        self.server = server
+        self.name = tool.name
+        self.attribute = identifier(tool.name)
+        self.description = " ".join((tool.description or "").split())
+        self.input_schema = tool.input_schema or {"type": "object"}
+        self.output_schema = tool.output_schema
+        annotations = tool.annotations
+        self.read_only = bool(annotations and annotations.read_only_hint is True)
+
+    def refusal(self) -> str | None:
+        """Why the policy does not expose this tool, else None."""
+        if self.server.tools is not None and self.name not in self.server.tools:
+            return f"not among the tools SANDBOX_TOOL_SERVERS exposes for {self.server.name}"
+        if not self.read_only and not self.server.allow_writes:
+            return (f"it is not declared read-only, and {self.server.name} does not have allow_writes "
+                    "in SANDBOX_TOOL_SERVERS")
+        return None
+
+    def stub(self) -> str:
+        """`tools.server.tool(a: str, b: int = ...) -> dict`: one line, from the schemas."""
+        properties = self.input_schema.get("properties") or {}
+        required = set(self.input_schema.get("required") or ())
+        params = []
+        for name, schema in properties.items():
+            kind = _python_type(schema if isinstance(schema, dict) else {})
+            params.append(f"{identifier(name)}: {kind}" + ("" if name in required else " = ..."))
+        returns = _python_type(self.output_schema) if self.output_schema else "Any"
+        doc = self.description[:MAX_DOC]
+        return (f"tools.{self.server.attribute}.{self.attribute}({', '.join(params)}) -> {returns}"
+                + (f"  # {doc}" if doc else ""))
+
+
+def _python_type(schema: dict) -> str:
+    return {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "array": "list",
+            "object": "dict"}.get(schema.get("type") if isinstance(schema.get("type"), str) else "", "Any")
+
+
+class Upstream:
+    def __init__(self, spec: ToolServer):
+        self.spec = spec
+        self.status = "connecting"
+        self.tools: dict[str, RemoteTool] = {}     # by attribute
+        self.session = None
+        self.connected = asyncio.Event()           # set once the first attempt ended, either way
+        self._changed = asyncio.Event()
+
+    async def run(self) -> None:
+        backoff = 1.0
+        while True:
+            try:
+                await self._serve_one_connection()
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - ExceptionGroups from anyio included
+                self.status = f"failed: {_reason(exc)}"
+                logger.warning("tool server %s: %s (retrying in %g s)", self.spec.name, self.status, backoff)
+            finally:
+                self.session = None
+                self.connected.set()
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF)
+
+    async def _serve_one_connection(self) -> None:
+        from mcp.client.session import ClientSession
+        async with self._transport() as (read, write):
+            async with ClientSession(read, write, message_handler=self._on_message) as session:
+                await asyncio.wait_for(session.initialize(), CONNECT_TIMEOUT)
+                await self._list(session)
+                self.session, self.status = session, "ready"
+                self.connected.set()
+                logger.info("tool server %s: %d tools", self.spec.name, len(self.tools))
+                while True:
+                    try:
+                        await asyncio.wait_for(self._changed.wait(), PING_INTERVAL)
+                    except asyncio.TimeoutError:
+                        await asyncio.wait_for(session.send_ping(), PING_INTERVAL)
+                        continue
+                    self._changed.clear()
+                    await self._list(session)
+
+    @contextlib.asynccontextmanager
+    async def _transport(self):
+        if self.spec.url is not None:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+            async with httpx2.AsyncClient(headers=self.spec.headers) as client:
+                async with streamable_http_client(self.spec.url, http_client=client) as streams:
+                    yield streams[0], streams[1]
+        else:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+            params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args), env=self.spec.env or None)
+            async with stdio_client(params, errlog=sys.stderr) as (read, write):
+                yield read, write
+
+    async def _list(self, session) -> None:
+        listing = await asyncio.wait_for(session.list_tools(), CONNECT_TIMEOUT)
+        self.tools = {}
+        for tool in listing.tools:
+            remote = RemoteTool(self.spec, tool)
+            self.tools.setdefault(remote.attribute, remote)
+
+    async def _on_message(self, message) -> None:
+        if "ToolListChanged" in type(message).__name__ or getattr(message, "method", "") == "notifications/tools/list_changed":
+            self._changed.set()
+
+
+def _reason(exc: BaseException) -> str:
+    while getattr(exc, "exceptions", None):   # an (anyio) exception group: its first member
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
+class Registry:
+    """Every upstream, and what snippets may call."""
+
+    def __init__(self, specs: tuple[ToolServer, ...]):
+        self.upstreams = {spec.attribute: Upstream(spec) for spec in specs}
+        self.tasks: list[asyncio.Task] = []
+
+    def start(self) -> None:
+        self.tasks = [asyncio.ensure_future(u.run()) for u in self.upstreams.values()]
+
+    async def wait_connected(self, timeout: float) -> None:
+        """Until each upstream's first attempt ended (ready or failed), at most `timeout`."""
+        waits = [u.connected.wait() for u in self.upstreams.values()]
+        if waits:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*waits), timeout)
+
+    async def close(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(BaseException):
+                await task
+
+    def exposed(self) -> list[RemoteTool]:
+        return [tool for u in self.upstreams.values() if u.session is not None
+                for tool in u.tools.values() if tool.refusal() is None]
+
+    def listing(self) -> dict:
+        """{server: {tool: one-line doc}} of the connected upstreams' tools, the ones
+        the policy refuses included (calling one gets the reason, and is a security event)."""
+        out: dict = {}
+        for upstream in self.upstreams.values():
+            tools = out.setdefault(upstream.spec.attribute, {})
+            for tool in upstream.tools.values() if upstream.session is not None else ():
+                why = tool.refusal()
+                tools[tool.attribute] = f"not allowed: {why}" if why else tool.description[:MAX_DOC]
+        return out
+
+    def lookup(self, server: str, tool: str) -> tuple[Upstream | None, RemoteTool | None, str | None]:
+        """(upstream, tool, None), or a refusal: (.., .., why)."""
+        upstream = self.upstreams.get(server)
+        if upstream is None:
+            return None, None, f"no tool server named {server!r} (tools has: {', '.join(self.upstreams) or 'none'})"
+        if upstream.session is None:
+            return upstream, None, f"tool server {server!r} is not connected ({upstream.status})"
+        remote = upstream.tools.get(tool)
+        if remote is None:
+            return upstream, None, f"{server} has no tool {tool!r}"
+        why = remote.refusal()
+        if why:
+            return upstream, remote, f"tools.{server}.{tool} is not allowed: {why}"
+        return upstream, remote, None
+
+    def status(self) -> list[dict]:
+        return [{"server": u.spec.name, "attribute": u.spec.attribute, "status": u.status,
+                 "tools": sorted(t.attribute for t in u.tools.values() if t.refusal() is None),
+                 "not_exposed": sorted(t.attribute for t in u.tools.values() if t.refusal() is not None)}
+                for u in self.upstreams.values()]
+
+    def stubs(self) -> list[str]:
+        return [tool.stub() for tool in self.exposed()]

@@ -1,0 +1,86 @@
+"""A small upstream MCP server of our own for the code-mode tests: well-behaved
+tools, one that writes, and tools that misbehave in each way a snippet's call
+must survive (hang, crash the server, answer 10 MB, report an error, break
+their own output schema)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ImageContent, ToolAnnotations
+from pydantic import BaseModel
+
+READ = ToolAnnotations(read_only_hint=True)
+server = MCPServer("fault-server")
+PNG = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+                                     "0000000d4944415478da63f8ffff3f0005fe02fea7d6a8960000000049454e44ae426082")).decode()
+WRITES: list = []
+
+
+class Sum(BaseModel):
+    total: int
+
+
+@server.tool(annotations=READ)
+def add(a: int, b: int) -> Sum:
+    """Add two integers."""
+    return Sum(total=a + b)
+
+
+@server.tool(annotations=READ)
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def record(item: str) -> str:
+    """Remember an item (a write: not read-only)."""
+    WRITES.append(item)
+    return f"recorded {len(WRITES)}"
+
+
+@server.tool(annotations=READ)
+async def hang() -> str:
+    """Never answer."""
+    await asyncio.sleep(3600)
+    return "late"
+
+
+@server.tool(annotations=READ)
+def crash() -> str:
+    """Kill this server."""
+    sys.stderr.flush()
+    os._exit(3)
+
+
+@server.tool(annotations=READ)
+def big() -> str:
+    """Answer 10 MB."""
+    return "x" * (10 << 20)
+
+
+@server.tool(annotations=READ)
+def fail() -> str:
+    """Report an error."""
+    raise ValueError("the fault server refuses, as asked")
+
+
+@server.tool(annotations=READ)
+def bad_output() -> Sum:
+    """Break its own output schema."""
+    return {"total": "not a number"}  # type: ignore[return-value]
+
+
+@server.tool(annotations=READ)
+def picture() -> ImageContent:
+    """Return a 1x1 PNG."""
+    return ImageContent(type="image", data=PNG, mime_type="image/png")
+
+
+if __name__ == "__main__":
+    server.run()
