@@ -274,7 +274,7 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
                                               "error": f"invalid input file: {exc}"[:500]}), False
     if request.get("op") == "validate":
         reply = restricted.validate(request["code"], restricted=request.get("restricted", True),
-                                    allowed_modules=allowed)
+                                    allowed_modules=allowed, tools=request.get("tools"))
         return protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), **reply}), False
     names = None
     if request.get("tools"):  # code mode: answers to its calls come on the request channel

@@ -1357,10 +1357,31 @@ def _format_traceback(frames: list[tuple[str, int]], message: str, code: str) ->
 
 # --------------------------------------------------------------------------- validate
 
-def validate(code: str, *, restricted: bool, allowed_modules: frozenset[str]) -> dict:
-    """Check ``code`` without running it. Never raises."""
+def _tool_errors(tree, tools: dict) -> list[dict]:
+    """`tools.<server>.<tool>` references that no call could succeed with."""
+    errors = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "tools"):
+            continue
+        server, tool = node.value.attr, node.attr
+        if server not in tools:
+            why = f"tools.{server} is not a tool server here (servers: {', '.join(sorted(tools)) or 'none'})"
+        elif tool not in tools[server]:
+            why = f"tools.{server} has no tool {tool!r} (tools: {', '.join(sorted(tools[server])) or 'none'})"
+        elif str(tools[server][tool]).startswith("not allowed:"):
+            why = f"tools.{server}.{tool} is {tools[server][tool]}"
+        else:
+            continue
+        errors.append({"line": node.lineno, "message": cap_text(why, MAX_MESSAGE)[0]})
+    return errors
+
+
+def validate(code: str, *, restricted: bool, allowed_modules: frozenset[str], tools: dict | None = None) -> dict:
+    """Check ``code`` without running it. Never raises. ``tools`` (code mode's
+    listing) lets it report calls to tools that do not exist or are not allowed."""
     try:
-        return _validate(code, restricted, frozenset(allowed_modules or ()))
+        return _validate(code, restricted, frozenset(allowed_modules or ()), tools)
     except BaseException as exc:  # noqa: BLE001
         message = f"validation failed: {type(exc).__name__}"
         return {
@@ -1371,7 +1392,7 @@ def validate(code: str, *, restricted: bool, allowed_modules: frozenset[str]) ->
         }
 
 
-def _validate(code, restricted: bool, allowed: frozenset[str]) -> dict:
+def _validate(code, restricted: bool, allowed: frozenset[str], tools: dict | None = None) -> dict:
     text = code if isinstance(code, str) else ""
     analysis = {"line_count": len(text.splitlines()), "character_count": len(text),
                 "estimated_complexity": _size_complexity(text)}
@@ -1385,6 +1406,8 @@ def _validate(code, restricted: bool, allowed: frozenset[str]) -> dict:
         analysis["estimated_complexity"] = _complexity(tree)
         if restricted:
             errors.extend(_import_errors(tree, allowed))
+        if tools is not None:
+            errors.extend(_tool_errors(tree, tools))
         try:
             _compile(code, restricted)
         except _CompileError as exc:

@@ -247,10 +247,12 @@ class Runner:
         except (ConnectionError, RuntimeError):
             pass
 
-    async def validate(self, code: str, *, allowed_modules, restricted: bool = True) -> dict:
+    async def validate(self, code: str, *, allowed_modules, restricted: bool = True, tools: dict | None = None) -> dict:
         body = {"code": code, "timeout": 10.0, "memory_limit": min(256 << 20, self.config.max_memory),
                 "allowed_modules": sorted(allowed_modules), "restricted": bool(restricted),
                 "capture_output": False, "max_output": 4096}
+        if tools is not None:
+            body["tools"] = tools
         return await self._call("validate", body, 10.0)
 
     async def _call(self, op: str, body: dict, timeout: float, on_output=None, session: str | None = None) -> dict:
@@ -275,7 +277,7 @@ class Runner:
         request_id = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         started = time.monotonic()
-        if body.get("tools"):
+        if op == "execute" and body.get("tools"):
             self._tool_sessions[request_id] = tool_calls.ToolSession(
                 self.tool_registry, self.tool_limits, self.audit, body.pop("execution_id", ""))
         egress = None

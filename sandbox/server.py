@@ -592,7 +592,8 @@ class SandboxTools:
         try:
             async with self.slots:
                 raw = await self.runner.validate(
-                    code, allowed_modules=self.allowed, restricted=self.settings.restricted_python
+                    code, allowed_modules=self.allowed, restricted=self.settings.restricted_python,
+                    tools=self.registry.listing() if self.registry else None,
                 )
             result = ValidationResult.model_validate(raw).model_dump(mode="json")
             verdict = "error" if raw.get("error_type") else "success"  # the runner's internal_error

@@ -6,8 +6,6 @@ when the checkout is read-only) the first time; skipped only when npm is absent.
 """
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,43 +15,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_client import LAUNCHER, REPO_ROOT, server_env  # noqa: E402
+from mcp_client import LAUNCHER, server_env  # noqa: E402
+from npm_packages import installed  # noqa: E402
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
-SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
-
-
-def npm_env(prefix: Path) -> dict:
-    """npm with a cache it can write and the system's CA bundle trusted: the ordinary-user
-    run has neither a home directory nor the root session's NODE_EXTRA_CA_CERTS."""
-    env = dict(os.environ, npm_config_cache=str(prefix / ".npm-cache"), npm_config_update_notifier="false")
-    if "NODE_EXTRA_CA_CERTS" not in env and os.path.exists(SYSTEM_CA_BUNDLE):
-        env["NODE_EXTRA_CA_CERTS"] = SYSTEM_CA_BUNDLE
-    return env
 
 
 @pytest.fixture(scope="module")
 def inspector() -> str:
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        pytest.skip("npm/node are not installed: the MCP Inspector cannot run here")
-    prefix = REPO_ROOT / "build" / "inspector"
-    try:
-        prefix.mkdir(parents=True, exist_ok=True)
-        if not os.access(prefix, os.W_OK):
-            raise PermissionError(prefix)
-    except OSError:
-        prefix = Path(tempfile.gettempdir()) / f"mcp-server-python-sandbox-inspector-{os.getuid()}"
-        prefix.mkdir(parents=True, exist_ok=True)
-    binary = prefix / "node_modules" / ".bin" / "mcp-inspector"
-    if not binary.exists():
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(prefix), INSPECTOR],
-            capture_output=True, text=True, timeout=600, env=npm_env(prefix),
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm install {INSPECTOR} failed:\n{done.stderr[-3000:]}")
-    return str(binary)
+    return installed("inspector", INSPECTOR, "mcp-inspector")
 
 
 def inspect(inspector: str, *arguments: str) -> subprocess.CompletedProcess:

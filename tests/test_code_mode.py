@@ -1,0 +1,215 @@
+"""Code mode through a real MCP client, against upstream MCP servers nobody here
+wrote (mcp-server-time from PyPI, @modelcontextprotocol/server-memory from npm),
+our own fault server, and this server itself: a snippet calls their tools
+through `tools`, the server checks and performs every call, and each refusal or
+failure is a clear ToolError while the server keeps serving. RestrictedPython
+on and off."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mcp_client import LAUNCHER, blocking_session  # noqa: E402
+from npm_packages import installed  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+MEMORY_SERVER = "@modelcontextprotocol/server-memory@2026.8.31"
+TIME_SERVER = shutil.which("mcp-server-time", path=str(Path(sys.executable).parent)) or shutil.which("mcp-server-time")
+
+
+def tool_servers_file(directory: Path, **extra) -> str:
+    if TIME_SERVER is None:
+        pytest.skip("mcp-server-time is not installed (the test extra installs it)")
+    servers = {
+        "time": {"command": TIME_SERVER, "args": []},
+        "memory": {"command": installed("server-memory", MEMORY_SERVER, "mcp-server-memory"),
+                   "env": {"MEMORY_FILE_PATH": str(directory / "memory.jsonl")}, "allow_writes": True},
+        "faults": {"command": sys.executable, "args": [str(HERE / "tool_servers" / "fault_server.py")]},
+        "sandbox": {"command": sys.executable, "args": [str(LAUNCHER)], "tools": ["execute_code"],
+                    "allow_writes": True},
+        **extra,
+    }
+    path = directory / "tool-servers.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return str(path)
+
+
+@pytest.fixture(scope="module", params=["rp", "norp"])
+def server(request, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("code-mode")
+    log = directory / "audit.jsonl"
+    env = {"SANDBOX_TOOL_SERVERS": tool_servers_file(
+               directory, broken={"command": str(directory / "no-such-server")}),
+           "SANDBOX_TOOL_CALL_BUDGET": "20", "SANDBOX_TOOL_CALL_TIMEOUT": "6",
+           "SANDBOX_RESTRICTED_PYTHON": "true" if request.param == "rp" else "false",
+           "SANDBOX_AUDIT_LOG": str(log)}
+    with blocking_session(env, start_timeout=120.0) as handle:
+        handle.mode, handle.audit_log = request.param, log
+        yield handle
+
+
+def run(server, code, timeout=20):
+    return server.call("execute_code", {"code": code, "timeout": timeout})
+
+
+def test_a_loop_over_time_zones_in_one_call(server):
+    data, _ = run(server, "zones = ['Europe/Paris', 'Asia/Tokyo', 'America/New_York', 'UTC']\n"
+                          "result = {}\n"
+                          "for zone in zones:\n"
+                          "    now = tools.time.get_current_time(timezone=zone)\n"
+                          "    result[zone] = now['timezone']\n"
+                          "converted = tools.time.convert_time(source_timezone='UTC', time='12:00',\n"
+                          "                                    target_timezone='Asia/Tokyo')\n"
+                          "result['tokyo_noon_utc'] = converted['target']['datetime'][11:16]")
+    assert data["success"], data
+    assert data["result"] == {"Europe/Paris": "Europe/Paris", "Asia/Tokyo": "Asia/Tokyo",
+                              "America/New_York": "America/New_York", "UTC": "UTC", "tokyo_noon_utc": "21:00"}
+    assert [c["tool"] for c in data["tool_calls"]] == ["get_current_time"] * 4 + ["convert_time"]
+    assert all(c["ok"] and c["server"] == "time" for c in data["tool_calls"])
+
+
+def test_a_knowledge_graph_written_and_read_back(server):
+    tag = f"{server.mode}{time.time_ns()}"
+    data, _ = run(server, f"people = ['ada_{tag}', 'alan_{tag}']\n"
+                          "tools.memory.create_entities(entities=[\n"
+                          "    {'name': p, 'entityType': 'person', 'observations': ['wrote programs']} for p in people])\n"
+                          "tools.memory.create_relations(relations=[\n"
+                          "    {'from': people[0], 'to': people[1], 'relationType': 'inspired'}])\n"
+                          "graph = tools.memory.read_graph()\n"
+                          f"mine = [e['name'] for e in graph['entities'] if e['name'].endswith('{tag}')]\n"
+                          f"links = [(r['from'], r['relationType'], r['to']) for r in graph['relations'] if r['to'].endswith('{tag}')]\n"
+                          "result = [sorted(mine), links]")
+    assert data["success"], data
+    assert data["result"] == [[f"ada_{tag}", f"alan_{tag}"], [[f"ada_{tag}", "inspired", f"alan_{tag}"]]], data
+
+
+@pytest.mark.parametrize("code, needle", [
+    ("tools.faults.hang()", "did not answer within 6 s"),
+    ("tools.faults.big()", "SANDBOX_TOOL_RESULT_MAX"),
+    ("tools.faults.fail()", "Error executing tool fail"),
+    ("tools.faults.bad_output()", "bad_output"),
+    ("tools.faults.add(a='two', b=2)", "bad arguments: 'two' is not of type 'integer'"),
+    ("tools.faults.add(a=1)", "bad arguments: 'b' is a required property"),
+])
+def test_misbehaving_tools_give_a_clear_tool_error(server, code, needle):
+    started = time.monotonic()
+    data, result = run(server, "try:\n    " + code + "\nexcept ToolError as e:\n    result = 'ToolError: ' + str(e)",
+                       timeout=15)
+    assert data["success"] and data["result"].startswith("ToolError: ") and needle in data["result"], data
+    assert time.monotonic() - started < 14
+    assert run(server, "tools.faults.add(a=1, b=2)")[0]["result"] == {"total": 3}   # still serving
+
+
+def test_an_upstream_that_crashes_is_reported_and_comes_back(server):
+    data, _ = run(server, "tools.faults.crash()")
+    assert not data["success"] and "ToolError" in data["error"], data
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        data, _ = run(server, "tools.faults.add(a=2, b=2)")
+        if data["success"]:
+            break
+        time.sleep(0.5)
+    assert data["success"] and data["result"] == {"total": 4}, data
+
+
+def test_the_executions_timeout_runs_through_its_calls(server):
+    started = time.monotonic()
+    data, _ = run(server, "tools.faults.hang()", timeout=1.5)
+    assert data["error_type"] == "timeout", data
+    assert time.monotonic() - started < 5
+    [call] = data["tool_calls"]
+    assert call["tool"] == "hang" and not call["ok"] and "cancelled" in call["error"], call
+
+
+def test_refusals_teach_and_are_security_events(server):
+    data, _ = run(server, "tools.faults.record(item='x')")
+    assert not data["success"] and "not allowed" in data["error"] and "allow_writes" in data["error"], data
+    assert any(e["kind"] == "tool_refused" and e["source"] == "server" for e in data["security_events"])
+    data, _ = run(server, "tools.faults.no_such_tool()")
+    assert not data["success"] and "has no 'no_such_tool'" in data["error"] and "add" in data["error"], data
+    data, _ = run(server, "tools.broken.anything()")
+    assert not data["success"], data
+    data, _ = run(server, "result = []\nfor i in range(25):\n    try:\n        result.append(tools.faults.add(a=i, b=0)['total'])\n"
+                          "    except ToolError as e:\n        result.append(str(e))")
+    assert data["success"] and data["result"][:20] == list(range(20)), data
+    assert all("call budget of 20" in item for item in data["result"][20:]), data
+
+
+def test_a_tool_that_calls_back_into_a_sandbox(server):
+    """The upstream is this very server (another process of it): it is only a tool;
+    the nested sandbox has no tools of its own, so nothing recurses further."""
+    data, _ = run(server, "nested = tools.sandbox.execute_code(code='result = 6 * 7')\n"
+                          "try:\n"
+                          "    tools.sandbox.execute_code(code='tools.sandbox.execute_code(code=\"1\")')\n"
+                          "    deeper = 'recursed'\n"
+                          "except ToolError as e:\n"
+                          "    deeper = str(e)\n"
+                          "result = [nested['result'], deeper]")
+    assert data["success"] and data["result"][0] == 42, data
+    assert "NameError" in data["result"][1] and "tools" in data["result"][1], data
+
+
+def test_validate_code_knows_the_tools(server):
+    data, _ = server.call("validate_code", {"code": "tools.time.get_current_time(timezone='UTC')\n"
+                                                    "tools.time.no_such()\ntools.faults.record(item='x')\n"
+                                                    "tools.nowhere.x()"})
+    messages = [e["message"] for e in data["validation"]["errors"]]
+    assert 1 not in [e["line"] for e in data["validation"]["errors"]]   # the good call
+    assert any("no tool 'no_such'" in m for m in messages), messages
+    assert any("record is not allowed" in m for m in messages), messages
+    assert any("tools.nowhere is not a tool server" in m for m in messages), messages
+
+
+def test_info_the_description_and_the_audit_log(server):
+    info, _ = server.call("get_sandbox_info")
+    status = {s["server"]: s for s in info["tool_servers"]}
+    assert status["time"]["status"] == "ready" and "get_current_time" in status["time"]["tools"]
+    assert status["broken"]["status"].startswith("failed"), status["broken"]
+    assert "record" in status["faults"]["not_exposed"]
+    assert any(stub.startswith("tools.time.get_current_time(timezone: str)") for stub in info["tool_stubs"])
+    assert "tools.time.get_current_time(timezone: str)" in server.tools["execute_code"].description
+    secret = f"do-not-log-{time.time_ns()}"
+    run(server, f"tools.faults.echo(text='{secret}')")
+    text = server.audit_log.read_text()
+    assert secret not in text
+    calls = [json.loads(line) for line in text.splitlines() if '"tool_call"' in line]
+    assert any(c["tool"] == "echo" and len(c["arguments_sha256"]) == 64 for c in calls), calls[-3:]
+
+
+def test_forged_frames_with_restricted_python_off(server):
+    """A snippet that writes tool_call frames itself: out of turn, malformed or
+    with another nonce, the fork server ends the run; the server keeps serving."""
+    if server.mode == "rp":
+        pytest.skip("with RestrictedPython on a snippet cannot write to the result pipe")
+    forge = ("import json, os, struct\n"
+             "def frame(header):\n"
+             "    head = json.dumps(header).encode()\n"
+             "    body = struct.pack('>I', len(head)) + head\n"
+             "    os.write(4, struct.pack('>I', len(body)) + body)\n")
+    for header in ({"kind": "tool_call", "nonce": "guess", "call_id": 1, "server": "faults", "tool": "add",
+                    "arguments": {"a": 1, "b": 1}},
+                   {"kind": "tool_call", "nonce": "guess", "call_id": "1", "server": 5, "tool": [], "arguments": []}):
+        data, _ = run(server, forge + f"frame({header!r})\nimport time\ntime.sleep(5)", timeout=10)
+        assert data["error_type"] == "internal_error" and "tool call out of turn or malformed" in data["error"], data
+        assert data["tool_calls"] == []
+    # a flood of calls without waiting for answers: the second one is out of turn
+    data, _ = run(server, "from sandbox import tools_object\n" if False else
+                  "import json, os, struct, gc\n"
+                  "channel = [o for o in gc.get_objects() if type(o).__name__ == '_Channel'][0]\n"
+                  "for i in range(50):\n"
+                  "    head = json.dumps({'kind': 'tool_call', 'nonce': channel.nonce, 'call_id': i + 1,\n"
+                  "                       'server': 'faults', 'tool': 'add', 'arguments': {'a': i, 'b': 0}}).encode()\n"
+                  "    body = struct.pack('>I', len(head)) + head\n"
+                  "    os.write(4, struct.pack('>I', len(body)) + body)\n"
+                  "import time\ntime.sleep(5)", timeout=10)
+    assert data["error_type"] == "internal_error" and "out of turn" in data["error"], data
+    assert len(data["tool_calls"]) <= 1
+    assert run(server, "tools.faults.add(a=1, b=1)")[0]["result"] == {"total": 2}
