@@ -99,14 +99,20 @@ class Upstream:
                 self.session, self.status = session, "ready"
                 self.connected.set()
                 logger.info("tool server %s: %d tools", self.spec.name, len(self.tools))
-                while True:
-                    try:
-                        await asyncio.wait_for(self._changed.wait(), PING_INTERVAL)
-                    except asyncio.TimeoutError:
-                        await asyncio.wait_for(session.send_ping(), PING_INTERVAL)
-                        continue
-                    self._changed.clear()
-                    await self._list(session)
+                listener = asyncio.ensure_future(self._listen(session))
+                try:
+                    while True:
+                        try:
+                            await asyncio.wait_for(self._changed.wait(), PING_INTERVAL)
+                        except asyncio.TimeoutError:
+                            await asyncio.wait_for(session.send_ping(), PING_INTERVAL)
+                            continue
+                        self._changed.clear()
+                        await self._list(session)
+                finally:
+                    listener.cancel()
+                    with contextlib.suppress(BaseException):
+                        await listener
 
     @contextlib.asynccontextmanager
     async def _transport(self):
@@ -128,6 +134,23 @@ class Upstream:
         for tool in listing.tools:
             remote = RemoteTool(self.spec, tool)
             self.tools.setdefault(remote.attribute, remote)
+
+    async def _listen(self, session) -> None:
+        """tools/list_changed: a subscriptions/listen stream (MCP 2026-07-28); older
+        servers send the notification unasked (_on_message)."""
+        from mcp.client.subscriptions import ListenNotSupportedError, listen
+        try:
+            async with listen(session, tools_list_changed=True) as events:
+                async for _event in events:
+                    self._changed.set()
+        except ListenNotSupportedError:
+            logger.debug("tool server %s speaks %s: change notifications come unasked", self.spec.name,
+                         session.protocol_version)
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the pings notice a dead connection
+            logger.warning("tool server %s: no change notifications (%s)", self.spec.name, _reason(exc))
 
     async def _on_message(self, message) -> None:
         if "ToolListChanged" in type(message).__name__ or getattr(message, "method", "") == "notifications/tools/list_changed":

@@ -143,6 +143,25 @@ def test_refusals_teach_and_are_security_events(server):
     assert all("call budget of 20" in item for item in data["result"][20:]), data
 
 
+def test_a_tool_added_upstream_is_followed(server):
+    """tools/list_changed: the new tool is callable from the next execution on."""
+    assert run(server, "tools.faults.grow()")[0]["result"] == {"result": "grew"}
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        data, _ = run(server, "tools.faults.grown()")
+        if data["success"]:
+            break
+        time.sleep(0.2)
+    assert data["success"] and data["result"] == {"result": "grown"}, data
+
+
+def test_an_upstream_gets_none_of_the_servers_environment(server):
+    data, _ = run(server, "tools.faults.environment()")
+    assert data["success"], data
+    names = data["result"] if isinstance(data["result"], list) else data["result"]["result"]
+    assert "PATH" in names and not [n for n in names if n.startswith("SANDBOX_") or "TOKEN" in n], names
+
+
 def test_a_tool_that_calls_back_into_a_sandbox(server):
     """The upstream is this very server (another process of it): it is only a tool;
     the nested sandbox has no tools of its own, so nothing recurses further."""
@@ -213,3 +232,21 @@ def test_forged_frames_with_restricted_python_off(server):
     assert data["error_type"] == "internal_error" and "out of turn" in data["error"], data
     assert len(data["tool_calls"]) <= 1
     assert run(server, "tools.faults.add(a=1, b=1)")[0]["result"] == {"total": 2}
+
+
+def test_a_streamable_http_upstream_with_a_header(tmp_path):
+    """This server over HTTP, reached with its bearer token; the same URL with a
+    wrong token fails and is reported, and the rest keeps working."""
+    from test_cli import TOKEN, http_server
+    with http_server() as (_process, url):
+        path = tmp_path / "servers.json"
+        path.write_text(json.dumps({"mcpServers": {
+            "remote": {"url": url, "headers": {"Authorization": f"Bearer {TOKEN}"}, "tools": ["execute_code"],
+                       "allow_writes": True},
+            "wrong_token": {"url": url, "headers": {"Authorization": "Bearer not-the-token"}}}}))
+        with blocking_session({"SANDBOX_TOOL_SERVERS": str(path)}, start_timeout=120.0) as server:
+            info, _ = server.call("get_sandbox_info")
+            status = {s["server"]: s["status"] for s in info["tool_servers"]}
+            assert status["remote"] == "ready" and status["wrong_token"].startswith("failed"), status
+            data, _ = run(server, "tools.remote.execute_code(code='result = 5 * 5')['result']")
+            assert data["success"] and data["result"] == 25, data

@@ -10,7 +10,7 @@ import base64
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ImageContent, ToolAnnotations
 from pydantic import BaseModel
 
@@ -42,6 +42,26 @@ def record(item: str) -> str:
     """Remember an item (a write: not read-only)."""
     WRITES.append(item)
     return f"recorded {len(WRITES)}"
+
+
+@server.tool(annotations=READ)
+def environment() -> list:
+    """The names of this server's environment variables."""
+    return sorted(os.environ)
+
+
+@server.tool(annotations=READ)
+async def grow(ctx: Context) -> str:
+    """Add a tool named grown, and say the list changed."""
+    def grown() -> str:
+        """Appeared at run time."""
+        return "grown"
+
+    if server._tool_manager.get_tool("grown") is None:
+        server.add_tool(grown, annotations=READ)
+    await ctx.notify_tools_changed()              # subscriptions/listen (MCP 2026-07-28)
+    await ctx.session.send_tool_list_changed()    # the notification of earlier versions
+    return "grew"
 
 
 @server.tool(annotations=READ)
