@@ -17,7 +17,8 @@ import base64
 from . import protocol
 from .protocol import REQUEST_FD, RESULT_FD
 
-MAX_ANSWER = 32 << 20  # an answer frame (the server caps the value far below)
+MAX_ANSWER = 32 << 20       # an answer frame (the server caps the value far below)
+MAX_ARGUMENTS = 128 << 10   # a call's arguments, as JSON (the frame header that carries them is capped)
 
 
 class ToolError(Exception):
@@ -95,9 +96,13 @@ def build(listing: dict, nonce: str) -> _Namespace:
 def _tool_function(channel: _Channel, server: str, tool: str, doc: str):
     def call(**arguments):
         try:
-            protocol.dumps(arguments)
+            size = len(protocol.dumps(arguments))
         except (TypeError, ValueError) as exc:
-            raise ToolError(f"tools.{server}.{tool}: arguments must be JSON values ({exc})") from None
+            raise ToolError(f"tools.{server}.{tool}: arguments must be JSON values: str, int, float, bool, "
+                            f"None, lists and dicts of them ({exc})") from None
+        if size > MAX_ARGUMENTS:
+            raise ToolError(f"tools.{server}.{tool}: the arguments take {size} bytes as JSON, more than the "
+                            f"{MAX_ARGUMENTS} a call may send: send less per call")
         return channel.call(server, tool, arguments)
 
     call.__name__ = tool

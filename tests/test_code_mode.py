@@ -143,6 +143,28 @@ def test_refusals_teach_and_are_security_events(server):
     assert all("call budget of 20" in item for item in data["result"][20:]), data
 
 
+@pytest.mark.parametrize("arguments, needle", [
+    ("text={1, 2}", "must be JSON values"),
+    ("text=object()", "must be JSON values"),
+    ("text='x' * 200_000", "more than the 131072 a call may send"),
+])
+def test_arguments_that_cannot_travel_are_refused_in_the_sandbox(server, arguments, needle):
+    data, _ = run(server, f"try:\n    tools.faults.echo({arguments})\nexcept ToolError as e:\n    result = str(e)")
+    assert data["success"] and needle in data["result"], data
+    assert data["tool_calls"] == []                      # nothing was sent
+
+
+def test_tools_in_a_session(server):
+    created, _ = server.call("create_session", {})
+    handle = created["session_id"]
+    for code, expected in (("first = tools.faults.add(a=1, b=2)['total']\nfirst", 3),
+                           ("tools.faults.add(a=first, b=10)['total']", 13)):
+        data, _ = server.call("execute_code", {"code": code, "session_id": handle})
+        assert data["success"] and data["result"] == expected, data
+        assert len(data["tool_calls"]) == 1 and not data["session_ended"]
+    server.call("close_session", {"session_id": handle})
+
+
 def test_a_tool_added_upstream_is_followed(server):
     """tools/list_changed: the new tool is callable from the next execution on."""
     assert run(server, "tools.faults.grow()")[0]["result"] == {"result": "grew"}
