@@ -113,9 +113,11 @@ class Sessions:
             await self.close(handle, "server shutdown")
 
     def _ended_between_calls(self, handle: str, reason: str) -> None:
+        """The runner saw the session's process end outside an answer (it died
+        idle, its call was cancelled, the fork server died)."""
         if handle in self.open:
-            logger.warning("session %s ended between calls: %s", handle[:12], reason)
-            self._forget(handle, f"its process ended between calls: {reason}"[:300])
+            logger.warning("session %s ended: %s", handle[:12], reason)
+            self._forget(handle, reason[:300])
 
     def _forget(self, handle: str, cause: str) -> None:
         if self.open.pop(handle, None) is not None:

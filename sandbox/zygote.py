@@ -306,6 +306,7 @@ class Zygote:
         result = outcome.compose(self.outcome_of(c))
         self.send({"id": c.request.get("id"), "result": {**result, "session_ended": False}})
         c.request, c.deadline, c.state = None, None, "ready"
+        c.result_frame, c.result_payload = None, b""  # an idle death must not be read as this call's
 
     def drain(self, c: Child, fd: int) -> None:
         kind = "stdout" if fd == c.stdout_r else "stderr"
@@ -623,8 +624,9 @@ class Zygote:
                     result["session_end_reason"] = c.session_end_reason
                 self.send({"id": c.request.get("id"), "result": {**result, "session_ended": True}})
             else:
+                why = outcome.compose(self.outcome_of(c, idle=True)).get("error")
                 self.send({"op": "session_ended", "session": c.session,
-                           "reason": outcome.compose(self.outcome_of(c, idle=True)).get("error")})
+                           "reason": f"its process ended between calls: {why}"})
             return
         if c.request is None or not c.report:
             return  # an idle pooled child died (killed from outside, or failed setup), or a probe

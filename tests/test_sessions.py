@@ -355,3 +355,21 @@ def test_the_servers_end_leaves_no_session_process(tmp_path, how):
         ends = [json.loads(line) for line in log.read_text().splitlines() if '"session_ended"' in line]
         # (the busy one may end first, by its call's cancellation as the client went away)
         assert len(ends) == 3 and sum(e["cause"] == "server shutdown" for e in ends) >= 2, ends
+
+
+def test_a_session_process_killed_between_calls_is_reported(tmp_path):
+    """Killed from outside while idle (the OOM killer, an operator): the next call
+    is told the session is gone, and the audit log says why."""
+    log = tmp_path / "audit.jsonl"
+    with blocking_session({"SANDBOX_POOL_SIZE": "0", "SANDBOX_AUDIT_LOG": str(log)}) as server:
+        session = create(server)
+        assert run(server, "x = 1", session)[0]["success"]
+        zygote = zygote_of(server.pid)
+        [child] = [p for p in all_descendants(zygote) if state_of(p) not in (None, "Z")]
+        os.kill(child, signal.SIGKILL)
+        assert wait_until(lambda: state_of(child) in (None, "Z", "X"), 10)
+        time.sleep(0.3)
+        data, _ = run(server, "x", session)
+        assert data["error_type"] == "session_not_found", data
+    ends = [json.loads(line) for line in log.read_text().splitlines() if '"session_ended"' in line]
+    assert len(ends) == 1 and "ended between calls" in ends[0]["cause"] and "SIGKILL" in ends[0]["cause"], ends
