@@ -146,7 +146,7 @@ class AuditLog:
 
 
 _CONNECTION_FIELDS = ("host", "port", "address", "method", "allowed", "bytes_sent", "bytes_received",
-                      "milliseconds", "reason")
+                      "milliseconds", "reason", "status")
 
 
 def _number(value):

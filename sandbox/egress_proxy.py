@@ -30,6 +30,7 @@ HEAD_TIMEOUT = 10.0          # to send them
 RESOLVE_TIMEOUT = 10.0
 CONNECT_TIMEOUT = 10.0
 CHUNK = 64 << 10
+POLICY_REFUSALS = (403, 429)   # the allow-list, the connection limit: security events
 _HOP_HEADERS = (b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization", b"te",
                 b"trailer", b"upgrade")
 
@@ -120,7 +121,7 @@ class EgressSession:
                 record["address"] = str(address)
                 upstream = await self._connect(address, port)
             except Refused as refused:
-                record["reason"] = str(refused)
+                record["reason"], record["status"] = str(refused), refused.status
                 await _answer(writer, refused.status, str(refused))
                 return
             record["allowed"] = True

@@ -292,6 +292,9 @@ class Runner:
             zygote = await self._send(request_id, future, op, body, on_output, session)
         except (ConnectionError, RuntimeError) as exc:
             await self._end_egress(request_id)
+            calls = self._tool_sessions.pop(request_id, None)
+            if calls is not None:
+                await calls.close()
             return _internal_error(request_id, op, f"the fork server is unavailable ({type(exc).__name__})",
                                    time.monotonic() - started)
         try:
@@ -483,7 +486,7 @@ def with_network(result: dict, connections: list) -> dict:
     a security event (seen by the server, not reported by the sandbox)."""
     result = dict(result)
     result["network"] = connections
-    refused = [c for c in connections if not c.get("allowed") and c.get("reason")]
+    refused = [c for c in connections if c.get("status") in egress_proxy.POLICY_REFUSALS]
     if refused:
         result["security_events"] = list(result.get("security_events") or []) + [
             {"kind": "network_refused", "detail": f"{c['host']}:{c['port']}: {c['reason']}", "source": "server"}

@@ -81,6 +81,9 @@ class NetworkConnection(BaseModel):
     bytes_received: int = 0
     milliseconds: int | None = None
     reason: str | None = Field(None, description="why it was refused or cut")
+    status: int | None = Field(None, description="the HTTP status the proxy refused it with (403: the "
+                                                 "allow-list, 429: the connection limit, 4xx/502: malformed "
+                                                 "or unreachable)")
 
 
 class ToolCall(BaseModel):
