@@ -56,7 +56,7 @@ from RestrictedPython.transformer import (
 )
 from RestrictedPython.Utilities import utility_builtins
 
-from . import library_policy, profiles
+from . import library_policy, private_names, profiles
 from .results import cap_text, to_jsonable
 
 SNIPPET_FILENAME = "<snippet>"
@@ -107,13 +107,58 @@ class _SnippetPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy plus what ordinary snippets need; every addition keeps the
     guards in place (no name or attribute starting with "_" becomes reachable)."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.class_names: list[str] = []   # the class bodies being visited, innermost last
+
     def check_name(self, node, name, allow_magic_methods=False):
         if (allow_magic_methods and name in EXTRA_MAGIC_METHODS
                 and getattr(node, "col_offset", 0) != 0):
             return
+        if name is not None and private_names.private_name_allowed(name):
+            return  # `_cache`, `_helper`, `__secret` (private_names.py)
         super().check_name(node, name, allow_magic_methods)
 
+    def visit_ClassDef(self, node):
+        self.class_names.append(node.name)
+        try:
+            return super().visit_ClassDef(node)
+        finally:
+            self.class_names.pop()
+
+    def visit_FunctionDef(self, node):
+        # a method's body mangles with its class's name; a nested function's too
+        node = super().visit_FunctionDef(node)
+        if isinstance(node, ast.FunctionDef):
+            _vet_parameters_on_entry(node)
+        return node
+
+    def _private_attribute(self, node):
+        """`obj._x`, `self.__x` (mangled here, so that reads and writes agree): read
+        through `_getattr_` and written through `_write_private_`, which allow it on
+        the snippet's own objects only."""
+        attr = private_names.mangle(node.attr, self.class_names[-1] if self.class_names else None)
+        value = self.visit(node.value)
+        if isinstance(node.ctx, ast.Load):
+            new = ast.Call(func=ast.Name("_getattr_", ast.Load()), args=[value, ast.Constant(attr)], keywords=[])
+        else:
+            guarded = ast.Call(func=ast.Name("_write_private_", ast.Load()), args=[value], keywords=[])
+            copy_locations(guarded, node.value)
+            new = ast.Attribute(value=guarded, attr=attr, ctx=node.ctx)
+        copy_locations(new, node)
+        return new
+
+    def _safe_dunder_read(self, node):
+        value = self.visit(node.value)
+        new = ast.Call(func=ast.Name("_getattr_", ast.Load()), args=[value, ast.Constant(node.attr)], keywords=[])
+        copy_locations(new, node)
+        return new
+
     def visit_Attribute(self, node):
+        if node.attr.startswith("_") and private_names.private_name_allowed(node.attr):
+            return self._private_attribute(node)
+        if node.attr in private_names.SAFE_DUNDERS and isinstance(node.ctx, ast.Load):
+            return self._safe_dunder_read(node)
         # `super().__init__(...)`: the dunder is allowed only on a super() call and is looked
         # up at run time by _super_attr_, which checks the super object.
         if (isinstance(node.ctx, ast.Load) and node.attr in SUPER_METHODS
@@ -173,12 +218,6 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         """Closures with `nonlocal` counters; the names get the usual name check."""
         for name in node.names:
             self.check_name(node, name)
-        return node
-
-    def visit_FunctionDef(self, node):
-        node = super().visit_FunctionDef(node)
-        if isinstance(node, ast.FunctionDef):
-            _vet_parameters_on_entry(node)
         return node
 
     def visit_Lambda(self, node):
@@ -661,8 +700,10 @@ class _Context:
         module = importlib.import_module(name)
         package_only = not self.permits(name)
         for item in fromlist:
-            if type(item) is not str or item == "*":
-                raise self.refuse("import_blocked", f"from {name} import {item!r:.80} is not allowed",
+            if type(item) is not str or item == "*" or item.startswith("_"):
+                # (a private name may be the snippet's own, never a module's)
+                raise self.refuse("import_blocked", f"from {name} import {item!r:.80} is not allowed: "
+                                                    "import the module's public names",
                                   SandboxImportError)
             sub = f"{name}.{item}"
             if self.permits(sub) or self.is_package_of_allowed(sub):
@@ -784,6 +825,22 @@ class _Context:
     # -- attribute guards
     def getattr(self, obj, name, default=raise_):
         """_getattr_ and the getattr builtin: safer_getattr, plus value vetting."""
+        if type(name) is str and name.startswith("_"):
+            allowed = self._underscore_read(obj, name)
+            if allowed is not None and type(obj) is ModuleProxy:
+                # the module's own name, version, doc: strings only, from the real module
+                value = getattr(object.__getattribute__(obj, "_ModuleProxy__module"), name, None)
+                if isinstance(value, str) or (value is None and default is not raise_):
+                    return value if value is not None else default
+                raise SandboxAttributeError(f"module {name} is not available here as a string")
+            if allowed is not None:
+                try:
+                    value = getattr(obj, name)
+                except AttributeError:
+                    if default is raise_:
+                        raise
+                    return default
+                return self.vet(value, f"{_describe(obj)}.{name}") if _needs_vet(value) else value
         refusal = None
         if type(name) is str and name in _FORMAT_NAMES:
             refusal = self._extra_refusal(obj)
@@ -908,6 +965,45 @@ class _Context:
         if isinstance(ob, type):
             cls = ob
         return any(base in self.classes for base in cls.__mro__)
+
+    # -- names that start with "_" (private_names.py)
+    def _underscore_read(self, obj, name: str):
+        """True when this private or dunder attribute may be read on `obj`; None
+        leaves the decision to the usual rules (which refuse it)."""
+        if private_names.private_name_allowed(name):
+            if self.only_snippet_classes(obj):
+                return True
+            if isinstance(obj, tuple) and hasattr(type(obj), "_fields") and name in private_names.PRIVATE_API["namedtuple"]:
+                return True
+            if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields") \
+                    and name in private_names.PRIVATE_API["namedtuple"]:
+                return True
+            return None
+        kinds = private_names.SAFE_DUNDERS.get(name)
+        if kinds and (_kind_of(obj) in kinds or "any" in kinds):
+            return True
+        return None
+
+    def only_snippet_classes(self, ob) -> bool:
+        """The snippet's own object all the way down: its function, or a class (or an
+        instance of one) whose bases are the snippet's classes, object or built-in
+        exceptions. A subclass of a library class is not: the library's private
+        attributes stay out of reach."""
+        if type(ob) is types.FunctionType:
+            return ob.__globals__ is self.globals
+        cls = ob if isinstance(ob, type) else type(ob)
+        return cls in self.classes and all(
+            base in self.classes or base is object or (base.__module__ == "builtins"
+                                                        and issubclass(base, BaseException))
+            for base in cls.__mro__)
+
+    def write_private(self, ob):
+        """_write_private_: `obj._x = ...` only on the snippet's own objects."""
+        if self.only_snippet_classes(ob):
+            return ob
+        raise self.refuse("attribute_blocked", f"private attributes (names starting with _) of "
+                                               f"{_describe(ob)} cannot be written: only those of the "
+                                               "snippet's own classes can")
 
     def write_guard(self, ob):
         """_write_: full_write_guard's pass-through for dict and list, plus the snippet's own
@@ -1138,6 +1234,7 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,
         "_write_": ctx.write_guard,
+        "_write_private_": ctx.write_private,
         "_inplacevar_": _inplacevar,
         "_apply_": ctx.apply,
         "_vet_params_": ctx.vet_params,
@@ -1294,6 +1391,19 @@ def _recursion_limit(limit: int | None):
         yield
     finally:
         sys.setrecursionlimit(saved)
+
+
+def _kind_of(obj) -> str:
+    """The kind private_names.SAFE_DUNDERS speaks of."""
+    if isinstance(obj, type):
+        return "class"
+    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
+        return "function"
+    if isinstance(obj, types.MethodType):
+        return "method"
+    if type(obj) is ModuleProxy:
+        return "module"
+    return "other"
 
 
 def _stores_result(code_obj) -> bool:

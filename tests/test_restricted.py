@@ -646,7 +646,7 @@ def test_base_exceptions_do_not_propagate(exc):
 
 
 def test_messages_are_capped():
-    reply = blocked("_" + "a" * 5000 + " = 1")
+    reply = blocked("_" + "a" * 5000 + "_ = 1")  # a guard-family name (ends with _): refused
     assert len(reply["error"]) <= restricted.MAX_MESSAGE
     assert "truncated" in reply["error"]
     reply = blocked("raise ValueError('x' * 10000)", error_types=("runtime_error",))

@@ -1,0 +1,51 @@
+"""Which names that start with "_" a snippet may use: the tables behind
+RestrictedPython's underscore rule, relaxed for ordinary code.
+
+Names: `_helper`, `_cache`, `_`, a class's `__secret` (mangled as Python does)
+are the snippet's own and reach nothing. Refused: every name of the guard
+family (`_getattr_`, `_write_`, `_print_`, ...: they end with "_"), dunders,
+RestrictedPython's temporaries (`_tmp0`) and this sandbox's own (`_sandbox_*`),
+so no snippet name can shadow or reach a guard.
+
+Attributes: a private attribute (`self._balance`, `obj._x`) is read or written
+only on the snippet's own objects, those whose classes are all the snippet's
+(or object / a built-in exception): a subclass of a library class must not
+reach that library's private state. A few private attributes of other objects
+are public API in all but name (PRIVATE_API). Dunder reads are allowed from
+SAFE_DUNDERS only; everything else that starts with "_" stays refused.
+"""
+
+from __future__ import annotations
+
+import re
+
+_RESERVED = re.compile(r"^_.*_$|^_tmp\d+$|^_sandbox|^__.*__$")
+
+# Private attributes that are public API in all but name, by the kind of object.
+PRIVATE_API = {
+    "namedtuple": frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"}),
+}
+
+# Dunder attributes that may be read (never written) on these kinds of objects.
+SAFE_DUNDERS = {
+    "__name__": ("class", "function", "method", "module"),
+    "__qualname__": ("class", "function", "method"),
+    "__doc__": ("class", "function", "method", "module", "any"),
+    "__module__": ("class", "function"),
+    "__version__": ("module",),
+}
+
+
+def private_name_allowed(name: str) -> bool:
+    """A variable, function, parameter or attribute name starting with "_"
+    that the snippet may use (the caller checks the object for attributes)."""
+    return name == "_" or (name.startswith("_") and not _RESERVED.match(name))
+
+
+def mangle(name: str, class_name: str | None) -> str:
+    """Python's private name mangling (`__x` in class C is `_C__x`), done by
+    the transformer so that reads and writes agree."""
+    if class_name is None or not name.startswith("__") or name.endswith("__"):
+        return name
+    stripped = class_name.lstrip("_")
+    return f"_{stripped}{name}" if stripped else name

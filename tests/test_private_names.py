@@ -1,0 +1,112 @@
+"""Names that start with "_" (sandbox/private_names.py), in the Python layer
+alone: what ordinary code does with them runs, and every way to turn the
+relaxation into a door stays refused (the guard family, RestrictedPython's
+temporaries, private state of library objects and of module proxies, writes
+outside the snippet's own classes, dunders beyond the table)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from sandbox import profiles, restricted
+
+ALLOWED = frozenset(profiles.allowed_modules(["basic"]))
+
+
+def run(code):
+    out = io.StringIO()
+    return restricted.execute(code, restricted=True, allowed_modules=ALLOWED, stdout=out, stderr=out)
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("class Account:\n    def __init__(self, balance):\n        self._balance = balance\n"
+     "    def deposit(self, n):\n        self._balance += n\n        return self._balance\n"
+     "a = Account(5)\na.deposit(3)\nresult = a._balance", 8),
+    ("def _helper(x):\n    return x * 2\nresult = _helper(21)", 42),
+    ("_cache = {}\ndef fib(n):\n    if n in _cache:\n        return _cache[n]\n"
+     "    _cache[n] = n if n < 2 else fib(n - 1) + fib(n - 2)\n    return _cache[n]\nresult = fib(30)", 832040),
+    ("total = 0\nfor _ in range(3):\n    total += 1\nresult = total", 3),
+    ("class Vault:\n    def __init__(self):\n        self.__secret = 'k'\n    def peek(self):\n        return self.__secret\n"
+     "result = [Vault().peek(), Vault()._Vault__secret]", ["k", "k"]),
+    ("class Base:\n    def __init__(self):\n        self._x = 1\nclass Child(Base):\n    def get(self):\n"
+     "        return self._x + 1\nresult = Child().get()", 2),
+    ("class Oops(Exception):\n    def __init__(self, code):\n        super().__init__(code)\n        self._code = code\n"
+     "try:\n    raise Oops(7)\nexcept Oops as e:\n    result = e._code", 7),
+    ("def f():\n    '''Doc.'''\nresult = [f.__name__, f.__qualname__, f.__doc__, type(1.5).__name__]",
+     ["f", "f", "Doc.", "float"]),
+    ("import collections\nPoint = collections.namedtuple('Point', 'x y')\np = Point(1, 2)\n"
+     "result = [p._asdict(), p._replace(y=5), list(Point._fields), Point._make([3, 4])]",
+     [{"x": 1, "y": 2}, [1, 5], ["x", "y"], [3, 4]]),
+    ("import json\nresult = json.__name__", "json"),
+    ("def deco(fn):\n    def wrapper(*a):\n        return fn.__name__ + ':' + str(fn(*a))\n    return wrapper\n"
+     "@deco\ndef double(x):\n    return 2 * x\nresult = double(4)", "double:8"),
+])
+def test_ordinary_private_names_run(code, expected):
+    reply = run(code)
+    assert reply["success"] and reply["result"] == expected, reply
+
+
+GUARD_NAMES = ["_getattr_", "_write_", "_write_private_", "_print_", "_call_", "_getiter_", "_getitem_",
+               "_apply_", "_inplacevar_", "_vet_one_", "_super_attr_", "_sandbox_last_value_", "_tmp0",
+               "_iter_unpack_sequence_", "__builtins__", "__metaclass__", "__name__", "__import__"]
+
+
+@pytest.mark.parametrize("name", GUARD_NAMES)
+@pytest.mark.parametrize("form", [
+    "{n} = 1", "def {n}():\n    pass", "def f({n}):\n    pass", "def f({n}, /):\n    pass",
+    "lambda {n}: 1", "class {n}:\n    pass", "for {n} in []:\n    pass", "import math as {n}",
+    "try:\n    pass\nexcept Exception as {n}:\n    pass", "[{n} for {n} in []]", "({n} := 1)",
+    "def f():\n    global {n}\n    {n} = 1", "x = {n}", "def f(*{n}):\n    pass", "def f(**{n}):\n    pass",
+])
+def test_no_snippet_name_can_be_a_guard_or_a_temporary(name, form):
+    reply = run(form.format(n=name))
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "syntax_error"), reply
+
+
+@pytest.mark.parametrize("code", [
+    "import json\njson._ModuleProxy__module",                        # the proxy's real module
+    "import json\ngetattr(json, '_ModuleProxy__module')",
+    "import json\njson._ModuleProxy__ctx",
+    "class ModuleProxy:\n    def peek(self):\n        return self.__module\nimport json\nModuleProxy.peek(json)",
+    "import json\njson._make",
+    "import collections\nd = collections.OrderedDict(a=1)\nd._OrderedDict__map",
+    "import collections\nclass Mine(collections.OrderedDict):\n    def peek(self):\n        return self._OrderedDict__root\n"
+    "Mine().peek()",                                                   # a library base's private state
+    "import string\nclass T(string.Template):\n    def peek(self):\n        return self._invalid\nT('x').peek()",
+    "import string\nstring.Template('$a')._invalid",
+    "import random\nrandom._os",
+    "import random\nrandom.Random()._randbelow",
+    "import decimal\ndecimal.getcontext()._raise_error",
+    "[].__class__", "(1).__class__.__bases__", "f = lambda: 1\nf.__globals__", "f = lambda: 1\nf.__code__",
+    "def f():\n    pass\nf.__dict__", "import json\njson.__dict__", "import json\njson.__loader__",
+    "import json\njson.__spec__", "type.__subclasses__(object)", "object.__subclasses__()",
+    "def g():\n    yield 1\ng().gi_frame", "import json\njson.__builtins__",
+])
+def test_private_state_that_is_not_the_snippets_stays_out_of_reach(code):
+    reply = run(code)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+    assert "AttributeError" in (reply["error"] or "") or reply["error_type"] == "security_violation", reply
+
+
+@pytest.mark.parametrize("code", [
+    "import json\njson._x = 1",
+    "import collections\nd = collections.OrderedDict()\nd._x = 1",
+    "import collections\nclass Mine(collections.OrderedDict):\n    pass\nMine()._OrderedDict__root = None",
+    "x = []\nx._y = 1",
+    "def f():\n    pass\nf.__name__ = 'g'",
+    "class C:\n    pass\nC.__name__ = 'D'",
+    "import json\njson.__name__ = 'x'",
+    "class C:\n    pass\nsetattr(C(), '_x', 1)",
+])
+def test_private_and_dunder_writes_outside_the_snippets_own_objects_are_refused(code):
+    reply = run(code)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+
+
+def test_the_mangled_name_is_per_class():
+    reply = run("class A:\n    def __init__(self):\n        self.__v = 'a'\nclass B(A):\n    def get(self):\n"
+                "        return self.__v\ntry:\n    B().get()\n    result = 'leaked'\nexcept AttributeError:\n"
+                "    result = 'separate'")
+    assert reply["success"] and reply["result"] == "separate", reply
