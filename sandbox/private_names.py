@@ -21,6 +21,9 @@ import re
 
 _RESERVED = re.compile(r"^_.*_$|^_tmp\d+$|^_sandbox|^__.*__$")
 
+# Dunder names a snippet may assign (they reach nothing): a module's export list, a class's slots.
+DUNDER_NAMES_STORED = frozenset({"__all__", "__slots__"})
+
 # Private attributes that are public API in all but name, by the kind of object.
 PRIVATE_API = {
     "namedtuple": frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"}),

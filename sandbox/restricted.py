@@ -117,7 +117,23 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return
         if name is not None and private_names.private_name_allowed(name):
             return  # `_cache`, `_helper`, `__secret` (private_names.py)
+        if name in private_names.DUNDER_NAMES_STORED:
+            return  # `__all__ = [...]`, a class's `__slots__`
+        if (name is not None and name.startswith("_")
+                and not (allow_magic_methods and name in ALLOWED_FUNC_NAMES and node.col_offset != 0)):
+            self.error(node, f'"{name}" is a reserved name: names that start and end with "_", and dunders, '
+                             'belong to Python and to the sandbox\'s guards; choose another name (e.g. '
+                             f'"{name.strip("_") or "value"}")')
+            return
         super().check_name(node, name, allow_magic_methods)
+
+    def visit_Name(self, node):
+        if node.id == "__name__" and isinstance(node.ctx, ast.Load):
+            # `if __name__ == "__main__":` runs, as in a script; the real module name stays
+            new = ast.Constant("__main__")
+            copy_locations(new, node)
+            return new
+        return super().visit_Name(node)
 
     def visit_ClassDef(self, node):
         self.class_names.append(node.name)
@@ -220,6 +236,51 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             self.check_name(node, name)
         return node
 
+    # -- match statements. A class pattern with keywords (`case P(x=0)`) reads attributes
+    # outside the guards, so it is refused; the rest binds names that get the name check.
+    def visit_Match(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_match_case(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_MatchValue(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_MatchSingleton(self, node):
+        return node
+
+    def visit_MatchSequence(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_MatchMapping(self, node):
+        self.check_name(node, node.rest)
+        return self.node_contents_visit(node)
+
+    def visit_MatchStar(self, node):
+        self.check_name(node, node.name)
+        return node
+
+    def visit_MatchAs(self, node):
+        self.check_name(node, node.name)
+        return self.node_contents_visit(node)
+
+    def visit_MatchOr(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_MatchClass(self, node):
+        if node.kwd_patterns:
+            self.error(node, "class patterns with keywords (case P(x=...)) are not available: match the class "
+                             "(case P()) and test the attributes in a guard (if p.x == 0) or in the body")
+            return node
+        if not isinstance(node.cls, ast.Name):
+            self.error(node, "a class pattern must name the class directly (case Point(...)): assign "
+                             "it to a name first")
+            return node
+        self.check_name(node, node.cls.id)
+        node.patterns = [self.visit(p) for p in node.patterns]
+        return node
+
     def visit_Lambda(self, node):
         node = super().visit_Lambda(node)
         if isinstance(node, ast.Lambda):
@@ -275,7 +336,7 @@ def _vet_parameters_on_entry(node: ast.FunctionDef) -> None:
                                _vet_call("_vet_params_", ast.Starred(ast.Name(vararg, ast.Load()), ast.Load()))))
     if kwarg:
         body.append(ast.Assign([ast.Name(kwarg, ast.Store())], _vet_call("_vet_kwargs_", ast.Name(kwarg, ast.Load()))))
-    if not body:
+    if not body or not node.body:  # (a body the transformer emptied has already failed the compile)
         return
     first = node.body[0]
     at = 1 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(

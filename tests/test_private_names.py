@@ -50,7 +50,7 @@ def test_ordinary_private_names_run(code, expected):
 
 GUARD_NAMES = ["_getattr_", "_write_", "_write_private_", "_print_", "_call_", "_getiter_", "_getitem_",
                "_apply_", "_inplacevar_", "_vet_one_", "_super_attr_", "_sandbox_last_value_", "_tmp0",
-               "_iter_unpack_sequence_", "__builtins__", "__metaclass__", "__name__", "__import__"]
+               "_iter_unpack_sequence_", "__builtins__", "__metaclass__", "__import__", "__class__", "__dict__"]
 
 
 @pytest.mark.parametrize("name", GUARD_NAMES)
@@ -103,6 +103,15 @@ def test_private_state_that_is_not_the_snippets_stays_out_of_reach(code):
 def test_private_and_dunder_writes_outside_the_snippets_own_objects_are_refused(code):
     reply = run(code)
     assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+
+
+def test_dunder_names_a_script_uses():
+    reply = run("def main():\n    return 'ran'\nclass C:\n    __slots__ = ('x',)\n__all__ = ['main']\n"
+                "if __name__ == '__main__':\n    result = [main(), C.__module__, __all__]")
+    assert reply["success"] and reply["result"] == ["ran", "__sandbox__", ["main"]], reply
+    for code in ("__name__ = 'x'", "def f(__class__):\n    pass", "__slots__ = 1\nx = __builtins__"):
+        reply = run(code)
+        assert not reply["success"] and "reserved name" in reply["error"], (code, reply)
 
 
 def test_the_mangled_name_is_per_class():
