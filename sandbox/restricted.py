@@ -56,7 +56,7 @@ from RestrictedPython.transformer import (
 )
 from RestrictedPython.Utilities import utility_builtins
 
-from . import library_policy, private_names, profiles
+from . import library_policy, private_names, profiles, safe_format
 from .results import cap_text, to_jsonable
 
 SNIPPET_FILENAME = "<snippet>"
@@ -703,6 +703,9 @@ class _Context:
             id(dataclasses.make_dataclass): self.make_dataclass,
             id(dataclasses.dataclass): self.dataclass,
         }
+        # string.Formatter, str.format and format_map look fields up through our guards
+        self.Formatter = safe_format.bind(self.getattr, self.getitem)
+        self.replacements[id(string.Formatter)] = self.Formatter
         self.type = self._make_type()
         self.parsers: library_policy.StringParsersOff | None = None  # set while the snippet runs
 
@@ -886,6 +889,11 @@ class _Context:
     # -- attribute guards
     def getattr(self, obj, name, default=raise_):
         """_getattr_ and the getattr builtin: safer_getattr, plus value vetting."""
+        if type(name) is str and name in _FORMAT_NAMES and (
+                isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))):
+            return safe_format.format_method(self.Formatter, obj, name)
+        if isinstance(obj, safe_format.GuardedFormatter) and type(name) is str and not name.startswith("_"):
+            return getattr(obj, name)  # its lookups are guarded: format, vformat, get_field... are safe
         if type(name) is str and name.startswith("_"):
             allowed = self._underscore_read(obj, name)
             if allowed is not None and type(obj) is ModuleProxy:

@@ -823,7 +823,15 @@ VARIANTS = {
     "pickle": "import pickle",
     "importlib": "import importlib",
     "builtins_via_re_enum": "import re\nre.enum.bltns",
-    "stringformatter_subclass": "import string\nclass F(string.Formatter):\n    pass",
+    # string.Formatter is the guarded one: a subclass reaches neither its unguarded
+    # lookups (super().get_field is the guarded one) nor the base's private _vformat
+    "stringformatter_subclass": "import string\nclass F(string.Formatter):\n    def get_field(self, n, a, k):\n"
+                                "        return super().get_field(n, a, k)\nF().format('{0.__class__}', 1)",
+    "stringformatter_private": "import string\nclass F(string.Formatter):\n    def go(self):\n"
+                               "        return self._vformat('{0.__class__}', (1,), {}, set(), 2)\nF().go()",
+    "format_exception_globals": "try:\n    1/0\nexcept Exception as e:\n    '{0.__traceback__.tb_frame.f_globals}'.format(e)",
+    "format_spec_nested_lookup": "'{0:{1.__class__.__mro__}}'.format(1, 2)",
+    "str_format_unbound": "str.format('{0.__class__}', 1)",
     "typing_get_type_hints": "import typing\ndef f(x: 'int'):\n    pass\ntyping.get_type_hints(f)",
     "typing_forwardref": "import typing\ntyping.ForwardRef('1')",
     "random_os": "import random\ngetattr(random, '_os')",
