@@ -56,7 +56,7 @@ from RestrictedPython.transformer import (
 )
 from RestrictedPython.Utilities import utility_builtins
 
-from . import library_policy, private_names, profiles, safe_format
+from . import library_policy, module_subsets, private_names, profiles, safe_format
 from .results import cap_text, to_jsonable
 
 SNIPPET_FILENAME = "<snippet>"
@@ -691,6 +691,7 @@ class _Context:
         self.allowed = allowed
         self.events = events
         self.proxies: dict[tuple[str, int], ModuleProxy] = {}
+        self.subsets: dict[str, module_subsets.ModuleSubset] = {}
         self.classes: set[type] = set()
         self.globals: dict = {}
         self.replacements = {
@@ -752,6 +753,8 @@ class _Context:
                                              for p in name.split("."))):
             raise self.refuse("import_blocked", f"import of {name!r:.80} is not allowed",
                               SandboxImportError)
+        if name in module_subsets.SUBSETS and not self.permits(name):
+            return self._subset_import(name, fromlist)
         if not fromlist:
             if not self.permits(name):
                 raise self._import_refusal(name)
@@ -776,6 +779,19 @@ class _Context:
                 continue
             self._check_from_item(name, module, item, package_only)
         return self.proxy(name, module)
+
+    def _subset_import(self, name, fromlist):
+        """`import sys` / `from io import StringIO` without the module's profile: the
+        subset of module_subsets.py, or a refusal that lists it."""
+        subset = self.subsets.get(name)
+        if subset is None:
+            subset = self.subsets[name] = module_subsets.make(name)
+        for item in fromlist or ():
+            if item not in module_subsets.SUBSETS[name]:
+                raise self.refuse("import_blocked", f"from {name} import {item!s:.80} is not available "
+                                                    f"({module_subsets.WHY[name]}); {name} here has: "
+                                                    + ", ".join(module_subsets.SUBSETS[name]), SandboxImportError)
+        return subset
 
     def _check_from_item(self, name, module, item, package_only):
         """`from name import item` where item is not an allowed submodule: it must be an
@@ -892,6 +908,11 @@ class _Context:
         if type(name) is str and name in _FORMAT_NAMES and (
                 isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))):
             return safe_format.format_method(self.Formatter, obj, name)
+        if type(obj) is module_subsets.ModuleSubset:
+            try:
+                return getattr(obj, name)
+            except AttributeError as exc:  # a part of sys/io the subset leaves out: a refusal
+                raise self.refuse("attribute_blocked", str(exc)) from None
         if isinstance(obj, safe_format.GuardedFormatter) and type(name) is str and not name.startswith("_"):
             return getattr(obj, name)  # its lookups are guarded: format, vformat, get_field... are safe
         if type(name) is str and name.startswith("_"):

@@ -7,12 +7,16 @@ from __future__ import annotations
 import io
 import json
 import pathlib
+import sys
 import time
 
 import pytest
 
 from sandbox import profiles, restricted
 from sandbox.results import cap_text, to_jsonable
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "redteam"))
+import redteam_lib  # noqa: E402
 
 BASIC = profiles.allowed_modules(["basic"])
 CORPUS = pathlib.Path(__file__).resolve().parent / "redteam" / "corpus.json"  # carried with the project
@@ -749,6 +753,7 @@ def test_corpus_attack(case):
     extra = case.get("call_args", {}).get("allowed_imports", [])
     allowed = ALLOWED_OVERRIDE.get(case["id"], profiles.allowed_modules(["basic"], extra))
     started = time.monotonic()
+    code = redteam_lib.without_import_probes(code, redteam_lib.SUBSET_MODULES)
     reply, out, err = run(code, allowed=allowed)
     expect = case["expect"]
     accepted = set().union(*(ACCEPTED[o] for o in [expect["outcome"], *expect.get("also_acceptable", [])]))
@@ -819,7 +824,10 @@ VARIANTS = {
     "partial_getattr_module": "import functools, typing\nfunctools.partial(getattr, typing)('sys')",
     "relative_import": "from . import json",
     "socket_without_network": "import socket",
-    "io_without_filesystem": "import io",
+    "io_without_filesystem": "import io\nio.open('/etc/passwd')",   # io here is the StringIO/BytesIO subset
+    "io_subset_fileio": "from io import FileIO",
+    "sys_subset_modules": "import sys\nsys.modules['os']",
+    "sys_subset_getframe": "from sys import _getframe",
     "pickle": "import pickle",
     "importlib": "import importlib",
     "builtins_via_re_enum": "import re\nre.enum.bltns",
@@ -951,8 +959,9 @@ def test_filesystem_profile_allows_os_path_only():
 
 def test_dangerous_names_in_allowed_modules_are_still_refused():
     allowed = BASIC | {"os", "sys", "subprocess", "ctypes", "builtins"}
-    for name in ("os", "sys", "subprocess", "ctypes", "builtins"):
+    for name in ("os", "subprocess", "ctypes", "builtins"):
         blocked(f"import {name}", allowed=allowed)
+    blocked("import sys\nsys.modules", allowed=allowed)   # only ever the subset
 
 
 def test_network_profile_allows_socket_import():

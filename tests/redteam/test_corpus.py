@@ -222,6 +222,7 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
     rp = mode in RP_MODES
     if mode in DOORS_MODES:
         code = lib.without_import_probes(code, context["doors_modules"])
+    code = lib.without_import_probes(code, lib.SUBSET_MODULES)
     kind = (case.get("canary") or {}).get("kind")
     marker = (case.get("canary") or {}).get("marker", "")
     host_paths = lib.host_paths_named(case, code, canaries.server_cwd)

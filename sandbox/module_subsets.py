@@ -1,0 +1,85 @@
+"""Modules that are refused as a whole but whose everyday part agents reach for:
+`import sys` for `print(..., file=sys.stderr)` and `sys.version_info`, `import io`
+for `io.StringIO` without the filesystem profile. The import hook hands out a
+small read-only object with exactly the names below; any other name is refused
+with the list of what is there.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+
+# module -> the names a snippet gets from it without the module's profile
+SUBSETS = {
+    "sys": ("stdout", "stderr", "version", "version_info", "hexversion", "maxsize", "float_info", "int_info",
+            "platform", "byteorder", "argv", "getrecursionlimit", "implementation", "float_repr_style",
+            "maxunicode"),
+    "io": ("StringIO", "BytesIO", "SEEK_SET", "SEEK_CUR", "SEEK_END", "UnsupportedOperation"),
+}
+WHY = {
+    "sys": "the rest of sys reaches the interpreter's internals (modules, frames, the recursion limit)",
+    "io": "the rest of io opens files: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for them",
+}
+
+
+class Stream:
+    """sys.stdout / sys.stderr for a snippet: write and flush, not the file object
+    (whose buffer, raw file and class would reach the process's descriptors)."""
+
+    __slots__ = ("__stream",)
+
+    def __init__(self, stream):
+        object.__setattr__(self, "_Stream__stream", stream)
+
+    def write(self, text) -> int:
+        return object.__getattribute__(self, "_Stream__stream").write(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        object.__getattribute__(self, "_Stream__stream").flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    encoding = "utf-8"
+
+
+class ModuleSubset:
+    """A read-only module of a few names."""
+
+    __slots__ = ("__name", "__values")
+
+    def __init__(self, name: str, values: dict):
+        object.__setattr__(self, "_ModuleSubset__name", name)
+        object.__setattr__(self, "_ModuleSubset__values", values)
+
+    def __getattr__(self, attr):
+        values = object.__getattribute__(self, "_ModuleSubset__values")
+        if attr in values:
+            return values[attr]
+        name = object.__getattribute__(self, "_ModuleSubset__name")
+        raise AttributeError(f"{name}.{attr} is not available in the sandbox ({WHY[name]}); {name} here has: "
+                             + ", ".join(sorted(values)))
+
+    def __setattr__(self, attr, value):
+        raise AttributeError(f"cannot set {attr!s:.80}: this module is read-only")
+
+    def __delattr__(self, attr):
+        raise AttributeError(f"cannot delete {attr!s:.80}: this module is read-only")
+
+    def __repr__(self) -> str:
+        return f"<module {object.__getattribute__(self, '_ModuleSubset__name')!r} (a sandbox subset)>"
+
+
+def make(name: str) -> ModuleSubset:
+    """The subset of `name` as this process sees it now (sys.stdout and sys.stderr
+    are the snippet's own streams by then)."""
+    module = {"sys": sys, "io": io}[name]
+    values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
+    if name == "sys":
+        values.update(argv=[], stdout=Stream(sys.stdout), stderr=Stream(sys.stderr))
+    return ModuleSubset(name, values)
