@@ -29,13 +29,15 @@ PRIVATE_API = {
     "namedtuple": frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"}),
 }
 
-# Dunder attributes that may be read (never written) on these kinds of objects.
+# Dunder attributes that may be read (never written) on these kinds of objects; also
+# __dict__, on the snippet's own objects only (restricted._Context._underscore_read).
 SAFE_DUNDERS = {
     "__name__": ("class", "function", "method", "module"),
     "__qualname__": ("class", "function", "method"),
     "__doc__": ("class", "function", "method", "module", "any"),
     "__module__": ("class", "function"),
     "__version__": ("module",),
+    "__dict__": ("own",),
 }
 
 

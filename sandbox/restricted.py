@@ -1060,6 +1060,8 @@ class _Context:
     def _underscore_read(self, obj, name: str):
         """True when this private or dunder attribute may be read on `obj`; None
         leaves the decision to the usual rules (which refuse it)."""
+        if name == "__dict__":
+            return True if self.only_snippet_classes(obj) and hasattr(obj, "__dict__") else None
         if private_names.private_name_allowed(name):
             if self.only_snippet_classes(obj):
                 return True
@@ -1086,6 +1088,36 @@ class _Context:
             base in self.classes or base is object or (base.__module__ == "builtins"
                                                         and issubclass(base, BaseException))
             for base in cls.__mro__)
+
+    def vars(self, *args):
+        """vars(obj): a copy of the attributes of the snippet's own objects (the
+        library's are not its to list). Without an argument, like globals() and
+        locals(), it is not available: the namespace is the guards' too."""
+        if len(args) != 1:
+            raise self.refuse("call_blocked", "vars() needs an object of the snippet's own (vars(obj)); "
+                                              "the snippet's names are simply its variables", SandboxRefused)
+        (obj,) = args
+        if self.only_snippet_classes(obj) and hasattr(obj, "__dict__"):
+            return {k: v for k, v in vars(obj).items() if not (k.startswith("__") and k.endswith("__"))}
+        raise self.refuse("call_blocked", f"vars() of {_describe(obj)} is not available: it works on the "
+                                          "snippet's own objects; use dir() and getattr() for others",
+                          SandboxRefused)
+
+    def dir(self, *args):
+        """dir(obj): the names that do not start with "_" (and the snippet's own
+        objects' private ones). Without an argument: not available, as vars()."""
+        if len(args) != 1:
+            raise self.refuse("call_blocked", "dir() needs an object (dir(obj)); the snippet's names are "
+                                              "simply its variables", SandboxRefused)
+        (obj,) = args
+        own = self.only_snippet_classes(obj)
+        if type(obj) is ModuleProxy:
+            names = dir(object.__getattribute__(obj, "_ModuleProxy__module"))
+        elif type(obj) is module_subsets.ModuleSubset:
+            names = list(object.__getattribute__(obj, "_ModuleSubset__values"))
+        else:
+            names = dir(obj)
+        return sorted(n for n in names if not n.startswith("_") or (own and not n.startswith("__")))
 
     def write_private(self, ob):
         """_write_private_: `obj._x = ...` only on the snippet's own objects."""
@@ -1311,7 +1343,8 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
     names = dict(_BASE_BUILTINS)
     names.update(
         getattr=ctx.getattr, hasattr=ctx.hasattr, setattr=ctx.setattr, delattr=ctx.delattr, type=ctx.type,
-        __import__=ctx.import_, __build_class__=ctx.build_class,
+        __import__=ctx.import_, __build_class__=ctx.build_class, vars=ctx.vars, dir=ctx.dir,
+        input=_no_input, open=_no_open,
     )
     glb = {
         "__builtins__": names,
@@ -1335,6 +1368,16 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
     }
     ctx.globals = glb
     return glb
+
+
+def _no_input(*args, **kwargs):
+    raise RuntimeError("input() has no stdin in the sandbox: put the data in the code (a string or a list), "
+                       "or pass files with the filesystem profile")
+
+
+def _no_open(*args, **kwargs):
+    raise PermissionError("open() needs the filesystem profile (SANDBOX_ENABLE_FILESYSTEM=true), which is off "
+                          "here: keep data in memory instead, with io.StringIO or io.BytesIO")
 
 
 def _path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):

@@ -80,7 +80,7 @@ def test_no_snippet_name_can_be_a_guard_or_a_temporary(name, form):
     "import random\nrandom.Random()._randbelow",
     "import decimal\ndecimal.getcontext()._raise_error",
     "[].__class__", "(1).__class__.__bases__", "f = lambda: 1\nf.__globals__", "f = lambda: 1\nf.__code__",
-    "def f():\n    pass\nf.__dict__", "import json\njson.__dict__", "import json\njson.__loader__",
+    "import json\njson.__dict__", "import collections\ncollections.OrderedDict().__dict__", "import json\njson.__loader__",
     "import json\njson.__spec__", "type.__subclasses__(object)", "object.__subclasses__()",
     "def g():\n    yield 1\ng().gi_frame", "import json\njson.__builtins__",
 ])

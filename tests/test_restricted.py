@@ -864,7 +864,8 @@ VARIANTS = {
 }
 
 VARIANT_ERROR_TYPES = {  # where the failure is plain Python rather than a refusal
-    "vars_of_module": ("runtime_error",), "dir_globals_locals": ("runtime_error",),
+    "vars_of_module": ("runtime_error", "security_violation"),
+    "dir_globals_locals": ("runtime_error", "security_violation"),
     "open_builtin": ("runtime_error",), "compile_builtin": ("runtime_error",),
     "decorator_exec": ("runtime_error",), "print_to_module": ("runtime_error",),
     "make_dataclass_injection": ("runtime_error", "security_violation"), "namedtuple_injection": ("runtime_error",),
