@@ -38,8 +38,22 @@ REFUSED_OBJECTS = {
     "sympy.var": "var() writes into the caller's globals; use x, y = sympy.symbols('x y')",
     "sympy.init_session": "not available in the sandbox; import what you need from sympy",
     "sympy.init_printing": "not available in the sandbox; print(expr) or sympy.pretty(expr)",
-    "matplotlib.use": "the Agg backend is already set; figures come back as images",
-    "matplotlib.pyplot.switch_backend": "the Agg backend is already set; figures come back as images",
+}
+
+
+def _agg_only(backend, *args, **kwargs):
+    """matplotlib.use / pyplot.switch_backend: Agg is already set, so asking for it
+    is a no-op (scripts written for headless runs do); any other backend is refused."""
+    if isinstance(backend, str) and backend.lower() == "agg":
+        return None
+    raise PermissionError(f"the matplotlib backend {backend!r} is not available: the sandbox draws with Agg, "
+                          "and figures come back as images (plt.show() and savefig() work as they are)")
+
+
+# qualified name -> the function handed out instead (behaviour the sandbox can allow).
+REPLACED_OBJECTS = {
+    "matplotlib.use": _agg_only,
+    "matplotlib.pyplot.switch_backend": _agg_only,
 }
 
 # qualified name -> {keyword: its position}: a truthy value, passed either way, is
@@ -69,6 +83,7 @@ STRING_PARSERS = {
 }
 
 refused_ids: dict[int, str] = {}      # id(object) -> advice, for the objects of loaded modules
+replaced_ids: dict[int, object] = {}  # id(object) -> what the snippet gets instead
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
 _resolved_with = -1                    # len(sys.modules) at the last resolve()
@@ -100,6 +115,10 @@ def resolve() -> None:
         value = _lookup(qualified)
         if value is not None:
             refused_ids[id(value)] = f"{qualified} is refused: {advice}"
+    for qualified, replacement in REPLACED_OBJECTS.items():
+        value = _lookup(qualified)
+        if value is not None:
+            replaced_ids[id(value)] = replacement
     for qualified, keywords in REFUSED_KEYWORDS.items():
         value = _lookup(qualified)
         if value is not None:

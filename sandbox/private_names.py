@@ -37,6 +37,9 @@ SAFE_DUNDERS = {
     "__doc__": ("class", "function", "method", "module", "any"),
     "__module__": ("class", "function"),
     "__version__": ("module",),
+    "__cause__": ("exception",),        # (never __traceback__: it leads to frames)
+    "__context__": ("exception",),
+    "__suppress_context__": ("exception",),
     "__dict__": ("own",),
 }
 

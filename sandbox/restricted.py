@@ -86,14 +86,20 @@ class SandboxRefused(PermissionError):
 # --------------------------------------------------------------------------- compile
 
 # Dunder methods a snippet class may define on top of RestrictedPython's ALLOWED_FUNC_NAMES.
-# They only run snippet code that is itself restricted. Left out on purpose: attribute hooks
-# (__getattr__, __getattribute__, __setattr__), __del__, __reduce__*, __init_subclass__,
-# __class_getitem__, __set_name__, descriptors (__get__, __set__), __format__, __new__.
+# They only run snippet code that is itself restricted, and every parameter the interpreter
+# passes them is vetted on entry like any other (_vet_parameters_on_entry). Left out on
+# purpose: attribute hooks (__getattr__, __getattribute__, __setattr__: library code asks
+# them for names the snippet may not see), __del__ (runs at unknown times, in any frame),
+# __reduce__* (pickle and copy gadgets), __new__.
 EXTRA_MAGIC_METHODS = frozenset(
     ["__repr__", "__str__", "__len__", "__iter__", "__next__", "__reversed__", "__getitem__",
      "__setitem__", "__delitem__", "__missing__", "__hash__", "__bool__", "__call__",
      "__enter__", "__exit__", "__post_init__", "__neg__", "__pos__", "__abs__", "__invert__",
-     "__round__", "__int__", "__float__", "__complex__"]
+     "__round__", "__int__", "__float__", "__complex__",
+     # class machinery that calls only the snippet's own code: a descriptor is no more than a
+     # property; __set_name__ and __init_subclass__ see the snippet's classes
+     "__init_subclass__", "__set_name__", "__get__", "__set__", "__delete__", "__class_getitem__",
+     "__format__", "__index__", "__contains__", "__length_hint__"]
     + [f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
                                       "mod", "divmod", "pow", "lshift", "rshift", "and", "xor",
                                       "or")
@@ -510,7 +516,8 @@ del _cls
 def _needs_vet(value) -> bool:
     return type(value) not in _PLAIN_TYPES and (
         id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
-        or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards)
+        or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
+        or id(value) in library_policy.replaced_ids)
 
 
 def _hidden_danger(container):
@@ -893,6 +900,8 @@ class _Context:
         key = id(value)
         if key in self.replacements:
             return self.replacements[key]
+        if key in library_policy.replaced_ids:
+            return library_policy.replaced_ids[key]
         if key in library_policy.refused_ids:
             raise self.refuse(kind, f"{where}: {library_policy.refused_ids[key]}")
         if key in library_policy.keyword_guards:
@@ -1131,23 +1140,26 @@ class _Context:
         """_write_: full_write_guard's pass-through for dict and list, plus the snippet's own
         objects; everything else gets item writes only (see _ForeignWrite)."""
         cls = type(ob)
-        if cls is dict or cls is list or self.owns(ob):
+        if cls is dict or cls is list or self.owns(ob) or _is_pandas_options(ob):
             return ob
         return _ForeignWrite(ob, self)
 
     def setattr(self, obj, name, value):
-        if type(name) is not str:
-            raise TypeError("attribute name must be a string")
-        if name.startswith("_"):
-            raise self.refuse("attribute_blocked", f"setattr of {name!r:.80} is not allowed")
-        setattr(self.write_guard(obj), name, value)
+        setattr(self._settable(obj, name, "setattr"), name, value)
 
     def delattr(self, obj, name):
+        delattr(self._settable(obj, name, "delattr"), name)
+
+    def _settable(self, obj, name, what: str):
+        """The object to write `name` on: a private name only on the snippet's own
+        objects (as `obj._x = ...` is), never a dunder or a guard-family name."""
         if type(name) is not str:
             raise TypeError("attribute name must be a string")
         if name.startswith("_"):
-            raise self.refuse("attribute_blocked", f"delattr of {name!r:.80} is not allowed")
-        delattr(self.write_guard(obj), name)
+            if not private_names.private_name_allowed(name):
+                raise self.refuse("attribute_blocked", f"{what} of {name!r:.80} is not allowed")
+            return self.write_private(obj)
+        return self.write_guard(obj)
 
     def build_class(self, func, name, *bases, **kwargs):
         """__build_class__: remember the classes the snippet defines (they are writable)."""
@@ -1526,6 +1538,13 @@ def _recursion_limit(limit: int | None):
         sys.setrecursionlimit(saved)
 
 
+def _is_pandas_options(ob) -> bool:
+    """pd.options.display.width = 120 is pd.set_option('display.width', 120), which the
+    snippet may call: pandas' DictWrapper validates the key and the value itself."""
+    cls = type(ob)
+    return cls.__name__ == "DictWrapper" and cls.__module__ == "pandas._config.config"
+
+
 def _kind_of(obj) -> str:
     """The kind private_names.SAFE_DUNDERS speaks of."""
     if isinstance(obj, type):
@@ -1534,6 +1553,8 @@ def _kind_of(obj) -> str:
         return "function"
     if isinstance(obj, types.MethodType):
         return "method"
+    if isinstance(obj, BaseException):
+        return "exception"
     if type(obj) is ModuleProxy:
         return "module"
     return "other"

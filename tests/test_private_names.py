@@ -98,7 +98,9 @@ def test_private_state_that_is_not_the_snippets_stays_out_of_reach(code):
     "def f():\n    pass\nf.__name__ = 'g'",
     "class C:\n    pass\nC.__name__ = 'D'",
     "import json\njson.__name__ = 'x'",
-    "class C:\n    pass\nsetattr(C(), '_x', 1)",
+    "import collections\nsetattr(collections.OrderedDict(), '_x', 1)",
+    "class C:\n    pass\nsetattr(C(), '__class__', int)",
+    "class C:\n    pass\nsetattr(C(), '_getattr_', 1)",
 ])
 def test_private_and_dunder_writes_outside_the_snippets_own_objects_are_refused(code):
     reply = run(code)
@@ -112,6 +114,11 @@ def test_dunder_names_a_script_uses():
     for code in ("__name__ = 'x'", "def f(__class__):\n    pass", "__slots__ = 1\nx = __builtins__"):
         reply = run(code)
         assert not reply["success"] and "reserved name" in reply["error"], (code, reply)
+
+
+def test_setattr_and_getattr_follow_the_same_rules():
+    reply = run("class C:\n    pass\nc = C()\nsetattr(c, '_x', 1)\nresult = [getattr(c, '_x'), hasattr(c, '_y')]")
+    assert reply["success"] and reply["result"] == [1, False], reply
 
 
 def test_the_mangled_name_is_per_class():

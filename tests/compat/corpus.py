@@ -1,0 +1,1224 @@
+"""Agent-style snippets that must run unchanged in the sandbox and give the value
+plain CPython gives (tests/compat/test_compat.py). Each sets `result`. Written
+the way different models write: classes with private state, helpers, f-strings
+and .format, dataclasses, match, comprehensions, the standard library.
+
+Grow it when a user reports code that fails: add the snippet here first."""
+
+from __future__ import annotations
+
+BASIC, DATA, FILES = "basic", "data_science", "filesystem"
+
+S = []
+
+
+def snippet(family: str, code: str, profile: str = BASIC) -> None:
+    S.append({"id": f"{family}-{sum(1 for s in S if s['family'] == family) + 1:03d}", "family": family,
+              "profile": profile, "code": code.strip("\n")})
+
+
+# ---------------------------------------------------------------- private names
+snippet("private", """
+class BankAccount:
+    def __init__(self, owner, balance=0):
+        self._owner = owner
+        self._balance = balance
+    def deposit(self, amount):
+        if amount <= 0:
+            raise ValueError("amount must be positive")
+        self._balance += amount
+        return self._balance
+    @property
+    def balance(self):
+        return self._balance
+acct = BankAccount("ada", 100)
+acct.deposit(50)
+result = acct.balance
+""")
+snippet("private", """
+def _normalize(s):
+    return s.strip().lower()
+def _dedupe(items):
+    seen = set()
+    out = []
+    for x in items:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+result = _dedupe([_normalize(w) for w in [" Apple", "apple ", "Banana", "banana", "cherry"]])
+""")
+snippet("private", """
+_cache = {}
+def fib(n):
+    if n in _cache:
+        return _cache[n]
+    val = n if n < 2 else fib(n - 1) + fib(n - 2)
+    _cache[n] = val
+    return val
+result = [fib(i) for i in range(15)]
+""")
+snippet("private", """
+grid = [[0] * 3 for _ in range(3)]
+for _ in range(2):
+    grid[_][_] = 1
+result = grid
+""")
+snippet("private", """
+class Stack:
+    def __init__(self):
+        self.__items = []
+    def push(self, x):
+        self.__items.append(x)
+    def pop(self):
+        return self.__items.pop()
+    def __len__(self):
+        return len(self.__items)
+s = Stack()
+for i in range(4):
+    s.push(i * i)
+result = [s.pop(), len(s)]
+""")
+snippet("private", """
+class Counter:
+    _instances = 0
+    def __init__(self):
+        Counter._instances += 1
+        self._id = Counter._instances
+a, b, c = Counter(), Counter(), Counter()
+result = [a._id, c._id, Counter._instances]
+""")
+snippet("private", """
+class Shape:
+    def __init__(self, name):
+        self._name = name
+    def _area(self):
+        raise NotImplementedError
+    def describe(self):
+        return f"{self._name}: {self._area():.2f}"
+class Circle(Shape):
+    def __init__(self, r):
+        super().__init__("circle")
+        self._r = r
+    def _area(self):
+        return 3.14159 * self._r ** 2
+result = Circle(2).describe()
+""")
+snippet("private", """
+class Temperature:
+    def __init__(self, celsius):
+        self._celsius = celsius
+    @property
+    def fahrenheit(self):
+        return self._celsius * 9 / 5 + 32
+    @fahrenheit.setter
+    def fahrenheit(self, value):
+        self._celsius = (value - 32) * 5 / 9
+t = Temperature(100)
+t.fahrenheit = 32
+result = [t._celsius, Temperature(37).fahrenheit]
+""")
+snippet("private", """
+class ValidationError(Exception):
+    def __init__(self, field, message):
+        super().__init__(f"{field}: {message}")
+        self._field = field
+def validate(user):
+    if not user.get("email"):
+        raise ValidationError("email", "required")
+try:
+    validate({"name": "x"})
+except ValidationError as e:
+    result = [e._field, str(e)]
+""")
+snippet("private", """
+def make_counter():
+    _count = 0
+    def inc():
+        nonlocal _count
+        _count += 1
+        return _count
+    return inc
+c = make_counter()
+c(); c()
+result = c()
+""")
+snippet("private", """
+import collections
+Point = collections.namedtuple("Point", ["x", "y"])
+p = Point(3, 4)
+result = [p._asdict(), p._replace(x=10), list(Point._fields), Point._make([1, 2])]
+""")
+snippet("private", """
+class LRU:
+    def __init__(self, size):
+        self._size = size
+        self._data = {}
+    def get(self, k):
+        if k not in self._data:
+            return None
+        v = self._data.pop(k)
+        self._data[k] = v
+        return v
+    def put(self, k, v):
+        self._data.pop(k, None)
+        self._data[k] = v
+        if len(self._data) > self._size:
+            del self._data[next(iter(self._data))]
+c = LRU(2)
+c.put("a", 1); c.put("b", 2); c.get("a"); c.put("c", 3)
+result = sorted(c._data)
+""")
+snippet("private", """
+for _i, _v in enumerate("abc"):
+    pass
+result = [_i, _v]
+""")
+
+# ---------------------------------------------------------------- dunders a script reads
+snippet("dunders", """
+def main():
+    return "main ran"
+result = None
+if __name__ == "__main__":
+    result = main()
+""")
+snippet("dunders", """
+def describe(x):
+    return type(x).__name__
+result = [describe(1), describe("s"), describe([]), describe({}), describe(None)]
+""")
+snippet("dunders", """
+import functools
+def log_calls(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+@log_calls
+def add(a, b):
+    \"\"\"Add two numbers.\"\"\"
+    return a + b
+result = [add.__name__, add.__doc__, add(2, 3)]
+""")
+snippet("dunders", """
+class Point:
+    __slots__ = ("x", "y")
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+p = Point(1, 2)
+result = [p.x + p.y, Point.__name__]
+""")
+snippet("dunders", """
+__all__ = ["area"]
+def area(w, h):
+    return w * h
+result = [__all__, area(3, 4)]
+""")
+snippet("dunders", """
+class Vector:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+    def __add__(self, other):
+        return Vector(self.x + other.x, self.y + other.y)
+    def __repr__(self):
+        return f"Vector({self.x}, {self.y})"
+    def __eq__(self, other):
+        return (self.x, self.y) == (other.x, other.y)
+result = [repr(Vector(1, 2) + Vector(3, 4)), Vector(1, 1) == Vector(1, 1)]
+""")
+snippet("dunders", """
+def f():
+    \"\"\"Docstring here.\"\"\"
+class K:
+    \"\"\"A class.\"\"\"
+result = [f.__doc__, K.__doc__, f.__qualname__, K.__qualname__]
+""")
+snippet("dunders", """
+import json, math
+result = [json.__name__, math.__name__]
+""")
+snippet("dunders", """
+class Registry:
+    def __init__(self):
+        self.items = {}
+    def __getitem__(self, key):
+        return self.items[key]
+    def __setitem__(self, key, value):
+        self.items[key] = value
+    def __contains__(self, key):
+        return key in self.items
+    def __iter__(self):
+        return iter(self.items)
+r = Registry()
+r["a"] = 1
+result = ["a" in r, r["a"], list(r)]
+""")
+snippet("dunders", """
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+    def __lt__(self, other):
+        return self.cents < other.cents
+    def __str__(self):
+        return f"${self.cents / 100:.2f}"
+result = [str(m) for m in sorted([Money(500), Money(120), Money(999)])]
+""")
+
+# ---------------------------------------------------------------- formatting
+snippet("format", "result = '{:,}'.format(1234567)")
+snippet("format", "result = '{} + {} = {}'.format(2, 3, 5)")
+snippet("format", "result = '{name} is {age}'.format_map({'name': 'Ada', 'age': 36})")
+snippet("format", "result = 'Total: {total:>10.2f}|'.format(total=3.14159)")
+snippet("format", "result = '{0} {1} {0}'.format('a', 'b')")
+snippet("format", """
+rows = [("apple", 3, 0.5), ("banana", 12, 0.25)]
+lines = ["{:<10}{:>5}{:>8.2f}".format(*r) for r in rows]
+result = lines
+""")
+snippet("format", """
+import string
+result = string.Formatter().format("{x}-{y}", x=1, y=2)
+""")
+snippet("format", """
+import string
+t = string.Template("Hello $name, you owe $amount")
+result = t.substitute(name="Bob", amount="$5")
+""")
+snippet("format", "value = 0.256\nresult = f'{value:.1%} and {value!r} and {1e6:,.0f}'")
+snippet("format", "result = '%s has %d items (%.1f%%)' % ('cart', 3, 42.5)")
+snippet("format", "p = {'x': 1, 'y': 2}\nresult = '{0[x]}/{0[y]}'.format(p)")
+snippet("format", "c = 3 + 4j\nresult = '{0.real}:{0.imag}'.format(c)")
+snippet("format", "result = '{:08.3f}|{:^9}|{:#x}|{:b}'.format(3.14159, 'mid', 255, 10)")
+snippet("format", "import datetime\nd = datetime.date(2024, 3, 9)\nresult = '{:%Y/%m/%d}'.format(d)")
+snippet("format", "width = 6\nresult = '{:>{width}}|'.format('ab', width=width)")
+
+# ---------------------------------------------------------------- introspection
+snippet("introspection", """
+class Config:
+    def __init__(self):
+        self.debug = True
+        self.level = 3
+result = vars(Config())
+""")
+snippet("introspection", """
+class User:
+    def __init__(self, name):
+        self.name = name
+        self.tags = []
+u = User("ann")
+result = u.__dict__
+""")
+snippet("introspection", "result = [n for n in dir([]) if n.startswith('app')]")
+snippet("introspection", """
+class A:
+    x = 1
+a = A()
+result = [hasattr(a, "x"), hasattr(a, "y"), getattr(a, "x"), getattr(a, "y", "default")]
+""")
+snippet("introspection", """
+class Animal: pass
+class Dog(Animal): pass
+result = [isinstance(Dog(), Animal), issubclass(Dog, Animal), isinstance(3, (int, float)), callable(len)]
+""")
+snippet("introspection", """
+class Settings:
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+s = Settings(a=1, b="two")
+result = [s.a, s.b, sorted(vars(s))]
+""")
+snippet("introspection", "import math\nresult = [n for n in dir(math) if n.startswith('is')]")
+snippet("introspection", """
+def f(a, b=2, *args, **kwargs):
+    return a
+result = [f.__name__, callable(f), f(1)]
+""")
+
+# ---------------------------------------------------------------- modules agents reach for
+snippet("modules", """
+import io
+buf = io.StringIO()
+for i in range(3):
+    print(f"line {i}", file=buf)
+result = buf.getvalue().splitlines()
+""")
+snippet("modules", """
+import io, csv
+data = io.StringIO("name,age\\nann,30\\nbob,25\\n")
+rows = list(csv.DictReader(data))
+result = [r["name"] for r in rows if int(r["age"]) > 26]
+""")
+snippet("modules", """
+import io, csv
+out = io.StringIO()
+w = csv.writer(out)
+w.writerow(["a", "b"])
+w.writerow([1, 2])
+result = out.getvalue()
+""")
+snippet("modules", """
+import io
+b = io.BytesIO()
+b.write(b"hello")
+b.seek(0)
+result = b.read().decode()
+""")
+snippet("modules", """
+import sys
+print("warning: low disk", file=sys.stderr)
+result = sys.version_info >= (3, 8)
+""")
+snippet("modules", """
+import sys
+result = [sys.maxsize > 2 ** 32, sys.argv, isinstance(sys.platform, str), sys.getrecursionlimit() > 100]
+""")
+snippet("modules", """
+import sys
+def log(*parts):
+    print("[app]", *parts, file=sys.stderr)
+log("starting", 3)
+result = "logged"
+""")
+snippet("modules", """
+import array
+a = array.array("i", [3, 1, 2])
+a.append(5)
+result = [sorted(a), a.typecode, len(a)]
+""")
+snippet("modules", """
+import json
+doc = json.loads('{"users": [{"name": "a", "age": 3}, {"name": "b", "age": 5}]}')
+result = json.dumps({u["name"]: u["age"] for u in doc["users"]}, sort_keys=True)
+""")
+snippet("modules", """
+import re
+text = "Contact: ann@example.com, bob@test.org"
+result = re.findall(r"[\\w.]+@[\\w.]+", text)
+""")
+snippet("modules", """
+import datetime
+d = datetime.date(2024, 1, 31) + datetime.timedelta(days=1)
+result = [d.isoformat(), d.weekday(), (datetime.date(2024, 12, 25) - datetime.date(2024, 1, 1)).days]
+""")
+snippet("modules", """
+import statistics
+data = [2, 4, 4, 4, 5, 5, 7, 9]
+result = [statistics.mean(data), statistics.median(data), round(statistics.pstdev(data), 3)]
+""")
+snippet("modules", """
+import itertools
+result = [list(itertools.combinations("abc", 2)), list(itertools.accumulate([1, 2, 3, 4]))]
+""")
+snippet("modules", """
+import collections
+words = "the cat and the hat and the bat".split()
+result = collections.Counter(words).most_common(2)
+""")
+snippet("modules", """
+from collections import defaultdict, deque
+graph = defaultdict(list)
+for a, b in [(1, 2), (1, 3), (2, 4), (3, 4), (4, 5)]:
+    graph[a].append(b)
+seen, order, q = {1}, [], deque([1])
+while q:
+    n = q.popleft()
+    order.append(n)
+    for m in graph[n]:
+        if m not in seen:
+            seen.add(m)
+            q.append(m)
+result = order
+""")
+snippet("modules", """
+import heapq
+tasks = [(3, "low"), (1, "urgent"), (2, "normal")]
+heapq.heapify(tasks)
+result = [heapq.heappop(tasks)[1] for _ in range(3)]
+""")
+snippet("modules", """
+import bisect
+grades = [60, 70, 80, 90]
+result = ["FDCBA"[bisect.bisect(grades, s)] for s in [55, 65, 85, 95]]
+""")
+snippet("modules", """
+from decimal import Decimal, ROUND_HALF_UP
+price = Decimal("19.995").quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+result = str(price)
+""")
+snippet("modules", """
+from fractions import Fraction
+result = str(Fraction(1, 3) + Fraction(1, 6))
+""")
+snippet("modules", """
+import random
+random.seed(42)
+result = [random.randint(1, 100) for _ in range(5)]
+""")
+snippet("modules", """
+import math
+result = [math.gcd(48, 18), math.isclose(0.1 + 0.2, 0.3), math.comb(5, 2), round(math.hypot(3, 4))]
+""")
+snippet("modules", """
+import textwrap
+result = textwrap.wrap("The quick brown fox jumps over the lazy dog", width=15)
+""")
+snippet("modules", """
+import hashlib, base64
+result = [hashlib.sha256(b"abc").hexdigest()[:16], base64.b64encode(b"hi").decode()]
+""")
+snippet("modules", """
+import uuid
+u = uuid.UUID("12345678123456781234567812345678")
+result = [str(u), u.version]
+""")
+snippet("modules", """
+import enum
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+result = [Color.RED.name, Color(2).name, [c.value for c in Color]]
+""")
+snippet("modules", """
+import operator
+from functools import reduce
+result = [reduce(operator.mul, range(1, 6)), sorted([(1, "b"), (0, "a")], key=operator.itemgetter(1))]
+""")
+snippet("modules", """
+import functools
+@functools.lru_cache(maxsize=None)
+def ways(n):
+    return 1 if n <= 1 else ways(n - 1) + ways(n - 2)
+result = ways(40)
+""")
+snippet("modules", """
+import typing
+def total(xs: typing.List[int]) -> int:
+    return sum(xs)
+Pair = typing.Tuple[str, int]
+result = total([1, 2, 3])
+""")
+snippet("modules", """
+import string
+result = [string.ascii_lowercase[:5], string.punctuation[:3], "hello world".title()]
+""")
+snippet("modules", """
+import pprint
+result = pprint.pformat({"b": [1, 2], "a": {"x": 1}})
+""")
+snippet("modules", """
+import copy
+a = {"x": [1, 2]}
+b = copy.deepcopy(a)
+b["x"].append(3)
+result = [a, b]
+""")
+
+# ---------------------------------------------------------------- syntax
+snippet("syntax", """
+def http_status(code):
+    match code:
+        case 200:
+            return "ok"
+        case 404:
+            return "not found"
+        case 500 | 502 | 503:
+            return "server error"
+        case _:
+            return "unknown"
+result = [http_status(c) for c in (200, 404, 502, 418)]
+""")
+snippet("syntax", """
+def handle(cmd):
+    match cmd.split():
+        case ["go", direction]:
+            return f"going {direction}"
+        case ["take", *items]:
+            return f"taking {', '.join(items)}"
+        case []:
+            return "nothing"
+        case _:
+            return "?"
+result = [handle("go north"), handle("take a b"), handle(""), handle("jump")]
+""")
+snippet("syntax", """
+def area(shape):
+    match shape:
+        case {"type": "circle", "r": r}:
+            return round(3.14159 * r * r, 2)
+        case {"type": "rect", "w": w, "h": h}:
+            return w * h
+    return None
+result = [area({"type": "circle", "r": 1}), area({"type": "rect", "w": 2, "h": 3}), area({})]
+""")
+snippet("syntax", """
+from dataclasses import dataclass
+@dataclass
+class Point:
+    x: int
+    y: int
+def where(p):
+    match p:
+        case Point(0, 0):
+            return "origin"
+        case Point(x, 0):
+            return f"x-axis at {x}"
+        case Point():
+            return "elsewhere"
+result = [where(Point(0, 0)), where(Point(5, 0)), where(Point(1, 1))]
+""")
+snippet("syntax", """
+from dataclasses import dataclass, field
+@dataclass(order=True)
+class Task:
+    priority: int
+    name: str = field(compare=False)
+    tags: list = field(default_factory=list, compare=False)
+tasks = sorted([Task(3, "c"), Task(1, "a"), Task(2, "b")])
+result = [t.name for t in tasks]
+""")
+snippet("syntax", """
+from dataclasses import dataclass, asdict
+@dataclass(frozen=True)
+class Item:
+    sku: str
+    qty: int = 1
+result = [asdict(Item("x", 3)), Item("y") == Item("y")]
+""")
+snippet("syntax", """
+squares = {n: n * n for n in range(6) if n % 2 == 0}
+evens = [x for x in range(20) if x % 2 == 0 if x % 3 == 0]
+pairs = [(a, b) for a in range(3) for b in range(a)]
+result = [squares, evens, pairs]
+""")
+snippet("syntax", """
+def gen(n):
+    for i in range(n):
+        yield i * i
+def chained():
+    yield from gen(3)
+    yield from "ab"
+result = [list(gen(4)), list(chained()), sum(x for x in range(10))]
+""")
+snippet("syntax", """
+from contextlib import contextmanager
+log = []
+@contextmanager
+def section(name):
+    log.append(f"enter {name}")
+    try:
+        yield name.upper()
+    finally:
+        log.append(f"exit {name}")
+with section("a") as s:
+    log.append(s)
+result = log
+""")
+snippet("syntax", """
+class Timer:
+    def __enter__(self):
+        self.events = ["start"]
+        return self
+    def __exit__(self, *exc):
+        self.events.append("stop")
+        return False
+with Timer() as t:
+    t.events.append("work")
+result = t.events
+""")
+snippet("syntax", """
+def parse(s):
+    try:
+        return int(s)
+    except ValueError:
+        return None
+    finally:
+        pass
+result = [parse("3"), parse("x")]
+""")
+snippet("syntax", """
+class AppError(Exception):
+    pass
+class NotFound(AppError):
+    def __init__(self, what):
+        super().__init__(f"{what} not found")
+        self.what = what
+try:
+    try:
+        raise NotFound("user")
+    except AppError as e:
+        raise RuntimeError("lookup failed") from e
+except RuntimeError as e:
+    result = [str(e), str(e.__cause__), type(e.__cause__).__name__]
+""")
+snippet("syntax", """
+x = 5
+y = "big" if x > 3 else "small"
+z = (n := len("hello")) * 2
+a, *rest = [1, 2, 3, 4]
+(b, c), d = (5, 6), 7
+result = [y, z, n, a, rest, b + c + d]
+""")
+snippet("syntax", """
+def apply(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+def greet(name, greeting="hi", *, punct="!"):
+    return f"{greeting} {name}{punct}"
+result = [apply(greet, "ann"), apply(greet, "bob", greeting="yo", punct="?"), apply(max, 3, 9, 4)]
+""")
+snippet("syntax", """
+ops = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b}
+result = {k: f(3, 4) for k, f in ops.items()}
+""")
+snippet("syntax", """
+def decorator_with_args(prefix):
+    def deco(fn):
+        def wrapped(*a):
+            return prefix + str(fn(*a))
+        return wrapped
+    return deco
+@decorator_with_args(">> ")
+def double(x):
+    return 2 * x
+result = double(21)
+""")
+snippet("syntax", """
+class Meta:
+    registry = []
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        Meta.registry.append(cls.__name__)
+class A(Meta): pass
+class B(Meta): pass
+result = Meta.registry
+""")
+snippet("syntax", """
+class Node:
+    def __init__(self, val, children=()):
+        self.val = val
+        self.children = list(children)
+def depth(n):
+    return 1 + max((depth(c) for c in n.children), default=0)
+tree = Node(1, [Node(2, [Node(4)]), Node(3)])
+result = depth(tree)
+""")
+snippet("syntax", """
+from abc import ABC, abstractmethod
+class Repo(ABC):
+    @abstractmethod
+    def get(self, k): ...
+class MemRepo(Repo):
+    def __init__(self):
+        self.d = {"a": 1}
+    def get(self, k):
+        return self.d.get(k)
+try:
+    Repo()
+    ok = False
+except TypeError:
+    ok = True
+result = [ok, MemRepo().get("a")]
+""")
+snippet("syntax", """
+class Celsius:
+    def __set_name__(self, owner, name):
+        self.name = "_" + name
+    def __get__(self, obj, objtype=None):
+        return getattr(obj, self.name, 0)
+    def __set__(self, obj, value):
+        setattr(obj, self.name, max(value, -273))
+class Reading:
+    temp = Celsius()
+r = Reading()
+r.temp = -500
+result = r.temp
+""")
+snippet("syntax", """
+import enum
+class Status(enum.IntEnum):
+    OK = 0
+    FAIL = 1
+result = [Status.FAIL > Status.OK, Status(0).name, int(Status.FAIL)]
+""")
+snippet("syntax", """
+from typing import NamedTuple
+class Employee(NamedTuple):
+    name: str
+    dept: str = "eng"
+e = Employee("ann")
+result = [e.name, e.dept, e._replace(dept="ops").dept]
+""")
+snippet("syntax", """
+while True:
+    break
+else:
+    pass
+for i in range(3):
+    if i == 5:
+        break
+else:
+    found = "not found"
+result = found
+""")
+snippet("syntax", """
+def outer():
+    total = 0
+    def add(n):
+        nonlocal total
+        total += n
+    for i in range(5):
+        add(i)
+    return total
+result = outer()
+""")
+snippet("syntax", """
+numbers = [5, 3, 8, 1]
+numbers.sort(key=lambda n: -n)
+words = sorted(["Banana", "apple", "cherry"], key=str.lower)
+result = [numbers, words, sorted({"b": 2, "a": 1}.items())]
+""")
+snippet("syntax", """
+s = "Hello, World"
+result = [s[::-1], s[7:], s.replace("World", "You"), s.split(", "), "-".join(["a", "b"]), s.count("l")]
+""")
+snippet("syntax", """
+matrix = [[1, 2, 3], [4, 5, 6]]
+result = [list(zip(*matrix)), [sum(r) for r in matrix], list(map(list, zip(*matrix)))]
+""")
+snippet("syntax", """
+inventory = {"apples": 3}
+inventory.setdefault("pears", 0)
+inventory.update(plums=2)
+merged = inventory | {"kiwis": 1}
+result = [sorted(merged.items()), inventory.get("grapes", "none")]
+""")
+snippet("syntax", """
+a = {1, 2, 3}
+b = {2, 3, 4}
+result = [sorted(a & b), sorted(a | b), sorted(a - b), sorted(a ^ b), {1, 2} <= a]
+""")
+snippet("syntax", """
+class Money(int):
+    def __str__(self):
+        return f"${int(self):,}"
+result = [str(Money(1234567)), Money(5) + 3]
+""")
+snippet("syntax", """
+import itertools
+def chunks(seq, n):
+    it = iter(seq)
+    while batch := list(itertools.islice(it, n)):
+        yield batch
+result = list(chunks(range(7), 3))
+""")
+snippet("syntax", """
+def safe_div(a, b):
+    assert b != 0, "b must not be zero"
+    return a / b
+try:
+    safe_div(1, 0)
+except AssertionError as e:
+    result = str(e)
+""")
+
+# ---------------------------------------------------------------- everyday algorithms
+snippet("algorithms", """
+def is_prime(n):
+    if n < 2:
+        return False
+    i = 2
+    while i * i <= n:
+        if n % i == 0:
+            return False
+        i += 1
+    return True
+result = [n for n in range(50) if is_prime(n)]
+""")
+snippet("algorithms", """
+def binary_search(arr, target):
+    lo, hi = 0, len(arr) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if arr[mid] == target:
+            return mid
+        if arr[mid] < target:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return -1
+result = [binary_search(list(range(0, 100, 3)), t) for t in (0, 27, 28, 99)]
+""")
+snippet("algorithms", """
+def merge_sort(a):
+    if len(a) <= 1:
+        return a
+    m = len(a) // 2
+    left, right = merge_sort(a[:m]), merge_sort(a[m:])
+    out = []
+    while left and right:
+        out.append(left.pop(0) if left[0] <= right[0] else right.pop(0))
+    return out + left + right
+result = merge_sort([5, 2, 9, 1, 5, 6, 0])
+""")
+snippet("algorithms", """
+def word_freq(text):
+    freq = {}
+    for w in text.lower().split():
+        w = w.strip(".,!?")
+        freq[w] = freq.get(w, 0) + 1
+    return sorted(freq.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+result = word_freq("The sun. The moon! The stars, the sun?")
+""")
+snippet("algorithms", """
+def flatten(x):
+    out = []
+    for item in x:
+        if isinstance(item, list):
+            out.extend(flatten(item))
+        else:
+            out.append(item)
+    return out
+result = flatten([1, [2, [3, [4]], 5], [[6]]])
+""")
+snippet("algorithms", """
+def roman(n):
+    table = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),
+             (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
+    out = ""
+    for value, sym in table:
+        while n >= value:
+            out += sym
+            n -= value
+    return out
+result = [roman(n) for n in (4, 9, 14, 1994, 2024)]
+""")
+snippet("algorithms", """
+def is_palindrome(s):
+    cleaned = [c.lower() for c in s if c.isalnum()]
+    return cleaned == cleaned[::-1]
+result = [is_palindrome(s) for s in ("A man, a plan, a canal: Panama", "race a car")]
+""")
+snippet("algorithms", """
+def two_sum(nums, target):
+    seen = {}
+    for i, n in enumerate(nums):
+        if target - n in seen:
+            return [seen[target - n], i]
+        seen[n] = i
+result = two_sum([2, 7, 11, 15], 9)
+""")
+snippet("algorithms", """
+def lcs(a, b):
+    dp = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            dp[i][j] = dp[i-1][j-1] + 1 if a[i-1] == b[j-1] else max(dp[i-1][j], dp[i][j-1])
+    return dp[-1][-1]
+result = lcs("ABCBDAB", "BDCABA")
+""")
+snippet("algorithms", """
+def dijkstra(graph, start):
+    import heapq
+    dist = {start: 0}
+    pq = [(0, start)]
+    while pq:
+        d, u = heapq.heappop(pq)
+        if d > dist.get(u, float("inf")):
+            continue
+        for v, w in graph.get(u, []):
+            nd = d + w
+            if nd < dist.get(v, float("inf")):
+                dist[v] = nd
+                heapq.heappush(pq, (nd, v))
+    return dist
+g = {"a": [("b", 1), ("c", 4)], "b": [("c", 2), ("d", 5)], "c": [("d", 1)]}
+result = dijkstra(g, "a")
+""")
+snippet("algorithms", """
+def transpose_csv(text):
+    rows = [line.split(",") for line in text.strip().splitlines()]
+    return [",".join(col) for col in zip(*rows)]
+result = transpose_csv("a,b,c\\n1,2,3")
+""")
+snippet("algorithms", """
+def group_by(items, key):
+    groups = {}
+    for it in items:
+        groups.setdefault(key(it), []).append(it)
+    return groups
+people = [{"n": "a", "d": "x"}, {"n": "b", "d": "y"}, {"n": "c", "d": "x"}]
+result = {k: [p["n"] for p in v] for k, v in group_by(people, lambda p: p["d"]).items()}
+""")
+snippet("algorithms", """
+def running_avg(xs):
+    total = 0
+    out = []
+    for i, x in enumerate(xs, 1):
+        total += x
+        out.append(round(total / i, 2))
+    return out
+result = running_avg([10, 20, 30, 40])
+""")
+snippet("algorithms", """
+def caesar(s, k):
+    out = []
+    for ch in s:
+        if ch.isalpha():
+            base = ord("A") if ch.isupper() else ord("a")
+            out.append(chr((ord(ch) - base + k) % 26 + base))
+        else:
+            out.append(ch)
+    return "".join(out)
+result = [caesar("Hello, World!", 3), caesar(caesar("abc", 5), -5)]
+""")
+snippet("algorithms", """
+def permutations(s):
+    if len(s) <= 1:
+        return [s]
+    return [c + p for i, c in enumerate(s) for p in permutations(s[:i] + s[i+1:])]
+result = sorted(permutations("abc"))
+""")
+snippet("algorithms", """
+def matmul(a, b):
+    return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
+result = matmul([[1, 2], [3, 4]], [[5, 6], [7, 8]])
+""")
+snippet("algorithms", """
+def parse_kv(s):
+    return dict(part.split("=", 1) for part in s.split(";") if part)
+result = parse_kv("a=1;b=two;c=3=4;")
+""")
+snippet("algorithms", """
+def histogram(values, bins):
+    lo, hi = min(values), max(values)
+    width = (hi - lo) / bins
+    counts = [0] * bins
+    for v in values:
+        i = min(int((v - lo) / width), bins - 1)
+        counts[i] += 1
+    return counts
+result = histogram([1, 2, 2, 3, 3, 3, 4, 4, 4, 4], 4)
+""")
+snippet("algorithms", """
+def collatz(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+result = max(range(1, 30), key=collatz)
+""")
+snippet("algorithms", """
+def valid_parens(s):
+    pairs = {")": "(", "]": "[", "}": "{"}
+    stack = []
+    for ch in s:
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in pairs:
+            if not stack or stack.pop() != pairs[ch]:
+                return False
+    return not stack
+result = [valid_parens(s) for s in ("([]{})", "([)]", "((")]
+""")
+snippet("algorithms", """
+import json
+records = [{"id": i, "score": s} for i, s in enumerate([88, 92, 75, 92])]
+top = max(r["score"] for r in records)
+result = json.dumps({"top": top, "ids": [r["id"] for r in records if r["score"] == top]})
+""")
+snippet("algorithms", """
+from datetime import datetime, timedelta
+start = datetime(2024, 5, 1, 9, 0)
+slots = [(start + timedelta(minutes=30 * i)).strftime("%H:%M") for i in range(4)]
+result = slots
+""")
+snippet("algorithms", """
+def to_snake(name):
+    out = ""
+    for i, ch in enumerate(name):
+        if ch.isupper() and i:
+            out += "_"
+        out += ch.lower()
+    return out
+result = [to_snake(n) for n in ("CamelCase", "HTTPServer", "simple")]
+""")
+snippet("algorithms", """
+class Matrix:
+    def __init__(self, rows):
+        self.rows = rows
+    def __mul__(self, k):
+        return Matrix([[k * v for v in r] for r in self.rows])
+    def __iter__(self):
+        return iter(self.rows)
+result = list(Matrix([[1, 2], [3, 4]]) * 3)
+""")
+snippet("algorithms", """
+def compress(s):
+    if not s:
+        return ""
+    out, count = [], 1
+    for a, b in zip(s, s[1:]):
+        if a == b:
+            count += 1
+        else:
+            out.append(f"{a}{count}")
+            count = 1
+    out.append(f"{s[-1]}{count}")
+    return "".join(out)
+result = compress("aaabccdddd")
+""")
+snippet("algorithms", """
+from collections import OrderedDict
+d = OrderedDict()
+for k in "bca":
+    d[k] = ord(k)
+d.move_to_end("b")
+result = list(d.items())
+""")
+snippet("algorithms", """
+def knapsack(items, cap):
+    best = [0] * (cap + 1)
+    for w, v in items:
+        for c in range(cap, w - 1, -1):
+            best[c] = max(best[c], best[c - w] + v)
+    return best[cap]
+result = knapsack([(1, 1), (3, 4), (4, 5), (5, 7)], 7)
+""")
+snippet("algorithms", """
+def summarize(orders):
+    totals = {}
+    for o in orders:
+        totals[o["customer"]] = totals.get(o["customer"], 0) + o["qty"] * o["price"]
+    return {k: round(v, 2) for k, v in sorted(totals.items())}
+orders = [{"customer": "x", "qty": 2, "price": 9.99}, {"customer": "y", "qty": 1, "price": 5.5},
+          {"customer": "x", "qty": 1, "price": 0.02}]
+result = summarize(orders)
+""")
+
+# ---------------------------------------------------------------- data science
+snippet("data", """
+import pandas as pd
+df = pd.DataFrame({"city": ["a", "b", "a", "c"], "sales": [10, 20, 30, 40]})
+result = df.groupby("city")["sales"].sum().to_dict()
+""", DATA)
+snippet("data", """
+import numpy as np
+a = np.arange(12).reshape(3, 4)
+result = [a.sum(axis=0).tolist(), float(a.mean()), a.T.shape]
+""", DATA)
+snippet("data", """
+import pandas as pd
+df = pd.DataFrame({"x": [1, 2, 3, 4], "y": [2, 4, 6, 8]})
+df["z"] = df.x * df.y
+result = [df[df.z > 5].x.tolist(), round(df.x.corr(df.y), 3)]
+""", DATA)
+snippet("data", """
+import pandas as pd
+pd.set_option("display.width", 120)
+pd.options.display.max_columns = 20
+df = pd.DataFrame({"a": range(3)})
+result = [pd.get_option("display.width"), len(df)]
+""", DATA)
+snippet("data", """
+import numpy as np
+rng = np.random.default_rng(0)
+x = rng.normal(size=100)
+result = [x.shape[0], bool(abs(x.mean()) < 0.5)]
+""", DATA)
+snippet("data", """
+import pandas as pd
+s = pd.Series([3, 1, 2], index=["c", "a", "b"])
+result = [s.sort_index().tolist(), s.idxmax(), s.describe()["max"]]
+""", DATA)
+snippet("data", """
+import pandas as pd
+left = pd.DataFrame({"k": [1, 2], "a": ["x", "y"]})
+right = pd.DataFrame({"k": [1, 2], "b": ["p", "q"]})
+m = left.merge(right, on="k")
+result = m.to_dict(orient="records")
+""", DATA)
+snippet("data", """
+import numpy as np
+m = np.array([[2.0, 1.0], [1.0, 3.0]])
+result = [round(float(np.linalg.det(m)), 3), np.linalg.solve(m, np.array([3.0, 5.0])).round(3).tolist()]
+""", DATA)
+snippet("data", """
+import pandas as pd
+df = pd.DataFrame({"d": pd.date_range("2024-01-01", periods=4, freq="D"), "v": [1, 2, 3, 4]})
+result = df.set_index("d").resample("2D").sum()["v"].tolist()
+""", DATA)
+snippet("data", """
+import pandas as pd
+import io
+csv = io.StringIO("name,score\\nann,3\\nbob,5\\n")
+df = pd.read_csv(csv)
+result = [df.score.max(), list(df.columns)]
+""", DATA)
+snippet("data", """
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.plot([1, 2, 3], [1, 4, 9])
+ax.set_title("squares")
+result = ax.get_title()
+""", DATA)
+snippet("data", """
+import numpy as np
+a = np.array([1, 2, 3, 4, 5, 6])
+result = [a[a % 2 == 0].tolist(), np.where(a > 3, "hi", "lo").tolist(), int(np.cumsum(a)[-1])]
+""", DATA)
+
+# ---------------------------------------------------------------- filesystem profile
+snippet("files", """
+with open("notes.txt", "w") as f:
+    f.write("line one\\nline two\\n")
+with open("notes.txt") as f:
+    result = [line.strip() for line in f]
+""", FILES)
+snippet("files", """
+import csv
+with open("out/report.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["a", "b"])
+    w.writerow([1, 2])
+with open("out/report.csv") as f:
+    result = f.read().splitlines()
+""", FILES)
+snippet("files", """
+import pathlib
+p = pathlib.Path("data")
+p.mkdir(exist_ok=True)
+(p / "x.txt").write_text("hello")
+result = [(p / "x.txt").read_text(), sorted(q.name for q in p.iterdir())]
+""", FILES)
+snippet("files", """
+import json
+with open("config.json", "w") as f:
+    json.dump({"debug": True, "n": 3}, f)
+with open("config.json") as f:
+    result = json.load(f)
+""", FILES)
+snippet("files", """
+import os.path
+result = [os.path.join("a", "b.txt"), os.path.splitext("x.tar.gz"), os.path.basename("/a/b/c.py")]
+""", FILES)
+snippet("files", """
+import pathlib
+result = [pathlib.Path("out").is_dir(), pathlib.PurePosixPath("a/b/c.txt").suffix]
+""", FILES)
+snippet("files", """
+import shutil, pathlib
+pathlib.Path("src.txt").write_text("copy me")
+shutil.copy("src.txt", "dst.txt")
+result = pathlib.Path("dst.txt").read_text()
+""", FILES)
+snippet("files", """
+import io
+with open("bin.dat", "wb") as f:
+    f.write(bytes(range(5)))
+with open("bin.dat", "rb") as f:
+    result = list(f.read())
+""", FILES)
