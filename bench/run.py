@@ -723,6 +723,34 @@ async def bench_modes(p: dict, log) -> dict:
     return out
 
 
+def bench_compat(p: dict, log) -> dict:
+    """The compatibility corpus (tests/compat) and its known gaps: how many snippets
+    plain CPython runs, and how many the sandbox runs with the same value
+    (RestrictedPython on)."""
+    from compat.corpus import DATA, GAPS, S
+    from compat.test_compat import HAVE_DATA, PROFILE_MODULES, plain_cpython, runner_for
+    from sandbox import profiles
+    snippets = [s for s in S + GAPS if s["profile"] != DATA or HAVE_DATA]
+    reference = plain_cpython(snippets)
+    out = {"snippets": len(snippets), "cpython_ok": sum(r["ok"] for r in reference.values()), "sandbox_ok": 0,
+           "failures": []}
+    runners = {}
+    try:
+        for s in snippets:
+            runner = runners.setdefault(s["profile"], runner_for(s["profile"]))
+            got = runner.run(s["code"], allowed=profiles.allowed_modules(PROFILE_MODULES[s["profile"]]), timeout=30,
+                             memory=512 << 20)
+            if got.get("success") and got.get("result") == reference[s["id"]].get("result"):
+                out["sandbox_ok"] += 1
+            else:
+                out["failures"].append({"id": s["id"], "error": f"{got.get('error_type')}: {got.get('error')}"[:200]})
+    finally:
+        for runner in runners.values():
+            runner.close()
+    log(f"  compat: sandbox {out['sandbox_ok']}/{len(snippets)}, plain CPython {out['cpython_ok']}/{len(snippets)}")
+    return out
+
+
 def render_modes(modes: dict) -> list:
     base = modes.get("one_shot") or {}
     lines = [f"one call, four ways (MCP stdio, pool {POOL}, back-to-back; ratios to one-shot):",
@@ -1063,6 +1091,14 @@ def render(results: dict) -> str:
         for line in render_modes(results["modes"]):
             w(line)
         w("")
+    compat = results.get("compat")
+    if compat:
+        w(f"compatibility corpus with its known gaps (tests/compat, RestrictedPython on): the sandbox runs {compat['sandbox_ok']} of "
+          f"{compat['snippets']} with plain CPython's value; plain CPython runs {compat['cpython_ok']} "
+          f"({compat['sandbox_ok'] / max(compat['cpython_ok'], 1):.1%} of CPython's)")
+        for failure in compat["failures"][:10]:
+            w(f"  fails: {failure['id']}: {failure['error']}")
+        w("")
     if results.get("steps"):
         sys.path.insert(0, str(ROOT / "bench"))
         import hardening_steps
@@ -1115,7 +1151,7 @@ def render(results: dict) -> str:
 # ----------------------------------------------------------------------------- main
 
 
-SECTIONS = ("runner", "mcp", "sessions", "modes", "baselines", "steps", "startup", "memory")
+SECTIONS = ("runner", "mcp", "sessions", "modes", "compat", "baselines", "steps", "startup", "memory")
 
 
 def wait_for_quiet(limit_s: float, log) -> None:
@@ -1179,6 +1215,7 @@ def main(argv=None) -> int:
         "baselines": lambda: bench_baselines(p, log),
         "steps": lambda: bench_steps(p, log),
         "modes": lambda: asyncio.run(bench_modes(p, log)),
+        "compat": lambda: bench_compat(p, log),
         "startup": lambda: bench_startup(p, log),
         "memory": run_memory,
     }
