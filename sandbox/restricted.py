@@ -116,6 +116,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.class_names: list[str] = []   # the class bodies being visited, innermost last
+        self.function_depth = 0            # functions being visited (import * is for module level)
 
     def check_name(self, node, name, allow_magic_methods=False):
         if (allow_magic_methods and name in EXTRA_MAGIC_METHODS
@@ -154,7 +155,11 @@ class _SnippetPolicy(RestrictingNodeTransformer):
 
     def visit_FunctionDef(self, node):
         # a method's body mangles with its class's name; a nested function's too
-        node = super().visit_FunctionDef(node)
+        self.function_depth += 1
+        try:
+            node = super().visit_FunctionDef(node)
+        finally:
+            self.function_depth -= 1
         if isinstance(node, ast.FunctionDef):
             _vet_parameters_on_entry(node)
         return node
@@ -245,6 +250,22 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         for name in node.names:
             self.check_name(node, name)
         return node
+
+    def visit_ImportFrom(self, node):
+        """`from math import *` becomes `_import_star_('math')`, which binds the
+        module's public names that pass the module policy (Python allows it only
+        at module level, so the globals are the place)."""
+        if [alias.name for alias in node.names] == ["*"] and (self.function_depth or self.class_names):
+            self.error(node, "import * is only allowed at module level")
+            return node
+        if [alias.name for alias in node.names] == ["*"] and node.level == 0 and node.module:
+            new = ast.Expr(ast.Call(func=ast.Name("_import_star_", ast.Load()),
+                                    args=[ast.Constant(node.module)], keywords=[]))
+            copy_locations(new, node)
+            copy_locations(new.value, node)
+            copy_locations(new.value.func, node)
+            return new
+        return super().visit_ImportFrom(node)
 
     # -- match statements. A class pattern with keywords (`case P(x=0)`) reads attributes
     # outside the guards, so it is refused; the rest binds names that get the name check.
@@ -790,6 +811,28 @@ class _Context:
                 continue
             self._check_from_item(name, module, item, package_only)
         return self.proxy(name, module)
+
+    def import_star(self, name: str) -> None:
+        """`from name import *`: every public name of the module (its __all__, else
+        the names without "_") that the module policy hands out, into the snippet's
+        globals; the names it refuses are left out, as if the module had none."""
+        self.import_(name)  # the import policy decides, as for `import name`
+        module = self.subsets.get(name) or self.proxy(name, sys.modules[name])
+        real = (object.__getattribute__(module, "_ModuleProxy__module") if type(module) is ModuleProxy
+                else None)
+        if type(module) is module_subsets.ModuleSubset:
+            names = list(object.__getattribute__(module, "_ModuleSubset__values"))
+        else:
+            exported = getattr(real, "__all__", None)
+            names = list(exported) if isinstance(exported, (list, tuple)) else [n for n in dir(real)
+                                                                                 if not n.startswith("_")]
+        for attr in names:
+            if type(attr) is not str or attr.startswith("_"):
+                continue
+            try:
+                self.globals[attr] = self.getattr(module, attr)
+            except (AttributeError, SandboxRefused):
+                continue
 
     def _subset_import(self, name, fromlist):
         """`import sys` / `from io import StringIO` without the module's profile: the
@@ -1374,6 +1417,7 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
         "_unpack_sequence_": guarded_unpack_sequence,
         "_write_": ctx.write_guard,
         "_write_private_": ctx.write_private,
+        "_import_star_": ctx.import_star,
         "_inplacevar_": _inplacevar,
         "_apply_": ctx.apply,
         "_vet_params_": ctx.vet_params,

@@ -30,7 +30,7 @@ def test_what_agents_use_works():
 @pytest.mark.parametrize("code", [
     "import sys\nsys.modules", "import sys\nsys.path", "import sys\nsys.settrace", "import sys\nsys.setrecursionlimit(5)",
     "import sys\nsys._getframe", "import sys\nsys.exc_info", "import sys\nsys.meta_path", "import sys\nsys.__dict__",
-    "from sys import modules", "from sys import *", "import sys\nsys.stdout.buffer", "import sys\nsys.stdout.fileno()",
+    "from sys import modules", "import sys\nsys.stdout.buffer", "import sys\nsys.stdout.fileno()",
     "import sys\nsys.stdout._Stream__stream", "import sys\nsys.stderr.__class__", "import sys\nsys.stdout = None",
     "import sys\ndel sys.argv", "import sys\nsys.implementation._multiarch", "import io\nio.open('/etc/passwd')",
     "import io\nio.FileIO(4, 'w')", "from io import FileIO", "import io\nio.TextIOWrapper", "import io\nio.open_code",

@@ -822,6 +822,12 @@ except AssertionError as e:
     result = str(e)
 """)
 
+snippet("syntax", """
+from math import *
+from statistics import *
+result = [floor(sqrt(17)), mean([1, 2, 3]), round(pi, 2)]
+""")
+
 # ---------------------------------------------------------------- everyday algorithms
 snippet("algorithms", """
 def is_prime(n):
@@ -1230,7 +1236,6 @@ GAPS = []
 for _code in (
     "import asyncio\nasync def fetch(i):\n    await asyncio.sleep(0)\n    return i * 2\n"
     "async def main():\n    return await asyncio.gather(*(fetch(i) for i in range(3)))\nresult = asyncio.run(main())",
-    "from math import *\nresult = floor(sqrt(17))",
     "with open('notes.txt', 'w') as f:\n    f.write('x')\nresult = open('notes.txt').read()",
     "import logging\nlogging.basicConfig(level=logging.INFO)\nlogging.getLogger('app').info('start')\nresult = 1",
     "import warnings\nwarnings.warn('old api', DeprecationWarning)\nresult = 1",
