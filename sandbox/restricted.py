@@ -1753,6 +1753,9 @@ def _import_errors(tree: ast.Module, allowed: frozenset[str]) -> list[dict]:
             continue
         for name, fromlist, level in calls:
             try:
+                if fromlist == ("*",) and level == 0:
+                    ctx.import_star(name)   # as execute() runs it
+                    continue
                 ctx.import_(name, fromlist=fromlist, level=level)
             except SandboxImportError as exc:
                 errors.append({"line": node.lineno, "message": f"Line {node.lineno}: {exc}"})
