@@ -1,0 +1,401 @@
+"""The RestrictedPython layer, compile time: RestrictingNodeTransformer's policy
+with what ordinary Python needs (the transformer subclass), and parsing and
+compiling a snippet. Every allow/deny table it consults lives in
+private_names.py and the EXTRA_MAGIC_METHODS list below."""
+
+from __future__ import annotations
+
+import ast
+import re
+import types
+
+from RestrictedPython.transformer import (
+    ALLOWED_FUNC_NAMES,
+    IOPERATOR_TO_STR,
+    RestrictingNodeTransformer,
+    copy_locations,
+)
+
+from . import private_names
+from .rp_base import SNIPPET_FILENAME, _LAST_VALUE
+
+
+# Dunder methods a snippet class may define on top of RestrictedPython's ALLOWED_FUNC_NAMES.
+# They only run snippet code that is itself restricted, and every parameter the interpreter
+# passes them is vetted on entry like any other (_vet_parameters_on_entry). Left out on
+# purpose: attribute hooks (__getattr__, __getattribute__, __setattr__: library code asks
+# them for names the snippet may not see), __del__ (runs at unknown times, in any frame),
+# __reduce__* (pickle and copy gadgets), __new__.
+EXTRA_MAGIC_METHODS = frozenset(
+    ["__repr__", "__str__", "__len__", "__iter__", "__next__", "__reversed__", "__getitem__",
+     "__setitem__", "__delitem__", "__missing__", "__hash__", "__bool__", "__call__",
+     "__enter__", "__exit__", "__post_init__", "__neg__", "__pos__", "__abs__", "__invert__",
+     "__round__", "__int__", "__float__", "__complex__",
+     # class machinery that calls only the snippet's own code: a descriptor is no more than a
+     # property; __set_name__ and __init_subclass__ see the snippet's classes
+     "__init_subclass__", "__set_name__", "__get__", "__set__", "__delete__", "__class_getitem__",
+     "__format__", "__index__", "__contains__", "__length_hint__"]
+    + [f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
+                                      "mod", "divmod", "pow", "lshift", "rshift", "and", "xor",
+                                      "or")
+       for prefix in ("", "r", "i")]
+)
+# `super().<name>` may reach these (the methods a snippet class may define or inherit).
+SUPER_METHODS = ALLOWED_FUNC_NAMES | EXTRA_MAGIC_METHODS
+
+
+class _SnippetPolicy(RestrictingNodeTransformer):
+    """RestrictedPython's policy plus what ordinary snippets need; every addition keeps the
+    guards in place (no name or attribute starting with "_" becomes reachable)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.class_names: list[str] = []   # the class bodies being visited, innermost last
+        self.function_depth = 0            # functions being visited (import * is for module level)
+
+    def check_name(self, node, name, allow_magic_methods=False):
+        if (allow_magic_methods and name in EXTRA_MAGIC_METHODS
+                and getattr(node, "col_offset", 0) != 0):
+            return
+        if name is not None and private_names.private_name_allowed(name):
+            return  # `_cache`, `_helper`, `__secret` (private_names.py)
+        if name in private_names.DUNDER_NAMES_STORED:
+            return  # `__all__ = [...]`, a class's `__slots__`
+        if (name is not None and name.startswith("_")
+                and not (allow_magic_methods and name in ALLOWED_FUNC_NAMES and node.col_offset != 0)):
+            if name.startswith("__") and name.endswith("__"):
+                self.error(node, f'"{name}" is a reserved name: this special name is not available in the '
+                                 'sandbox (attribute hooks, __new__, __del__ and pickling hooks are not); use '
+                                 'an ordinary method or a property instead')
+            else:
+                self.error(node, f'"{name}" is a reserved name: names that start and end with "_" belong to '
+                                 f'the sandbox\'s guards; choose another name (e.g. "{name.strip("_") or "value"}")')
+            return
+        super().check_name(node, name, allow_magic_methods)
+
+    def visit_Name(self, node):
+        if node.id == "__name__" and isinstance(node.ctx, ast.Load):
+            # `if __name__ == "__main__":` runs, as in a script; the real module name stays
+            new = ast.Constant("__main__")
+            copy_locations(new, node)
+            return new
+        return super().visit_Name(node)
+
+    def visit_ClassDef(self, node):
+        self.class_names.append(node.name)
+        try:
+            return super().visit_ClassDef(node)
+        finally:
+            self.class_names.pop()
+
+    def visit_FunctionDef(self, node):
+        # a method's body mangles with its class's name; a nested function's too
+        self.function_depth += 1
+        try:
+            node = super().visit_FunctionDef(node)
+        finally:
+            self.function_depth -= 1
+        if isinstance(node, ast.FunctionDef):
+            _vet_parameters_on_entry(node)
+        return node
+
+    def _private_attribute(self, node):
+        """`obj._x`, `self.__x` (mangled here, so that reads and writes agree): read
+        through `_getattr_` and written through `_write_private_`, which allow it on
+        the snippet's own objects only."""
+        attr = private_names.mangle(node.attr, self.class_names[-1] if self.class_names else None)
+        value = self.visit(node.value)
+        if isinstance(node.ctx, ast.Load):
+            new = ast.Call(func=ast.Name("_getattr_", ast.Load()), args=[value, ast.Constant(attr)], keywords=[])
+        else:
+            guarded = ast.Call(func=ast.Name("_write_private_", ast.Load()), args=[value], keywords=[])
+            copy_locations(guarded, node.value)
+            new = ast.Attribute(value=guarded, attr=attr, ctx=node.ctx)
+        copy_locations(new, node)
+        return new
+
+    def _safe_dunder_read(self, node):
+        value = self.visit(node.value)
+        new = ast.Call(func=ast.Name("_getattr_", ast.Load()), args=[value, ast.Constant(node.attr)], keywords=[])
+        copy_locations(new, node)
+        return new
+
+    def visit_Attribute(self, node):
+        if node.attr.startswith("_") and private_names.private_name_allowed(node.attr):
+            return self._private_attribute(node)
+        if node.attr in private_names.SAFE_DUNDERS and isinstance(node.ctx, ast.Load):
+            return self._safe_dunder_read(node)
+        # `super().__init__(...)`: the dunder is allowed only on a super() call and is looked
+        # up at run time by _super_attr_, which checks the super object.
+        if (isinstance(node.ctx, ast.Load) and node.attr in SUPER_METHODS
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "super"):
+            new = ast.Call(func=ast.Name("_super_attr_", ast.Load()),
+                           args=[self.visit(node.value), ast.Constant(node.attr)], keywords=[])
+            copy_locations(new, node)
+            return new
+        return super().visit_Attribute(node)
+
+    def visit_AugAssign(self, node):
+        """`obj.attr += v` / `obj[k] += v` (RestrictedPython refuses both) become
+        t0 = obj; [t1 = k;] _write_(t0).attr = _inplacevar_('+=', _getattr_(t0, 'attr'), v)
+        which keeps Python's evaluation order and the read and write guards."""
+        target = node.target
+        if isinstance(target, ast.Name):
+            return super().visit_AugAssign(node)
+        if isinstance(target, ast.Attribute):
+            load = ast.Attribute(value=target.value, attr=target.attr, ctx=ast.Load())
+        else:
+            load = ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
+        copy_locations(load, target)
+        getter = self.visit(load)  # _getattr_(obj, 'attr') or _getitem_(obj, key); names checked
+        if not (isinstance(getter, ast.Call) and isinstance(getter.func, ast.Name)
+                and getter.func.id in ("_getattr_", "_getitem_")):
+            self.error(node, "Augmented assignment of this target is not allowed.")
+            return node
+        n_temps = 1 if isinstance(target, ast.Attribute) else 2
+        temps = [self.gen_tmp_name() for _ in range(n_temps)]
+        body = [ast.Assign(targets=[ast.Name(t, ast.Store())], value=expr)
+                for t, expr in zip(temps, getter.args)]
+        read = ast.Call(func=getter.func, args=[ast.Name(t, ast.Load()) for t in temps]
+                        + getter.args[n_temps:], keywords=[])
+        written = ast.Call(func=ast.Name("_write_", ast.Load()),
+                           args=[ast.Name(temps[0], ast.Load())], keywords=[])
+        if isinstance(target, ast.Attribute):
+            store = ast.Attribute(value=written, attr=target.attr, ctx=ast.Store())
+        else:
+            store = ast.Subscript(value=written, slice=ast.Name(temps[1], ast.Load()),
+                                  ctx=ast.Store())
+        value = ast.Call(func=ast.Name("_inplacevar_", ast.Load()),
+                         args=[ast.Constant(IOPERATOR_TO_STR[type(node.op)]), read,
+                               self.visit(node.value)], keywords=[])
+        body.append(ast.Assign(targets=[store], value=value))
+        body.append(ast.Delete(targets=[ast.Name(t, ast.Del()) for t in temps]))
+        for stmt in body:
+            copy_locations(stmt, node)
+        return body
+
+    def visit_AnnAssign(self, node):
+        """`x: int = 1` (dataclasses, typed code). Target, annotation and value are visited
+        like any other store and expressions, so the usual guards apply."""
+        return self.node_contents_visit(node)
+
+    def visit_Nonlocal(self, node):
+        """Closures with `nonlocal` counters; the names get the usual name check."""
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    def visit_ImportFrom(self, node):
+        """`from math import *` becomes `_import_star_('math')`, which binds the
+        module's public names that pass the module policy (Python allows it only
+        at module level, so the globals are the place)."""
+        if [alias.name for alias in node.names] == ["*"] and (self.function_depth or self.class_names):
+            self.error(node, "import * is only allowed at module level")
+            return node
+        if [alias.name for alias in node.names] == ["*"] and node.level == 0 and node.module:
+            new = ast.Expr(ast.Call(func=ast.Name("_import_star_", ast.Load()),
+                                    args=[ast.Constant(node.module)], keywords=[]))
+            copy_locations(new, node)
+            copy_locations(new.value, node)
+            copy_locations(new.value.func, node)
+            return new
+        return super().visit_ImportFrom(node)
+
+    # -- match statements. A class pattern with keywords (`case P(x=0)`) reads attributes
+    # outside the guards, so it is refused; the rest binds names that get the name check.
+    def visit_Match(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_match_case(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_MatchValue(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_MatchSingleton(self, node):
+        return node
+
+    def visit_MatchSequence(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_MatchMapping(self, node):
+        self.check_name(node, node.rest)
+        return self.node_contents_visit(node)
+
+    def visit_MatchStar(self, node):
+        self.check_name(node, node.name)
+        return node
+
+    def visit_MatchAs(self, node):
+        self.check_name(node, node.name)
+        return self.node_contents_visit(node)
+
+    def visit_MatchOr(self, node):
+        return self.node_contents_visit(node)
+
+    def visit_MatchClass(self, node):
+        if node.kwd_patterns:
+            self.error(node, "class patterns with keywords (case P(x=...)) are not available: match the class "
+                             "(case P()) and test the attributes in a guard (if p.x == 0) or in the body")
+            return node
+        if not isinstance(node.cls, ast.Name):
+            self.error(node, "a class pattern must name the class directly (case Point(...)): assign "
+                             "it to a name first")
+            return node
+        self.check_name(node, node.cls.id)
+        node.patterns = [self.visit(p) for p in node.patterns]
+        return node
+
+    def visit_Lambda(self, node):
+        node = super().visit_Lambda(node)
+        if isinstance(node, ast.Lambda):
+            _vet_lambda_parameters(node)
+        return node
+
+    def visit_Call(self, node):
+        """Every call's result is vetted like an attribute read: `f(...)` becomes
+        `_call_(f, ...)` (RestrictedPython's own `_apply_` form for *args/**kwargs is
+        vetted the same way). Zero-argument super() must stay a direct call."""
+        node = super().visit_Call(node)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("super", "_apply_"):
+            return node
+        new = ast.Call(func=ast.Name("_call_", ast.Load()), args=[func, *node.args], keywords=node.keywords)
+        copy_locations(new, node)
+        copy_locations(new.func, node)
+        return new
+
+    def visit_Module(self, node):
+        node = super().visit_Module(node)
+        _capture_last_value(node)
+        return node
+
+
+def _parameter_names(args: ast.arguments) -> tuple[list[str], str | None, list[str], str | None]:
+    return ([a.arg for a in args.posonlyargs + args.args], args.vararg.arg if args.vararg else None,
+            [a.arg for a in args.kwonlyargs], args.kwarg.arg if args.kwarg else None)
+
+
+def _locate(tree: ast.AST, like: ast.AST) -> None:
+    """Give every node of a generated tree the position of `like` (for tracebacks)."""
+    for child in ast.walk(tree):
+        if "lineno" in child._attributes:
+            copy_locations(child, like)
+
+
+def _vet_call(func: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=ast.Name(func, ast.Load()), args=list(args), keywords=[])
+
+
+def _vet_parameters_on_entry(node: ast.FunctionDef) -> None:
+    """`def f(a, b, *c, d, **e)` starts with `a, b, d = _vet_params_(a, b, d)`,
+    `c = _vet_params_(*c)` and `e = _vet_kwargs_(e)` (after a docstring)."""
+    positional, vararg, kwonly, kwarg = _parameter_names(node.args)
+    names = positional + kwonly
+    body = []
+    if names:
+        target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+        body.append(ast.Assign([target], _vet_call("_vet_params_", *[ast.Name(n, ast.Load()) for n in names])))
+    if vararg:
+        body.append(ast.Assign([ast.Name(vararg, ast.Store())],
+                               _vet_call("_vet_params_", ast.Starred(ast.Name(vararg, ast.Load()), ast.Load()))))
+    if kwarg:
+        body.append(ast.Assign([ast.Name(kwarg, ast.Store())], _vet_call("_vet_kwargs_", ast.Name(kwarg, ast.Load()))))
+    if not body or not node.body:  # (a body the transformer emptied has already failed the compile)
+        return
+    first = node.body[0]
+    at = 1 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+        first.value.value, str) else 0
+    for stmt in body:
+        _locate(stmt, first)
+    node.body[at:at] = body
+
+
+def _vet_lambda_parameters(node: ast.Lambda) -> None:
+    """`lambda a, *b, c, **d: body` becomes
+    `lambda a, *b, c, **d: (lambda a, *b, c, **d: body)(*_vet_params_(a, *b), c=_vet_one_(c), **_vet_kwargs_(d))`."""
+    positional, vararg, kwonly, kwarg = _parameter_names(node.args)
+    if not (positional or vararg or kwonly or kwarg):
+        return
+    inner_args = ast.arguments(
+        posonlyargs=[], args=[ast.arg(n) for n in positional],
+        vararg=ast.arg(vararg) if vararg else None, kwonlyargs=[ast.arg(n) for n in kwonly],
+        kw_defaults=[None] * len(kwonly), kwarg=ast.arg(kwarg) if kwarg else None, defaults=[])
+    passed = [ast.Name(n, ast.Load()) for n in positional]
+    if vararg:
+        passed.append(ast.Starred(ast.Name(vararg, ast.Load()), ast.Load()))
+    keywords = [ast.keyword(arg=n, value=_vet_call("_vet_one_", ast.Name(n, ast.Load()))) for n in kwonly]
+    if kwarg:
+        keywords.append(ast.keyword(arg=None, value=_vet_call("_vet_kwargs_", ast.Name(kwarg, ast.Load()))))
+    call = ast.Call(func=ast.Lambda(args=inner_args, body=node.body),
+                    args=[ast.Starred(_vet_call("_vet_params_", *passed), ast.Load())], keywords=keywords)
+    _locate(call, node.body)
+    node.body = call
+
+
+def _capture_last_value(tree: ast.Module) -> None:
+    """The value of a final expression statement goes to an internal name (the result)."""
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = tree.body[-1]
+        assign = ast.Assign(targets=[ast.Name(_LAST_VALUE, ast.Store())], value=last.value)
+        copy_locations(assign, last)
+        tree.body[-1] = assign
+
+
+class _CompileError(Exception):
+    def __init__(self, error_type: str, message: str, line: int | None, rejected=()):
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+        self.line = line
+        self.rejected = list(rejected)
+
+
+_TOO_COMPLEX = "SyntaxError: the source is too deeply nested or too complex to compile"
+_LINE_PREFIX = re.compile(r"^Line (\d+):")
+_UNPARSABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _line_at(code: str, index: int) -> int:
+    return code.count("\n", 0, max(index, 0)) + 1
+
+
+def _parse(code) -> ast.Module:
+    if not isinstance(code, str):
+        raise _CompileError("syntax_error", "SyntaxError: the source must be text", None)
+    bad = _UNPARSABLE.search(code)
+    if bad is not None:  # the parser's own errors for these differ between versions
+        what = "a NUL byte" if bad.group() == "\x00" else "a lone surrogate"
+        raise _CompileError("syntax_error", f"SyntaxError: the source contains {what}",
+                            _line_at(code, bad.start()))
+    try:
+        return ast.parse(code, SNIPPET_FILENAME, "exec")  # a str: any coding cookie is ignored
+    except SyntaxError as exc:
+        raise _CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
+    except (MemoryError, RecursionError):
+        raise _CompileError("syntax_error", _TOO_COMPLEX, None) from None
+    except (ValueError, UnicodeError) as exc:
+        raise _CompileError("syntax_error", f"SyntaxError: {exc}", None) from None
+
+
+def _compile(code, restricted: bool) -> types.CodeType:
+    tree = _parse(code)
+    try:
+        if restricted:
+            errors: list[str] = []
+            tree = _SnippetPolicy(errors, [], {}).visit(tree)
+            if errors:
+                match = _LINE_PREFIX.match(errors[0])
+                raise _CompileError("security_violation", "\n".join(errors),
+                                    int(match.group(1)) if match else None, rejected=errors)
+        else:
+            _capture_last_value(tree)
+        # dont_inherit: this module's `from __future__ import annotations` is not the snippet's.
+        return compile(tree, SNIPPET_FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise _CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
+    except (MemoryError, RecursionError):
+        raise _CompileError("syntax_error", _TOO_COMPLEX, None) from None
+    except (ValueError, TypeError) as exc:
+        raise _CompileError("syntax_error", f"SyntaxError: {exc}", None) from None

@@ -1,0 +1,598 @@
+"""The RestrictedPython layer at run time: the guards' context (_Context: every
+_getattr_, _write_, _call_... of one execution), and the builtins and globals a
+snippet runs with."""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import dataclasses
+import functools
+import io
+import operator
+import os
+import string
+import types
+
+from RestrictedPython.Eval import default_guarded_getitem
+from RestrictedPython.Guards import (
+    guarded_iter_unpack_sequence,
+    guarded_unpack_sequence,
+    raise_,
+    safe_builtins,
+    safer_getattr,
+)
+from RestrictedPython.Utilities import utility_builtins
+
+from . import library_policy, module_subsets, private_names, safe_format
+from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
+from .rp_compile import SUPER_METHODS
+from .rp_modules import (
+    _DENIED_OBJECTS,
+    ModulePolicy,
+    ModuleProxy,
+    _CONTAINER_TYPES,
+    _Events,
+    _FORMAT_NAMES,
+    _ForeignWrite,
+    _PLAIN_ITERABLES,
+    _PLAIN_TYPES,
+    _Printer,
+    _SCALAR_TYPES,
+    _WRITABLE_TYPES,
+    _callable_name,
+    _describe,
+    _inplacevar,
+    _is_plain_name,
+    _needs_vet,
+    _policy_only,
+)
+
+
+class _Context(ModulePolicy):
+    """Everything one execution's guards share: the allow-list, the proxies, the classes the
+    snippet created, and the security events."""
+
+    def __init__(self, allowed: frozenset[str], events: _Events):
+        self.allowed = allowed
+        self.events = events
+        self.proxies: dict[tuple[str, int], ModuleProxy] = {}
+        self.subsets: dict[str, module_subsets.ModuleSubset] = {}
+        self.classes: set[type] = set()
+        self.globals: dict = {}
+        self.replacements = {
+            id(operator.attrgetter): self.attrgetter,
+            id(operator.methodcaller): self.methodcaller,
+            id(operator.setitem): self.setitem,
+            id(operator.delitem): self.delitem,
+            id(functools.update_wrapper): self.update_wrapper,
+            id(functools.wraps): self.wraps,
+            id(dataclasses.make_dataclass): self.make_dataclass,
+            id(dataclasses.dataclass): self.dataclass,
+        }
+        # string.Formatter, str.format and format_map look fields up through our guards
+        self.Formatter = safe_format.bind(self.getattr, self.getitem)
+        self.replacements[id(string.Formatter)] = self.Formatter
+        self.type = self._make_type()
+        self.parsers: library_policy.StringParsersOff | None = None  # set while the snippet runs
+
+    # -- events and refusals
+    def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):
+        """Record a security event and return the exception to raise."""
+        self.events.add(kind, detail)
+        exc = exc_type(detail, **kwargs)
+        exc._sandbox_refused = True  # a snippet cannot write "_" attributes: unforgeable
+        return exc
+
+    def refuse_call(self, detail: str) -> SandboxRefused:
+        return self.refuse("call_blocked", detail, SandboxRefused)
+
+    # -- attribute guards
+    def getattr(self, obj, name, default=raise_):
+        """_getattr_ and the getattr builtin: safer_getattr, plus value vetting."""
+        if type(name) is str and name in _FORMAT_NAMES and (
+                isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))):
+            return safe_format.format_method(self.Formatter, obj, name)
+        if type(obj) is module_subsets.ModuleSubset:
+            try:
+                return getattr(obj, name)
+            except AttributeError as exc:  # a part of sys/io the subset leaves out: a refusal
+                raise self.refuse("attribute_blocked", str(exc)) from None
+        if isinstance(obj, safe_format.GuardedFormatter) and type(name) is str and not name.startswith("_"):
+            return getattr(obj, name)  # its lookups are guarded: format, vformat, get_field... are safe
+        if type(name) is str and name.startswith("_"):
+            allowed = self._underscore_read(obj, name)
+            if allowed is not None and type(obj) is ModuleProxy:
+                # the module's own name, version, doc: strings only, from the real module
+                value = getattr(object.__getattribute__(obj, "_ModuleProxy__module"), name, None)
+                if isinstance(value, str) or (value is None and default is not raise_):
+                    return value if value is not None else default
+                raise SandboxAttributeError(f"module {name} is not available here as a string")
+            if allowed is not None:
+                try:
+                    value = getattr(obj, name)
+                except AttributeError:
+                    if default is raise_:
+                        raise
+                    return default
+                return self.vet(value, f"{_describe(obj)}.{name}") if _needs_vet(value) else value
+        refusal = None
+        if type(name) is str and name in _FORMAT_NAMES:
+            refusal = self._extra_refusal(obj)
+        if type(name) is str and name in library_policy.REFUSED_ATTRIBUTES:
+            why = library_policy.attribute_refusal(obj, name)
+            if why is not None:
+                raise self.refuse("attribute_blocked", why)
+        if refusal is None:
+            try:
+                value = safer_getattr(obj, name, default)
+            except (AttributeError, NotImplementedError, TypeError) as exc:
+                if self._policy_refusal(obj, name) is None:
+                    raise
+                refusal = (type(exc), str(exc))
+            else:
+                if type(value) in _CONTAINER_TYPES:
+                    if type(obj) is ModuleProxy or self.owns(obj):
+                        return value  # a module's: checked by module_attribute; the snippet's own: clean
+                    return self.check_container(value, f"{_describe(obj)}.{name}")
+                if _needs_vet(value):
+                    value = self.vet(value, f"{_describe(obj)}.{name}")
+                return value
+        exc_type, message = refusal
+        if issubclass(exc_type, AttributeError):
+            exc_type = SandboxAttributeError
+        raise self.refuse("attribute_blocked", f"{_describe(obj)}.{name!s:.80}: {message}", exc_type)
+
+    @staticmethod
+    def _extra_refusal(obj):
+        """str.format reached around safer_getattr's str check (super(), UserString)."""
+        if (type(obj) is super or isinstance(obj, collections.UserString)
+                or (isinstance(obj, type) and issubclass(obj, collections.UserString))):
+            return NotImplementedError, "Using the format*() methods of `str` is not safe"
+        return None
+
+    @staticmethod
+    def _policy_refusal(obj, name):
+        try:
+            safer_getattr(obj, name, None, getattr=_policy_only)
+        except Exception as exc:  # noqa: BLE001 - any refusal by the policy
+            return str(exc)
+        return None
+
+    def getitem(self, obj, index):
+        value = default_guarded_getitem(obj, index)
+        if type(value) not in _PLAIN_TYPES and _needs_vet(value):
+            value = self.vet(value, f"{_describe(obj)}[...]")
+        return value
+
+    def call(self, func, *args, **kwargs):
+        """_call_: the result of every call the snippet makes is vetted (and searched, when
+        it is a plain container that library code made)."""
+        value = func(*args, **kwargs)
+        kind = type(value)
+        if kind in _SCALAR_TYPES:
+            return value
+        if kind in _CONTAINER_TYPES:
+            if type(func) is types.FunctionType and func.__globals__ is self.globals:
+                return value  # the snippet's own function: built from vetted values
+            return self.check_container(value, f"the result of {_callable_name(func)}()")
+        if not _needs_vet(value):
+            return value
+        return self.vet(value, f"the result of {_callable_name(func)}()")
+
+    def apply(self, func, *args, **kwargs):
+        """_apply_ (calls with *args or **kwargs): the unpacked arguments are vetted too,
+        since library code may call what they hold."""
+        return self.call(func, *self.vet_params(*args), **self.vet_kwargs(kwargs))
+
+    def vet_params(self, *values):
+        """_vet_params_: the parameters of a snippet function on entry (library code
+        calls snippet functions back with values no guard has seen)."""
+        for value in values:
+            if type(value) not in _PLAIN_TYPES and _needs_vet(value):
+                return tuple(self.vet(v, "an argument") if type(v) not in _PLAIN_TYPES and _needs_vet(v)
+                             else v for v in values)
+        return values
+
+    def vet_kwargs(self, kwargs):
+        for value in kwargs.values():
+            if type(value) not in _PLAIN_TYPES and _needs_vet(value):
+                return dict(zip(kwargs, self.vet_params(*kwargs.values())))
+        return kwargs
+
+    def vet_one(self, value):
+        return self.vet_params(value)[0]
+
+    def getiter(self, ob):
+        """_getiter_: iteration, comprehensions and unpacking; every item is vetted."""
+        if type(ob) in _PLAIN_ITERABLES:
+            return ob
+        return self._vetted_items(ob)
+
+    def _vetted_items(self, ob):
+        for item in ob:
+            if type(item) not in _PLAIN_TYPES and _needs_vet(item):
+                item = self.vet(item, "an item of iteration")
+            yield item
+
+    def hasattr(self, obj, name):
+        try:
+            self.getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+
+    def super_attr(self, sup, name):
+        """`super().<dunder>` for the snippet's own objects only."""
+        if type(sup) is not super or name not in SUPER_METHODS or not self.owns(sup.__self__):
+            raise self.refuse("attribute_blocked", f"super().{name!s:.80} is only available "
+                                                   "inside the snippet's own classes")
+        return getattr(sup, name)
+
+    # -- write guards
+    def owns(self, ob) -> bool:
+        """Did the snippet create ``ob`` (its class, function or an instance of its class)?"""
+        cls = type(ob)
+        if cls in self.classes or cls in _WRITABLE_TYPES:  # the common case first
+            return True
+        if cls is types.FunctionType:
+            return ob.__globals__ is self.globals
+        if isinstance(ob, type):
+            cls = ob
+        return any(base in self.classes for base in cls.__mro__)
+
+    # -- names that start with "_" (private_names.py)
+    def _underscore_read(self, obj, name: str):
+        """True when this private or dunder attribute may be read on `obj`; None
+        leaves the decision to the usual rules (which refuse it)."""
+        if name == "__dict__":
+            return True if self.only_snippet_classes(obj) and hasattr(obj, "__dict__") else None
+        if private_names.private_name_allowed(name):
+            if self.only_snippet_classes(obj):
+                return True
+            if isinstance(obj, tuple) and hasattr(type(obj), "_fields") and name in private_names.PRIVATE_API["namedtuple"]:
+                return True
+            if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields") \
+                    and name in private_names.PRIVATE_API["namedtuple"]:
+                return True
+            return None
+        kinds = private_names.SAFE_DUNDERS.get(name)
+        if kinds and (_kind_of(obj) in kinds or "any" in kinds):
+            return True
+        return None
+
+    def only_snippet_classes(self, ob) -> bool:
+        """The snippet's own object all the way down: its function, or a class (or an
+        instance of one) whose bases are the snippet's classes, object or built-in
+        exceptions. A subclass of a library class is not: the library's private
+        attributes stay out of reach."""
+        if type(ob) is types.FunctionType:
+            return ob.__globals__ is self.globals
+        cls = ob if isinstance(ob, type) else type(ob)
+        return cls in self.classes and all(
+            base in self.classes or base is object or (base.__module__ == "builtins"
+                                                        and issubclass(base, BaseException))
+            for base in cls.__mro__)
+
+    def vars(self, *args):
+        """vars(obj): a copy of the attributes of the snippet's own objects (the
+        library's are not its to list). Without an argument, like globals() and
+        locals(), it is not available: the namespace is the guards' too."""
+        if len(args) != 1:
+            raise self.refuse("call_blocked", "vars() needs an object of the snippet's own (vars(obj)); "
+                                              "the snippet's names are simply its variables", SandboxRefused)
+        (obj,) = args
+        if self.only_snippet_classes(obj) and hasattr(obj, "__dict__"):
+            return {k: v for k, v in vars(obj).items() if not (k.startswith("__") and k.endswith("__"))}
+        raise self.refuse("call_blocked", f"vars() of {_describe(obj)} is not available: it works on the "
+                                          "snippet's own objects; use dir() and getattr() for others",
+                          SandboxRefused)
+
+    def dir(self, *args):
+        """dir(obj): the names that do not start with "_" (and the snippet's own
+        objects' private ones). Without an argument: not available, as vars()."""
+        if len(args) != 1:
+            raise self.refuse("call_blocked", "dir() needs an object (dir(obj)); the snippet's names are "
+                                              "simply its variables", SandboxRefused)
+        (obj,) = args
+        own = self.only_snippet_classes(obj)
+        if type(obj) is ModuleProxy:
+            names = dir(object.__getattribute__(obj, "_ModuleProxy__module"))
+        elif type(obj) is module_subsets.ModuleSubset:
+            names = list(object.__getattribute__(obj, "_ModuleSubset__values"))
+        else:
+            names = dir(obj)
+        return sorted(n for n in names if not n.startswith("_") or (own and not n.startswith("__")))
+
+    def write_private(self, ob):
+        """_write_private_: `obj._x = ...` only on the snippet's own objects."""
+        if self.only_snippet_classes(ob):
+            return ob
+        raise self.refuse("attribute_blocked", f"private attributes (names starting with _) of "
+                                               f"{_describe(ob)} cannot be written: only those of the "
+                                               "snippet's own classes can")
+
+    def write_guard(self, ob):
+        """_write_: full_write_guard's pass-through for dict and list, plus the snippet's own
+        objects; everything else gets item writes only (see _ForeignWrite)."""
+        cls = type(ob)
+        if cls is dict or cls is list or self.owns(ob) or _is_pandas_options(ob):
+            return ob
+        return _ForeignWrite(ob, self)
+
+    def setattr(self, obj, name, value):
+        setattr(self._settable(obj, name, "setattr"), name, value)
+
+    def delattr(self, obj, name):
+        delattr(self._settable(obj, name, "delattr"), name)
+
+    def _settable(self, obj, name, what: str):
+        """The object to write `name` on: a private name only on the snippet's own
+        objects (as `obj._x = ...` is), never a dunder or a guard-family name."""
+        if type(name) is not str:
+            raise TypeError("attribute name must be a string")
+        if name.startswith("_"):
+            if not private_names.private_name_allowed(name):
+                raise self.refuse("attribute_blocked", f"{what} of {name!r:.80} is not allowed")
+            return self.write_private(obj)
+        return self.write_guard(obj)
+
+    def build_class(self, func, name, *bases, **kwargs):
+        """__build_class__: remember the classes the snippet defines (they are writable)."""
+        cls = builtins.__build_class__(func, name, *bases, **kwargs)
+        if isinstance(cls, type):
+            self.classes.add(cls)
+        return cls
+
+    # -- classes made at run time: the class-body policy applies to their namespace too
+    def check_namespace(self, namespace, where: str) -> None:
+        if not isinstance(namespace, dict):
+            raise TypeError(f"{where}: the namespace must be a dict")
+        for key in namespace:
+            if type(key) is not str or (key.startswith("_") and key not in SUPER_METHODS
+                                        and key != "__doc__"):
+                raise self.refuse("attribute_blocked", f"{where}: a class attribute named {key!r:.80} "
+                                                       "is not allowed")
+
+    def _make_type(self):
+        """The `type` builtin: type(x) as usual (never a metaclass: type(int) is refused),
+        isinstance(x, type) as usual, and type(name, bases, namespace) under the
+        class-body policy."""
+        ctx = self
+
+        class TypeGuard(type):
+            def __instancecheck__(cls, obj):
+                return isinstance(obj, type)
+
+            def __subclasscheck__(cls, sub):
+                return issubclass(sub, type)
+
+            def __call__(cls, *args, **kwargs):
+                if len(args) == 1 and not kwargs:
+                    result = type(args[0])
+                    if issubclass(result, type):
+                        raise ctx.refuse("attribute_blocked", f"type() of a class is its metaclass "
+                                                              f"({result.__name__}), which is not available")
+                    if id(result) in _DENIED_OBJECTS or id(result) in library_policy.refused_ids:
+                        raise ctx.refuse("attribute_blocked", f"type() of this value is "
+                                                              f"{result.__name__}, which is not available; "
+                                                              "use callable(x) or isinstance(x, ...)")
+                    return result
+                if len(args) != 3:
+                    raise TypeError("type() takes 1 or 3 arguments")
+                name, bases, namespace = args
+                ctx.check_namespace(namespace, "type()")
+                made = type(name, bases, dict(namespace), **kwargs)
+                ctx.classes.add(made)
+                return made
+
+        return TypeGuard("type", (), {})
+
+    def make_dataclass(self, cls_name, fields, **kwargs):
+        if kwargs.get("namespace") is not None:
+            self.check_namespace(kwargs["namespace"], "make_dataclass()")
+        for base in kwargs.get("bases") or ():
+            self.check_field_names(base)
+        fields = list(fields)
+        for spec in fields:
+            name = spec if isinstance(spec, str) else (spec[0] if isinstance(spec, (tuple, list)) and spec else spec)
+            if not _is_plain_name(name):
+                raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
+                                                       "field names are identifiers that do not start with '_'")
+        made = dataclasses.make_dataclass(cls_name, fields, **kwargs)
+        self.classes.add(made)
+        return made
+
+    def dataclass(self, cls=None, /, **kwargs):
+        """dataclasses.dataclass pastes field names into the source it exec()s (with real
+        builtins): every field name it will use, its own and inherited, must be a plain
+        identifier when it is used, not only when the snippet first wrote it."""
+        def wrap(target):
+            self.check_field_names(target)
+            return dataclasses.dataclass(target, **kwargs)
+        return wrap if cls is None else wrap(cls)
+
+    def check_field_names(self, target) -> None:
+        if not isinstance(target, type):
+            return
+        names = list(target.__dict__.get("__annotations__", {}))
+        for base in target.__mro__:
+            fields = base.__dict__.get("__dataclass_fields__")
+            if isinstance(fields, dict):
+                names += list(fields) + [getattr(f, "name", None) for f in fields.values()]
+        for name in names:
+            if not _is_plain_name(name):
+                raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
+                                                       "field names are identifiers that do not start with '_'")
+
+    def check_enum_names(self, names):
+        """The enum functional API (Enum('E', names)) defines a class attribute per name:
+        dunder and sunder names would define methods and hooks. Returns the names as a
+        list (an iterator is consumed here)."""
+        items = names.replace(",", " ").split() if isinstance(names, str) else names
+        if not isinstance(items, (dict, types.MappingProxyType)):
+            items = list(items)
+        for item in items:
+            name = item if isinstance(item, str) else (item[0] if isinstance(item, (tuple, list)) and item else item)
+            if not _is_plain_name(name):
+                raise self.refuse("attribute_blocked", f"enum member name {name!r:.80} is not allowed: "
+                                                       "member names are identifiers that do not start with '_'")
+        return names if isinstance(names, str) else items
+
+    # -- functools' attribute copiers read and write caller-chosen names: defaults only,
+    # and onto functions only (copying __annotations__ onto a class feeds dataclass())
+    def update_wrapper(self, wrapper, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS,
+                       updated=functools.WRAPPER_UPDATES):
+        self._default_copies_only(assigned, updated)
+        if isinstance(wrapper, type):
+            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps apply to functions, "
+                                                   "not classes, in the sandbox")
+        return functools.update_wrapper(wrapper, wrapped)
+
+    def wraps(self, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS, updated=functools.WRAPPER_UPDATES):
+        self._default_copies_only(assigned, updated)
+        return lambda wrapper: self.update_wrapper(wrapper, wrapped)
+
+    def _default_copies_only(self, assigned, updated) -> None:
+        if tuple(assigned) != functools.WRAPPER_ASSIGNMENTS or tuple(updated) != functools.WRAPPER_UPDATES:
+            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps copy only the default "
+                                                   "attributes in the sandbox")
+
+    # -- safe replacements for operator's unguarded gadgets
+    def attrgetter(self, attr, *attrs):
+        paths = []
+        for name in (attr, *attrs):
+            if type(name) is not str:
+                raise TypeError("attribute name must be a string")
+            paths.append(name.split("."))
+
+        def get(obj):
+            values = []
+            for path in paths:
+                value = obj
+                for part in path:
+                    value = self.getattr(value, part)
+                values.append(value)
+            return values[0] if len(values) == 1 else tuple(values)
+        return get
+
+    def methodcaller(self, name, /, *args, **kwargs):
+        if type(name) is not str:
+            raise TypeError("method name must be a string")
+        return lambda obj: self.getattr(obj, name)(*args, **kwargs)
+
+    def setitem(self, obj, key, value):
+        self.write_guard(obj)[key] = value
+
+    def delitem(self, obj, key):
+        del self.write_guard(obj)[key]
+
+
+# Library types whose attributes are meant to be set by user code: getcontext().prec = 50.
+
+
+# --------------------------------------------------------------------------- builtins
+
+_EXCEPTIONS = {
+    name: value for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException) and not name.startswith("_")
+    and name not in ("BaseExceptionGroup", "ExceptionGroup")  # except* is refused (CVE-2025-22153)
+}
+
+_PLAIN_BUILTINS = {
+    name: getattr(builtins, name) for name in (
+        "list", "tuple", "dict", "set", "frozenset", "bytes", "bytearray", "enumerate", "zip",
+        "map", "filter", "reversed", "sorted", "min", "max", "sum", "any", "all", "iter",
+        "next", "object", "property", "staticmethod", "classmethod", "super", "type", "format",
+        "bin", "ascii", "NotImplemented", "Ellipsis")
+}
+
+
+def _base_builtins() -> dict:
+    """safe_builtins + the harmless utility_builtins + what ordinary code needs.
+
+    limited_builtins is left out: its range() refuses more than 1000 items and its list()
+    refuses strings, which breaks ordinary code; size limits are the rlimits' job.
+    """
+    names = dict(safe_builtins)
+    names.pop("_getattr_", None)  # safer_getattr with default None: ours raises instead
+    names.update({k: v for k, v in utility_builtins.items()
+                  if not isinstance(v, types.ModuleType) and k != "string"})
+    names.update(_EXCEPTIONS)
+    names.update(_PLAIN_BUILTINS)
+    return names
+
+
+_BASE_BUILTINS = _base_builtins()
+
+
+def _restricted_globals(ctx: _Context, stdout) -> dict:
+    names = dict(_BASE_BUILTINS)
+    names.update(
+        getattr=ctx.getattr, hasattr=ctx.hasattr, setattr=ctx.setattr, delattr=ctx.delattr, type=ctx.type,
+        __import__=ctx.import_, __build_class__=ctx.build_class, vars=ctx.vars, dir=ctx.dir,
+        input=_no_input, open=_no_open,
+    )
+    glb = {
+        "__builtins__": names,
+        "__name__": SNIPPET_MODULE,
+        "__metaclass__": type,
+        "_getattr_": ctx.getattr,
+        "_getitem_": ctx.getitem,
+        "_getiter_": ctx.getiter,
+        "_call_": ctx.call,
+        "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
+        "_unpack_sequence_": guarded_unpack_sequence,
+        "_write_": ctx.write_guard,
+        "_write_private_": ctx.write_private,
+        "_import_star_": ctx.import_star,
+        "_inplacevar_": _inplacevar,
+        "_apply_": ctx.apply,
+        "_vet_params_": ctx.vet_params,
+        "_vet_kwargs_": ctx.vet_kwargs,
+        "_vet_one_": ctx.vet_one,
+        "_print_": lambda getattr_: _Printer(stdout, getattr_),
+        "_super_attr_": ctx.super_attr,
+    }
+    ctx.globals = glb
+    return glb
+
+
+def _no_input(*args, **kwargs):
+    raise RuntimeError("input() has no stdin in the sandbox: put the data in the code (a string or a list), "
+                       "or pass files with the filesystem profile")
+
+
+def _no_open(*args, **kwargs):
+    raise PermissionError("open() needs the filesystem profile (SANDBOX_ENABLE_FILESYSTEM=true), which is off "
+                          "here: keep data in memory instead, with io.StringIO or io.BytesIO")
+
+
+def _path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
+    """open() by path only: an integer would reach the fds the sandbox itself uses
+    (stdout, stderr, the result pipe), and a custom opener any fd at all."""
+    if not isinstance(file, (str, bytes, os.PathLike)):
+        raise TypeError("open() in the sandbox takes a path, not a file descriptor")
+    return io.open(file, mode, buffering, encoding, errors, newline)
+
+
+def _is_pandas_options(ob) -> bool:
+    """pd.options.display.width = 120 is pd.set_option('display.width', 120), which the
+    snippet may call: pandas' DictWrapper validates the key and the value itself."""
+    cls = type(ob)
+    return cls.__name__ == "DictWrapper" and cls.__module__ == "pandas._config.config"
+
+
+def _kind_of(obj) -> str:
+    """The kind private_names.SAFE_DUNDERS speaks of."""
+    if isinstance(obj, type):
+        return "class"
+    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
+        return "function"
+    if isinstance(obj, types.MethodType):
+        return "method"
+    if isinstance(obj, BaseException):
+        return "exception"
+    if type(obj) is ModuleProxy:
+        return "module"
+    return "other"

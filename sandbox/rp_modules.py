@@ -1,0 +1,484 @@
+"""The RestrictedPython layer's module side: the tables of objects no module
+hands out, the read-only ModuleProxy a snippet gets instead of a module, the
+vetting of values, and the import policy (a mixin of the guards' context)."""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import contextlib
+import dataclasses
+import decimal
+import enum
+import functools
+import importlib
+import keyword
+import operator
+import string
+import sys
+import types
+import typing
+
+from . import library_policy, module_subsets, profiles
+from .results import cap_text
+from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused, _MAX_EVENT_DETAIL
+
+
+# Objects no module proxy hands out, wherever they are re-exported (dataclasses.FunctionType).
+# They evaluate strings (get_type_hints, ForwardRef, singledispatch's register), resolve
+# attributes unguarded (string.Formatter), build code or frames (types.*), or leave the
+# sandbox's view of the world (contextlib.chdir).
+_DENIED_OBJECTS: dict[int, str] = {}
+for _mod, _names in {
+    typing: ("get_type_hints", "ForwardRef", "evaluate_forward_ref"),
+    functools: ("singledispatch", "singledispatchmethod"),
+    string: ("Formatter",),
+    contextlib: ("chdir",),
+    # global_enum writes the members into sys.modules[cls.__module__]: into any module,
+    # the sandbox's own guards included (module= is the caller's choice)
+    enum: ("global_enum",),
+    types: ("FunctionType", "LambdaType", "CodeType", "FrameType", "TracebackType",
+            "ModuleType", "CellType", "MethodType", "new_class", "prepare_class"),
+    builtins: ("eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr",
+               "hasattr", "vars", "globals", "locals", "dir", "breakpoint", "input", "help",
+               "exit", "quit"),
+}.items():
+    for _name in _names:
+        if hasattr(_mod, _name):
+            _DENIED_OBJECTS[id(getattr(_mod, _name))] = f"{_mod.__name__}.{_name}"
+del _mod, _names, _name
+
+# `types` is mostly a toolbox for building functions, code and classes: only these remain.
+_TYPES_ALLOWED = frozenset({
+    "SimpleNamespace", "MappingProxyType", "GeneratorType", "NoneType", "EllipsisType",
+    "NotImplementedType", "GenericAlias", "UnionType", "BuiltinFunctionType",
+    "BuiltinMethodType",
+})
+_BUILTINS_DICT = vars(builtins)
+_INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
+_FORMAT_NAMES = frozenset({"format", "format_map"})
+# Values that getattr/getitem results are checked against (cheaply, by identity) before vet().
+_VET_IDS = frozenset(_DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),
+                                         id(operator.methodcaller), id(operator.setitem),
+                                         id(operator.delitem), id(functools.update_wrapper),
+                                         id(functools.wraps), id(dataclasses.make_dataclass),
+                                         id(dataclasses.dataclass)}
+
+
+def _is_plain_name(name) -> bool:
+    """A name library code may paste into source or define as an attribute."""
+    return type(name) is str and name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
+
+
+def _is_metaclass(value) -> bool:
+    return isinstance(value, type) and issubclass(value, type)
+
+
+# Where a value reaches the snippet without a guard of its own (a call's result, an item
+# of iteration, a parameter of a snippet function that library code calls back), it is
+# vetted like an attribute read; a plain container arriving from library code is searched
+# (C-speed per level) so that no module, metaclass or denied object hides inside one,
+# where C code (map, functools.partial, operator.call, starmap) could still use it.
+_SCALAR_TYPES = frozenset({int, float, complex, str, bytes, bool, type(None), range, bytearray})
+_CONTAINER_TYPES = frozenset({list, tuple, dict, set, frozenset})
+# Values of these exact types never need vetting themselves.
+_PLAIN_TYPES = _SCALAR_TYPES | _CONTAINER_TYPES
+# Iterating these yields only plain values: no per-item vetting.
+_PLAIN_ITERABLES = frozenset({range, str, bytes, bytearray})
+# Mutable module-level containers are registries the stdlib may read back
+# (copy.dispatch_table): a module hands out a read-only copy or view instead.
+_READ_ONLY_VIEWS = {dict: types.MappingProxyType, list: tuple, set: frozenset, bytearray: bytes}
+for _cls in (collections.OrderedDict, collections.defaultdict, collections.Counter):
+    _READ_ONLY_VIEWS[_cls] = types.MappingProxyType
+_READ_ONLY_VIEWS[collections.deque] = tuple
+del _cls
+
+
+def _needs_vet(value) -> bool:
+    return type(value) not in _PLAIN_TYPES and (
+        id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
+        or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
+        or id(value) in library_policy.replaced_ids)
+
+
+def _hidden_danger(container):
+    """The first value inside a plain container (at any depth) that would need vetting;
+    None when there is none. Levels of scalars cost one C-level pass."""
+    seen, stack = set(), [container]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        parts = (current.keys(), current.values()) if type(current) is dict else (current,)
+        for part in parts:
+            if set(map(type, part)) <= _SCALAR_TYPES:
+                continue
+            for item in part:
+                kind = type(item)
+                if kind in _CONTAINER_TYPES:
+                    stack.append(item)
+                elif kind not in _SCALAR_TYPES and _needs_vet(item):
+                    return item
+    return None
+
+
+class ModuleProxy:
+    """A read-only view of an allowed module, handed to the snippet instead of the module.
+
+    Attribute reads go through ``_Context.module_attribute``; writes always fail. The real
+    module sits in a name-mangled slot that the guards never let a snippet name.
+    """
+
+    __slots__ = ("__name", "__module", "__ctx", "__package_only")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("module proxies cannot be created by the snippet")
+
+    @classmethod
+    def _make(cls, name, module, ctx, package_only):
+        proxy = object.__new__(cls)
+        for slot, value in (("__name", name), ("__module", module), ("__ctx", ctx),
+                            ("__package_only", package_only)):
+            object.__setattr__(proxy, f"_ModuleProxy{slot}", value)
+        return proxy
+
+    def __getattr__(self, name):
+        if type(name) is not str or name.startswith("_"):
+            raise AttributeError(name)  # also keeps a slot miss from recursing
+        return self.__ctx.module_attribute(self.__name, self.__module, name, self.__package_only)
+
+    def __setattr__(self, name, value):
+        raise self.__ctx.refuse("attribute_blocked",
+                                f"cannot set {name!s:.80} on module {self.__name}: modules are read-only",
+                                SandboxAttributeError)
+
+    def __delattr__(self, name):
+        raise self.__ctx.refuse("attribute_blocked",
+                                f"cannot delete {name!s:.80} from module {self.__name}: modules are read-only",
+                                SandboxAttributeError)
+
+    def __repr__(self):
+        return f"<module {self.__name!r} (sandboxed)>"
+
+    def __reduce_ex__(self, protocol):  # copy/pickle would reach the slots
+        raise TypeError("module proxies cannot be copied or pickled")
+
+    def __reduce__(self):
+        raise TypeError("module proxies cannot be copied or pickled")
+
+
+class _ForeignWrite:
+    """What ``_write_`` returns for an object the snippet does not own: item assignment goes
+    to the object's own __setitem__ (numpy, pandas, defaultdict), attribute assignment fails."""
+
+    __slots__ = ("_ob", "_ctx")
+
+    def __init__(self, ob, ctx):
+        object.__setattr__(self, "_ob", ob)
+        object.__setattr__(self, "_ctx", ctx)
+
+    def __setitem__(self, key, value):
+        self._read_only_registry()
+        self._ob[key] = value
+
+    def __delitem__(self, key):
+        self._read_only_registry()
+        del self._ob[key]
+
+    def _read_only_registry(self):
+        if type(self._ob) is types.MappingProxyType:
+            raise self._ctx.refuse("attribute_blocked", "module-level dictionaries are read-only in the "
+                                   "sandbox (the library reads them back); work on a copy: d = dict(module.name)")
+
+    def __setattr__(self, name, value):
+        raise self._ctx.refuse("attribute_blocked",
+                               f"cannot set attribute {name!s:.80} of a {_describe(self._ob)} "
+                               "object the snippet did not create", SandboxAttributeError)
+
+    def __delattr__(self, name):
+        raise self._ctx.refuse("attribute_blocked",
+                               f"cannot delete attribute {name!s:.80} of a {_describe(self._ob)} "
+                               "object the snippet did not create", SandboxAttributeError)
+
+
+def _callable_name(func) -> str:
+    name = getattr(func, "__qualname__", None)
+    return name[:80] if isinstance(name, str) else "a call"
+
+
+def _describe(obj) -> str:
+    if type(obj) is ModuleProxy:
+        return repr(obj)
+    return type(obj).__name__
+
+
+def _policy_only(obj, name, *default):
+    """Stands in for getattr so that safer_getattr checks its policy without looking up."""
+    return None
+
+
+class _Events:
+    def __init__(self):
+        self.items: list[dict] = []
+
+    def add(self, kind: str, detail: str) -> None:
+        if len(self.items) < MAX_EVENTS:
+            self.items.append({"kind": kind, "detail": cap_text(str(detail), _MAX_EVENT_DETAIL)[0]})
+
+
+class _Printer:
+    """RestrictedPython's print protocol (see PrintCollector) writing straight to a stream,
+    so output is streamed as it is printed; ``printed`` still works (capped)."""
+
+    _PRINTED_CAP = 1 << 20
+
+    def __init__(self, stream, getattr_):
+        self._stream = stream
+        self._getattr = getattr_
+        self._text: list[str] = []
+        self._size = 0
+
+    def write(self, text):
+        self._stream.write(text)
+        if self._size < self._PRINTED_CAP:
+            self._text.append(text)
+            self._size += len(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def __call__(self):
+        return "".join(self._text)
+
+    def _call_print(self, *objects, **kwargs):
+        if kwargs.get("file") is None:
+            kwargs["file"] = self
+        else:
+            self._getattr(kwargs["file"], "write")
+        print(*objects, **kwargs)
+
+
+_INPLACE = {
+    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow,
+    "<<=": operator.ilshift, ">>=": operator.irshift, "&=": operator.iand,
+    "|=": operator.ior, "^=": operator.ixor, "@=": operator.imatmul,
+}
+
+
+def _inplacevar(op, target, value):
+    return _INPLACE[op](target, value)
+
+
+_WRITABLE_TYPES = frozenset({decimal.Context, types.SimpleNamespace})
+
+
+class ModulePolicy:
+    """The import hook, module attributes and the vetting of values: the part of
+    the guards' context (rp_guards._Context) that decides what modules hand out."""
+
+    # -- the import policy
+    def permits(self, name: str) -> bool:
+        return name == "__future__" or profiles.permits(name, self.allowed)
+
+    def is_package_of_allowed(self, name: str) -> bool:
+        return profiles.leads_to_allowed(name, self.allowed)
+
+    def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
+        """__import__: the import policy, then the library tables for what it loaded."""
+        try:
+            return self._import(name, fromlist, level)
+        finally:
+            library_policy.refresh()
+            if self.parsers is not None:
+                self.parsers.apply()
+
+    def _import(self, name, fromlist, level):
+        if type(fromlist) is list and level == 0 and type(name) is str:
+            # C code importing its own helpers (datetime.strptime -> _strptime) goes through
+            # PyImport_Import, which calls this hook with a list and discards the result;
+            # snippet import statements always pass None or a tuple.
+            importlib.import_module(name)
+            return None
+        if level != 0:
+            dots = "." * level if isinstance(level, int) and 0 < level < 10 else "."
+            raise self.refuse("import_blocked", f"relative import from {dots}{name!s:.80} is not allowed",
+                              SandboxImportError)
+        if type(name) is not str or not name or (
+                name != "__future__" and any(not p.isidentifier() or p.startswith("_")
+                                             for p in name.split("."))):
+            raise self.refuse("import_blocked", f"import of {name!r:.80} is not allowed",
+                              SandboxImportError)
+        if name in module_subsets.SUBSETS and not self.permits(name):
+            return self._subset_import(name, fromlist)
+        if not fromlist:
+            if not self.permits(name):
+                raise self._import_refusal(name)
+            importlib.import_module(name)
+            top = name.split(".")[0]
+            return self.proxy(top, sys.modules[top])
+        # from NAME import a, b: NAME may be a package that only leads to allowed modules.
+        if not (self.permits(name) or self.is_package_of_allowed(name)):
+            raise self._import_refusal(name)
+        module = importlib.import_module(name)
+        package_only = not self.permits(name)
+        for item in fromlist:
+            if type(item) is not str or item == "*" or item.startswith("_"):
+                # (a private name may be the snippet's own, never a module's)
+                raise self.refuse("import_blocked", f"from {name} import {item!r:.80} is not allowed: "
+                                                    "import the module's public names",
+                                  SandboxImportError)
+            sub = f"{name}.{item}"
+            if self.permits(sub) or self.is_package_of_allowed(sub):
+                with contextlib.suppress(ImportError):  # may also be a plain attribute
+                    importlib.import_module(sub)
+                continue
+            self._check_from_item(name, module, item, package_only)
+        return self.proxy(name, module)
+
+    def import_star(self, name: str) -> None:
+        """`from name import *`: every public name of the module (its __all__, else
+        the names without "_") that the module policy hands out, into the snippet's
+        globals; the names it refuses are left out, as if the module had none."""
+        self.import_(name)  # the import policy decides, as for `import name`
+        module = self.subsets.get(name) or self.proxy(name, sys.modules[name])
+        real = (object.__getattribute__(module, "_ModuleProxy__module") if type(module) is ModuleProxy
+                else None)
+        if type(module) is module_subsets.ModuleSubset:
+            names = list(object.__getattribute__(module, "_ModuleSubset__values"))
+        else:
+            exported = getattr(real, "__all__", None)
+            names = list(exported) if isinstance(exported, (list, tuple)) else [n for n in dir(real)
+                                                                                 if not n.startswith("_")]
+        for attr in names:
+            if type(attr) is not str or attr.startswith("_"):
+                continue
+            try:
+                self.globals[attr] = self.getattr(module, attr)
+            except (AttributeError, SandboxRefused):
+                continue
+
+    def _subset_import(self, name, fromlist):
+        """`import sys` / `from io import StringIO` without the module's profile: the
+        subset of module_subsets.py, or a refusal that lists it."""
+        subset = self.subsets.get(name)
+        if subset is None:
+            subset = self.subsets[name] = module_subsets.make(name)
+        for item in fromlist or ():
+            if item not in module_subsets.SUBSETS[name]:
+                raise self.refuse("import_blocked", f"from {name} import {item!s:.80} is not available "
+                                                    f"({module_subsets.WHY[name]}); {name} here has: "
+                                                    + ", ".join(module_subsets.SUBSETS[name]), SandboxImportError)
+        return subset
+
+    def _check_from_item(self, name, module, item, package_only):
+        """`from name import item` where item is not an allowed submodule: it must be an
+        attribute that passes the module policy (which records the event if it does not)."""
+        refused = None
+        try:
+            self.module_attribute(name, module, item, package_only, kind="import_blocked")
+            return
+        except SandboxAttributeError as exc:
+            refused = str(exc)
+        except AttributeError:
+            pass
+        if refused is not None:
+            exc = SandboxImportError(f"from {name} import {item}: {refused}", name=name)
+            exc._sandbox_refused = True
+            raise exc
+        if profiles.importable(f"{name}.{item}"):
+            raise self.refuse("import_blocked", f"from {name} import {item}: module "
+                                                f"{name}.{item} is not allowed", SandboxImportError, name=name)
+        raise ImportError(f"cannot import name {item!r} from {name!r}", name=name)
+
+    def _import_refusal(self, name: str) -> SandboxImportError:
+        why = profiles.danger(name)
+        detail = f"import of module {name!r} is not allowed" + (f" ({why})" if why else "")
+        return self.refuse("import_blocked", detail, SandboxImportError, name=name)
+
+    def proxy(self, name: str, module) -> ModuleProxy:
+        key = (name, id(module))
+        if key not in self.proxies:
+            self.proxies[key] = ModuleProxy._make(name, module, self, not self.permits(name))
+        return self.proxies[key]
+
+    def module_attribute(self, modname, module, attr, package_only, kind="attribute_blocked"):
+        """The policy for `module.attr` (attribute access and `from module import attr`)."""
+        if type(attr) is not str or attr.startswith("_"):
+            # Only the interpreter gets here (the guards refuse "_" names first): silent.
+            raise AttributeError(attr)
+        qual = f"{modname}.{attr}"
+        if modname == "types" and attr not in _TYPES_ALLOWED:
+            raise self.refuse(kind, f"{qual} is not available in the sandbox")
+        missing = False
+        try:
+            value = getattr(module, attr)
+        except AttributeError:  # never re-raised: its .obj is the real module
+            missing = True
+        if missing:
+            if not (self.permits(qual) or self.is_package_of_allowed(qual)):
+                raise AttributeError(f"module {modname!r} has no attribute {attr!r}")
+            value = importlib.import_module(qual)
+        if isinstance(value, types.ModuleType):
+            return self.module_value(value, qual, kind)
+        if package_only:
+            raise self.refuse(kind, f"{qual} is not available: only the allowed submodules of "
+                                    f"{modname} are")
+        view = _READ_ONLY_VIEWS.get(type(value))
+        if view is not None:
+            self.check_container(dict(value) if isinstance(value, dict) else list(value), qual, kind)
+            return view(value)
+        return self.checked(value, qual, kind)
+
+    def module_value(self, module, qual, kind="attribute_blocked"):
+        """A module reached as an attribute: a proxy if allowed, else refused."""
+        real = getattr(module, "__name__", None)
+        real = real if isinstance(real, str) else "?"
+        if sys.modules.get(qual) is module and (self.permits(qual) or self.is_package_of_allowed(qual)):
+            return self.proxy(qual, module)
+        # Reached through another module (uuid.os): only a module allowed itself. A mere
+        # parent package of an allowed module (os for os.path) is for import statements
+        # and for walking down from that package, never a gadget's catch.
+        if self.permits(real):
+            return self.proxy(real, module)
+        raise self.refuse(kind, f"{qual} is the module {real!r}, which is not allowed")
+
+    def checked(self, value, where, kind="attribute_blocked"):
+        """vet() for a single value, a search for a plain container."""
+        if type(value) in _CONTAINER_TYPES:
+            return self.check_container(value, where, kind)
+        if type(value) in _SCALAR_TYPES or not _needs_vet(value):
+            return value
+        return self.vet(value, where, kind)
+
+    def check_container(self, container, where, kind="attribute_blocked"):
+        found = _hidden_danger(container)
+        if found is not None:
+            self.vet(found, f"a value inside {where}", kind)  # raises, or...
+            raise self.refuse(kind, f"{where} holds {_describe(found)}, which is not available "
+                                    "in the sandbox")  # ...a proxy is no excuse to hand out the container
+        return container
+
+    def vet(self, value, where, kind="attribute_blocked"):
+        """Refuse or replace values that must not reach the snippet, whoever hands them out."""
+        if _is_metaclass(value):
+            raise self.refuse(kind, f"{where} is a metaclass ({value.__name__}), which is not available: "
+                                    "classes are made with class statements")
+        if isinstance(value, _INTERNAL_TYPES) or value is _BUILTINS_DICT:
+            if isinstance(value, types.ModuleType):
+                return self.module_value(value, where, kind)
+            raise self.refuse(kind, f"{where} is a {type(value).__name__}, which is not available")
+        key = id(value)
+        if key in self.replacements:
+            return self.replacements[key]
+        if key in library_policy.replaced_ids:
+            return library_policy.replaced_ids[key]
+        if key in library_policy.refused_ids:
+            raise self.refuse(kind, f"{where}: {library_policy.refused_ids[key]}")
+        if key in library_policy.keyword_guards:
+            return library_policy.keyword_guard(value, self.refuse_call)
+        if key in _DENIED_OBJECTS or (value is builtins.open and not self.permits("io")):
+            raise self.refuse(kind, f"{where} ({_DENIED_OBJECTS.get(key, 'open')}) is not "
+                                    "available in the sandbox")
+        return value
