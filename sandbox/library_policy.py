@@ -41,16 +41,19 @@ REFUSED_OBJECTS = {
 }
 
 
-def _agg_only(backend, *args, **kwargs):
+def _agg_only(refuse):
     """matplotlib.use / pyplot.switch_backend: Agg is already set, so asking for it
     is a no-op (scripts written for headless runs do); any other backend is refused."""
-    if isinstance(backend, str) and backend.lower() == "agg":
-        return None
-    raise PermissionError(f"the matplotlib backend {backend!r} is not available: the sandbox draws with Agg, "
-                          "and figures come back as images (plt.show() and savefig() work as they are)")
+    def use(backend, *args, **kwargs):
+        if isinstance(backend, str) and backend.lower() == "agg":
+            return None
+        raise refuse(f"the matplotlib backend {backend!r} is not available: the sandbox draws with Agg, and "
+                     "figures come back as images (plt.show() and savefig() work as they are)")
+    return use
 
 
-# qualified name -> the function handed out instead (behaviour the sandbox can allow).
+# qualified name -> a factory of the function handed out instead (behaviour the sandbox can
+# allow), given the guards' refusal (which records the security event).
 REPLACED_OBJECTS = {
     "matplotlib.use": _agg_only,
     "matplotlib.pyplot.switch_backend": _agg_only,
@@ -83,7 +86,7 @@ STRING_PARSERS = {
 }
 
 refused_ids: dict[int, str] = {}      # id(object) -> advice, for the objects of loaded modules
-replaced_ids: dict[int, object] = {}  # id(object) -> what the snippet gets instead
+replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snippet gets instead
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
 _resolved_with = -1                    # len(sys.modules) at the last resolve()

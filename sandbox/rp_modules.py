@@ -473,7 +473,7 @@ class ModulePolicy:
         if key in self.replacements:
             return self.replacements[key]
         if key in library_policy.replaced_ids:
-            return library_policy.replaced_ids[key]
+            return library_policy.replaced_ids[key](self.refuse_call)
         if key in library_policy.refused_ids:
             raise self.refuse(kind, f"{where}: {library_policy.refused_ids[key]}")
         if key in library_policy.keyword_guards:
