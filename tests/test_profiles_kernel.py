@@ -127,6 +127,7 @@ def test_open_is_given_in_the_filesystem_profile_by_path_only():
 def test_no_open_without_the_filesystem_profile(fs_runner):
     r = SyncRunner()
     try:
-        assert "NameError" in r.run("open('x', 'w')")["error"]
+        error = r.run("open('x', 'w')")["error"]
+        assert "needs the filesystem profile" in error and "SANDBOX_ENABLE_FILESYSTEM" in error, error
     finally:
         r.close()
