@@ -16,24 +16,34 @@ import string
 
 
 class GuardedFormatter(string.Formatter):
-    """string.Formatter whose field lookups go through `getattr_` and `getitem`."""
-
-    _getattr = staticmethod(getattr)   # replaced per sandbox context by bind()
-    _getitem = staticmethod(lambda obj, key: obj[key])
+    """string.Formatter whose field lookups go through the guards its class was
+    bound to (bind()); a snippet's subclass inherits them and cannot replace them
+    (they are not attributes of the class)."""
 
     def get_field(self, field_name, args, kwargs):
+        getattr_, getitem = _guards_of(type(self))
         first, rest = _string.formatter_field_name_split(field_name)
         obj = self.get_value(first, args, kwargs)
         for is_attr, key in rest:
-            obj = type(self)._getattr(obj, key) if is_attr else type(self)._getitem(obj, key)
+            obj = getattr_(obj, key) if is_attr else getitem(obj, key)
         return obj, first
+
+
+_GUARDS: dict[type, tuple] = {}   # a bound Formatter class -> (getattr guard, getitem guard)
+
+
+def _guards_of(cls: type) -> tuple:
+    for base in cls.__mro__:
+        if base in _GUARDS:
+            return _GUARDS[base]
+    raise TypeError("this Formatter is not bound to the sandbox's guards")
 
 
 def bind(getattr_, getitem) -> type:
     """A Formatter class for one sandbox context."""
-    return type("Formatter", (GuardedFormatter,), {"_getattr": staticmethod(getattr_),
-                                                  "_getitem": staticmethod(getitem),
-                                                  "__module__": "string"})
+    cls = type("Formatter", (GuardedFormatter,), {"__module__": "string"})
+    _GUARDS[cls] = (getattr_, getitem)
+    return cls
 
 
 def format_method(formatter_class: type, obj, name: str):

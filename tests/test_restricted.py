@@ -837,6 +837,8 @@ VARIANTS = {
                                 "        return super().get_field(n, a, k)\nF().format('{0.__class__}', 1)",
     "stringformatter_private": "import string\nclass F(string.Formatter):\n    def go(self):\n"
                                "        return self._vformat('{0.__class__}', (1,), {}, set(), 2)\nF().go()",
+    "stringformatter_own_lookup": "import string\nclass F(string.Formatter):\n    _getattr = staticmethod(lambda o, n: 1)\n"
+                                  "    _getitem = _getattr\nF().format('{0.__class__}', 1)",
     "format_exception_globals": "try:\n    1/0\nexcept Exception as e:\n    '{0.__traceback__.tb_frame.f_globals}'.format(e)",
     "format_spec_nested_lookup": "'{0:{1.__class__.__mro__}}'.format(1, 2)",
     "str_format_unbound": "str.format('{0.__class__}', 1)",
