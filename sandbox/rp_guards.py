@@ -93,7 +93,7 @@ class _Context(ModulePolicy):
         if type(name) is str and name in _FORMAT_NAMES and (
                 isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))):
             return safe_format.format_method(self.Formatter, obj, name)
-        if type(obj) is module_subsets.ModuleSubset:
+        if type(obj) is module_subsets.ModuleSubset and type(name) is str and not name.startswith("_"):
             try:
                 return getattr(obj, name)
             except AttributeError as exc:  # a part of sys/io the subset leaves out: a refusal

@@ -35,7 +35,8 @@ def test_what_agents_use_works():
     "import sys\ndel sys.argv", "import sys\nsys.implementation._multiarch", "import io\nio.open('/etc/passwd')",
     "import io\nio.FileIO(4, 'w')", "from io import FileIO", "import io\nio.TextIOWrapper", "import io\nio.open_code",
     "import io\nio.StringIO.__init__.__globals__", "import sys\ngetattr(sys, 'modules')",
-    "import sys\nvars(sys)", "import sys.monitoring",
+    "import sys\nvars(sys)", "import sys.monitoring", "import sys\ngetattr(sys, '__class__')",
+    "import io\ngetattr(io, '__class__')", "import sys\ngetattr(sys, '_ModuleSubset__values')",
 ])
 def test_nothing_else_of_sys_or_io(code):
     reply, out, err = run(code)
