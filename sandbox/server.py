@@ -502,7 +502,6 @@ class SandboxTools:
     def _after_session_call(self, session, raw: dict) -> dict:
         raw = {**raw, "session_id": session.id}
         session.last_used = time.monotonic()
-        session.calls += 1
         if raw.get("session_ended"):
             cause = f"{raw.get('error_type')}: {raw.get('error')}"[:300]
             self.sessions.ended_by_call(session.id, cause)

@@ -33,7 +33,6 @@ class Session:
     created: float
     last_used: float
     memory_limit: int
-    calls: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def expires_in(self, ttl: float, max_lifetime: float, now: float) -> float:
