@@ -235,10 +235,10 @@ def _serve(spec: ChildSpec, baseline) -> None:
         request = None
         try:
             request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)
-            if not request.get("session") and not request.get("tools"):
+            if request.get("session"):
+                session = session or restricted.SessionState()
+            elif not request.get("tools"):  # (code mode reads its answers on it)
                 os.close(REQUEST_FD)  # nothing left to read there: don't hand the snippet an fd
-            elif session is None:
-                session = restricted.SessionState()
             if "rlimits" in spec.layers:
                 _lower_limits(spec, request, baseline, in_session=session is not None)
             sys.stdout, sys.stderr = stdout, stderr
