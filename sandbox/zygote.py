@@ -535,13 +535,16 @@ class Zygote:
 
     def on_tool_call(self, c: Child, header: dict) -> None:
         """Code mode: pass the call on to the server, which checks it and performs
-        it; only its shape is checked here. One call at a time per child."""
+        it; only its shape is checked here. One call at a time per child, and
+        only once it has read the answer to the one before."""
         call = {key: header.get(key) for key in ("call_id", "server", "tool", "arguments")}
         well_formed = (header.get("nonce") == c.nonce and type(call["call_id"]) is int
                        and isinstance(call["server"], str) and len(call["server"]) <= 200
                        and isinstance(call["tool"], str) and len(call["tool"]) <= 200
                        and isinstance(call["arguments"], dict))
-        if not well_formed or c.tool_call is not None or not (c.request.get("request") or {}).get("tools"):
+        # a call while the previous answer is still unread would pile answers up here
+        if (not well_formed or c.tool_call is not None or c.pending
+                or not (c.request.get("request") or {}).get("tools")):
             c.frame_error = "a tool call out of turn or malformed"
             self.kill(c)
             return

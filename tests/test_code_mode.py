@@ -253,6 +253,16 @@ def test_forged_frames_with_restricted_python_off(server):
                   "import time\ntime.sleep(5)", timeout=10)
     assert data["error_type"] == "internal_error" and "out of turn" in data["error"], data
     assert len(data["tool_calls"]) <= 1
+    # a call sent before the answer to the one before was read: answers must not pile up
+    data, _ = run(server, "import json, os, struct, gc, time\n"
+                          "channel = [o for o in gc.get_objects() if type(o).__name__ == '_Channel'][0]\n"
+                          "def call(i):\n"
+                          "    head = json.dumps({'kind': 'tool_call', 'nonce': channel.nonce, 'call_id': i,\n"
+                          "                       'server': 'faults', 'tool': 'echo', 'arguments': {'text': 'x' * 100000}}).encode()\n"
+                          "    body = struct.pack('>I', len(head)) + head\n"
+                          "    os.write(4, struct.pack('>I', len(body)) + body)\n"
+                          "call(1)\ntime.sleep(2)\ncall(2)\ntime.sleep(5)", timeout=15)
+    assert data["error_type"] == "internal_error" and "out of turn" in data["error"], data
     assert run(server, "tools.faults.add(a=1, b=1)")[0]["result"] == {"total": 2}
 
 

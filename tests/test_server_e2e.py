@@ -257,6 +257,7 @@ def test_validate_code_accepts_good_code_and_reports_syntax_errors(server):
 
 def test_readme_container_example_with_numpy():
     pytest.importorskip("numpy")
+    pytest.importorskip("pandas")  # the data-science profile needs both to start
     code = "import numpy as np\ndata = np.array([1, 2, 3, 4, 5])\nresult = np.mean(data)"
     with blocking_session({"SANDBOX_ENABLE_DATA_SCIENCE": "true"}) as server:
         arguments = {"code": code, "use_container": True, "memory_limit": "256m", "timeout": 30}
