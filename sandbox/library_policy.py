@@ -67,6 +67,12 @@ REFUSED_KEYWORDS = {
 }
 _KEYWORD_ADVICE = "unpickling runs code: save arrays with numpy.save (the default allow_pickle=False reads them)"
 
+# library types whose attributes a snippet may set, and why that opens nothing: the
+# type validates the write itself, through a function the snippet may call anyway.
+WRITABLE_TYPES = {
+    "pandas._config.config.DictWrapper": "pd.options.display.width = 120 is pd.set_option(...)",
+}
+
 # attribute name -> (types it is refused on, what to do instead): methods of library objects.
 REFUSED_ATTRIBUTES = {
     "ctypes": (("numpy.ndarray", "numpy.generic"), "ndarray.ctypes hands out raw memory addresses; "
@@ -87,6 +93,7 @@ STRING_PARSERS = {
 
 refused_ids: dict[int, str] = {}      # id(object) -> advice, for the objects of loaded modules
 replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snippet gets instead
+writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
 _resolved_with = -1                    # len(sys.modules) at the last resolve()
@@ -112,7 +119,7 @@ def _lookup(qualified: str):
 
 def resolve() -> None:
     """Look every entry up among the imported modules."""
-    global _resolved_with
+    global _resolved_with, writable_types
     _resolved_with = len(sys.modules)
     for qualified, advice in REFUSED_OBJECTS.items():
         value = _lookup(qualified)
@@ -130,6 +137,7 @@ def resolve() -> None:
         found = tuple(t for t in map(_lookup, type_names) if isinstance(t, type))
         if found:
             _attribute_types[name] = found
+    writable_types = frozenset(t for t in map(_lookup, WRITABLE_TYPES) if isinstance(t, type))
 
 
 def refresh() -> None:

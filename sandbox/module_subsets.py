@@ -75,6 +75,11 @@ class ModuleSubset:
         return f"<module {object.__getattribute__(self, '_ModuleSubset__name')!r} (a sandbox subset)>"
 
 
+def names(subset: ModuleSubset) -> list:
+    """The names a subset has."""
+    return list(object.__getattribute__(subset, "_ModuleSubset__values"))
+
+
 def make(name: str) -> ModuleSubset:
     """The subset of `name` as this process sees it now (sys.stdout and sys.stderr
     are the snippet's own streams by then)."""

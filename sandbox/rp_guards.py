@@ -299,7 +299,7 @@ class _Context(ModulePolicy):
         if type(obj) is ModuleProxy:
             names = dir(object.__getattribute__(obj, "_ModuleProxy__module"))
         elif type(obj) is module_subsets.ModuleSubset:
-            names = list(object.__getattribute__(obj, "_ModuleSubset__values"))
+            names = module_subsets.names(obj)
         else:
             names = dir(obj)
         return sorted(n for n in names if not n.startswith("_") or (own and not n.startswith("__")))
@@ -316,7 +316,7 @@ class _Context(ModulePolicy):
         """_write_: full_write_guard's pass-through for dict and list, plus the snippet's own
         objects; everything else gets item writes only (see _ForeignWrite)."""
         cls = type(ob)
-        if cls is dict or cls is list or self.owns(ob) or _is_pandas_options(ob):
+        if cls is dict or cls is list or self.owns(ob) or cls in library_policy.writable_types:
             return ob
         return _ForeignWrite(ob, self)
 
@@ -574,13 +574,6 @@ def _path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline
     if not isinstance(file, (str, bytes, os.PathLike)):
         raise TypeError("open() in the sandbox takes a path, not a file descriptor")
     return io.open(file, mode, buffering, encoding, errors, newline)
-
-
-def _is_pandas_options(ob) -> bool:
-    """pd.options.display.width = 120 is pd.set_option('display.width', 120), which the
-    snippet may call: pandas' DictWrapper validates the key and the value itself."""
-    cls = type(ob)
-    return cls.__name__ == "DictWrapper" and cls.__module__ == "pandas._config.config"
 
 
 def _kind_of(obj) -> str:

@@ -346,7 +346,7 @@ class ModulePolicy:
         real = (object.__getattribute__(module, "_ModuleProxy__module") if type(module) is ModuleProxy
                 else None)
         if type(module) is module_subsets.ModuleSubset:
-            names = list(object.__getattribute__(module, "_ModuleSubset__values"))
+            names = module_subsets.names(module)
         else:
             exported = getattr(real, "__all__", None)
             names = list(exported) if isinstance(exported, (list, tuple)) else [n for n in dir(real)

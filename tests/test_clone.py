@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tempfile
 
-import pytest
 
 from sandbox import kernel, namespaces
 

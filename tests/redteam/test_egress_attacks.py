@@ -71,7 +71,7 @@ def spellings(port: int) -> list[str]:
         f"http://[::1]:{port}/", f"http://[::ffff:127.0.0.1]:{port}/", f"http://[::ffff:7f00:1]:{port}/",
         f"http://[0:0:0:0:0:0:0:1]:{port}/", f"http://0.0.0.0:{port}/", f"http://127.0.0.2:{port}/",
         f"http://user@127.0.0.1:{port}/", f"http://127.0.0.1%2f@example.com:{port}/",
-        f"http://127.0.0.1:3128/", f"http://169.254.169.254/", f"http://[fe80::1%25lo]:{port}/",
+        "http://127.0.0.1:3128/", "http://169.254.169.254/", f"http://[fe80::1%25lo]:{port}/",
     ]
 
 
@@ -107,13 +107,13 @@ def raw_requests(target: int) -> list[bytes]:
         f"CONNECT 127.0.0.1:{target} HTTP/1.1\r\n\r\n".encode(),
         f"CONNECT [::1]:{target} HTTP/1.1\r\n\r\n".encode(),
         f"CONNECT localhost:{target} HTTP/1.1\r\n\r\n".encode(),
-        f"CONNECT 127.0.0.1:3128 HTTP/1.1\r\n\r\n".encode(),                      # the proxy itself
+        b"CONNECT 127.0.0.1:3128 HTTP/1.1\r\n\r\n",                      # the proxy itself
         f"GET http://127.0.0.1:{target}/ HTTP/1.1\r\nHost: allowed\r\n\r\n".encode(),
         f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{target}\r\n\r\n".encode(),             # origin form: no host to go to
         f"GET https://127.0.0.1:{target}/ HTTP/1.1\r\n\r\n".encode(),
         f"CONNECT 127.0.0.1:{target} HTTP/1.1\r\n\r\n".encode().replace(b" HTTP", b"\x00 HTTP"),
         f"CONNECT 127.0.0.1:{target}\r\n\r\n".encode(),
-        f"CONNECT 127.0.0.1 HTTP/1.1\r\n\r\n".encode(),
+        b"CONNECT 127.0.0.1 HTTP/1.1\r\n\r\n",
         f"GET http://127.0.0.1:{target}/ HTTP/1.1\r\n".encode() + b"X: y\r\n" * 5000 + b"\r\n",
     ]
 
