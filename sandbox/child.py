@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass, replace
 
 from . import (artifacts, cutting, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits,
-               seccomp, tools_object)
+               seccomp, snippet_files, tools_object)
 from .protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, ZYGOTE_FD
 
 SETUP_FAILED = 121  # exit status of a child that could not apply a layer
@@ -262,7 +262,11 @@ def _serve(spec: ChildSpec, baseline) -> None:
 def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tuple[bytes, bool]:
     """The result frame, and whether the run ran out of memory."""
     allowed = frozenset(request.get("allowed_modules", ()))
-    workspace = spec.filesystem and "namespaces" in spec.layers
+    workspace = spec.filesystem and spec.namespaced
+    files = (snippet_files.WORKSPACE_FILES if workspace
+             else snippet_files.SCRATCH_FILES if spec.namespaced else None)
+    if files == snippet_files.SCRATCH_FILES:
+        os.chdir(snippet_files.SCRATCH)
     if workspace:
         os.chdir(artifacts.WORKSPACE)
         try:
@@ -274,7 +278,7 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
                                               "error": f"invalid input file: {exc}"[:500]}), False
     if request.get("op") == "validate":
         reply = restricted.validate(request["code"], restricted=request.get("restricted", True),
-                                    allowed_modules=allowed, tools=request.get("tools"))
+                                    allowed_modules=allowed, tools=request.get("tools"), files=files)
         return protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), **reply}), False
     names = None
     if request.get("tools"):  # code mode: answers to its calls come on the request channel
@@ -282,7 +286,7 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
                  "ToolError": tools_object.ToolError}
     reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
                                allowed_modules=allowed, stdout=stdout, stderr=stderr,
-                               open_files=workspace, session=session, names=names)
+                               files=files, session=session, names=names)
     images, files, extra = _artifacts(spec, remove_files=session is not None)
     for stream in (stdout, stderr):
         try:

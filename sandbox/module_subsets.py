@@ -1,14 +1,18 @@
 """Modules that are refused as a whole but whose everyday part agents reach for:
 `import sys` for `print(..., file=sys.stderr)` and `sys.version_info`, `import io`
-for `io.StringIO` without the filesystem profile. The import hook hands out a
-small read-only object with exactly the names below; any other name is refused
-with the list of what is there.
+for `io.StringIO` without the filesystem profile, `import os` for `os.path.join`,
+`os.getcwd()` and `os.makedirs("out")`. The import hook hands out a small read-only
+object with exactly the names below; any other name is refused with the list of
+what is there.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import sys
+
+from . import snippet_files
 
 # module -> the names a snippet gets from it without the module's profile
 SUBSETS = {
@@ -16,10 +20,18 @@ SUBSETS = {
             "platform", "byteorder", "argv", "getrecursionlimit", "implementation", "float_repr_style",
             "maxunicode"),
     "io": ("StringIO", "BytesIO", "SEEK_SET", "SEEK_CUR", "SEEK_END", "UnsupportedOperation"),
+    # and the functions over files of snippet_files, where the snippet has a directory
+    "os": ("path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir", "name", "devnull",
+           "getcwd", "getenv", "environ", "cpu_count"),
+    # path arithmetic (abspath and relpath read only the current directory)
+    "os.path": ("join", "split", "splitext", "basename", "dirname", "normpath", "normcase", "isabs",
+                "commonprefix", "commonpath", "relpath", "abspath", "sep", "extsep", "curdir", "pardir"),
 }
 WHY = {
     "sys": "the rest of sys reaches the interpreter's internals (modules, frames, the recursion limit)",
     "io": "the rest of io opens files: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for them",
+    "os": "the rest of os controls the process and the host; for files use open() and the functions listed",
+    "os.path": "the rest of os.path reads the file system outside the snippet's directory",
 }
 
 
@@ -80,11 +92,20 @@ def names(subset: ModuleSubset) -> list:
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
 
 
-def make(name: str) -> ModuleSubset:
+def make(name: str, files: str | None = None, refuse=None) -> ModuleSubset:
     """The subset of `name` as this process sees it now (sys.stdout and sys.stderr
-    are the snippet's own streams by then)."""
-    module = {"sys": sys, "io": io}[name]
+    are the snippet's own streams by then). `files` and `refuse`: the snippet's
+    directory (snippet_files) and how to refuse a path outside it."""
+    module = {"sys": sys, "io": io, "os": os, "os.path": os.path}[name]
     values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
     if name == "sys":
         values.update(argv=[], stdout=Stream(sys.stdout), stderr=Stream(sys.stderr))
+    if name in ("os", "os.path"):
+        os_functions, path_functions = snippet_files.file_functions(files, refuse)
+        path = {attr: getattr(os.path, attr) for attr in SUBSETS["os.path"]}
+        path.update(path_functions)
+        if name == "os.path":
+            values = path
+        else:
+            values.update(os_functions, path=ModuleSubset("os.path", path), environ=dict(os.environ))
     return ModuleSubset(name, values)

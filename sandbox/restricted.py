@@ -48,7 +48,7 @@ from .rp_base import (
 )
 from .rp_compile import _CompileError, _compile
 from .rp_modules import ModuleProxy, _Events
-from .rp_guards import _Context, _path_open, _restricted_globals
+from .rp_guards import _Context, _restricted_globals
 from .rp_validate import validate  # noqa: F401 - part of the contract
 
 # The rest of the layer's face, for its callers (child.py, the tests): one import place.
@@ -106,16 +106,16 @@ class SessionState:
 
 
 def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr,
-            open_files: bool = False, session: SessionState | None = None, names: dict | None = None) -> dict:
-    """Compile and run ``code``; return the result dict. Never raises. ``open_files``
-    (the filesystem profile) gives the snippet an ``open`` builtin; which paths it
-    reaches is decided by the kernel layers (mount namespace and Landlock). With a
+            files: str | None = None, session: SessionState | None = None, names: dict | None = None) -> dict:
+    """Compile and run ``code``; return the result dict. Never raises. ``files`` says
+    where the snippet's ``open`` reaches (snippet_files: the workspace, the scratch
+    directory, or nowhere). With a
     ``session``, the globals of earlier calls are this call's. ``names`` are put in
     the globals (code mode's `tools` and `ToolError`)."""
     events = _Events()
     try:
         return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
-                        open_files, session, names)
+                        files, session, names)
     except BaseException as exc:  # noqa: BLE001 - last resort, e.g. MemoryError while reporting
         out = _base_result()
         out["error_type"] = "memory_limit" if isinstance(exc, MemoryError) else "runtime_error"
@@ -124,7 +124,7 @@ def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], std
         return out
 
 
-def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False, session=None,
+def _execute(code, restricted, allowed, stdout, stderr, events, files=None, session=None,
              names=None) -> dict:
     out = _base_result()
     out["security_events"] = events.items
@@ -142,10 +142,8 @@ def _execute(code, restricted, allowed, stdout, stderr, events, open_files=False
         if ctx is not None:
             ctx.allowed, ctx.events = allowed, events
     elif restricted:
-        ctx = _Context(allowed, events)
+        ctx = _Context(allowed, events, files)
         glb = _restricted_globals(ctx, stdout)
-        if open_files:
-            glb["__builtins__"]["open"] = _path_open
     else:
         ctx, glb = None, {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
     if session is not None:

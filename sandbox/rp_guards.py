@@ -8,9 +8,7 @@ import builtins
 import collections
 import dataclasses
 import functools
-import io
 import operator
-import os
 import string
 import types
 
@@ -24,7 +22,7 @@ from RestrictedPython.Guards import (
 )
 from RestrictedPython.Utilities import utility_builtins
 
-from . import library_policy, module_subsets, private_names, safe_format
+from . import library_policy, module_subsets, private_names, safe_format, snippet_files
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import SUPER_METHODS
 from .rp_modules import (
@@ -53,9 +51,10 @@ class _Context(ModulePolicy):
     """Everything one execution's guards share: the allow-list, the proxies, the classes the
     snippet created, and the security events."""
 
-    def __init__(self, allowed: frozenset[str], events: _Events):
+    def __init__(self, allowed: frozenset[str], events: _Events, files: str | None = None):
         self.allowed = allowed
         self.events = events
+        self.files = files  # where open() reaches: snippet_files.WORKSPACE_FILES, SCRATCH_FILES or None
         self.proxies: dict[tuple[str, int], ModuleProxy] = {}
         self.subsets: dict[str, module_subsets.ModuleSubset] = {}
         self.classes: set[type] = set()
@@ -86,6 +85,14 @@ class _Context(ModulePolicy):
 
     def refuse_call(self, detail: str) -> SandboxRefused:
         return self.refuse("call_blocked", detail, SandboxRefused)
+
+    def open(self, *args, **kwargs):
+        """The open builtin, by profile (snippet_files)."""
+        if self.files == snippet_files.WORKSPACE_FILES:
+            return snippet_files.path_open(*args, **kwargs)
+        if self.files == snippet_files.SCRATCH_FILES:
+            return snippet_files.scratch_open(self.refuse_call, *args, **kwargs)
+        return snippet_files.no_open()
 
     # -- attribute guards
     def getattr(self, obj, name, default=raise_):
@@ -531,7 +538,7 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
     names.update(
         getattr=ctx.getattr, hasattr=ctx.hasattr, setattr=ctx.setattr, delattr=ctx.delattr, type=ctx.type,
         __import__=ctx.import_, __build_class__=ctx.build_class, vars=ctx.vars, dir=ctx.dir,
-        input=_no_input, open=_no_open,
+        input=_no_input, open=ctx.open,
     )
     glb = {
         "__builtins__": names,
@@ -561,19 +568,6 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
 def _no_input(*args, **kwargs):
     raise RuntimeError("input() has no stdin in the sandbox: put the data in the code (a string or a list), "
                        "or pass files with the filesystem profile")
-
-
-def _no_open(*args, **kwargs):
-    raise PermissionError("open() needs the filesystem profile (SANDBOX_ENABLE_FILESYSTEM=true), which is off "
-                          "here: keep data in memory instead, with io.StringIO or io.BytesIO")
-
-
-def _path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
-    """open() by path only: an integer would reach the fds the sandbox itself uses
-    (stdout, stderr, the result pipe), and a custom opener any fd at all."""
-    if not isinstance(file, (str, bytes, os.PathLike)):
-        raise TypeError("open() in the sandbox takes a path, not a file descriptor")
-    return io.open(file, mode, buffering, encoding, errors, newline)
 
 
 def _kind_of(obj) -> str:

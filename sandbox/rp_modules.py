@@ -311,7 +311,9 @@ class ModulePolicy:
             raise self.refuse("import_blocked", f"import of {name!r:.80} is not allowed",
                               SandboxImportError)
         if name in module_subsets.SUBSETS and not self.permits(name):
-            return self._subset_import(name, fromlist)
+            subset = self._subset_import(name, fromlist)
+            # `import os.path` binds os
+            return subset if fromlist or "." not in name else self._subset_import(name.split(".")[0], ())
         if not fromlist:
             if not self.permits(name):
                 raise self._import_refusal(name)
@@ -364,12 +366,13 @@ class ModulePolicy:
         subset of module_subsets.py, or a refusal that lists it."""
         subset = self.subsets.get(name)
         if subset is None:
-            subset = self.subsets[name] = module_subsets.make(name)
+            subset = self.subsets[name] = module_subsets.make(name, self.files, self.refuse_call)
+        names = module_subsets.names(subset)
         for item in fromlist or ():
-            if item not in module_subsets.SUBSETS[name]:
+            if item not in names:
                 raise self.refuse("import_blocked", f"from {name} import {item!s:.80} is not available "
                                                     f"({module_subsets.WHY[name]}); {name} here has: "
-                                                    + ", ".join(module_subsets.SUBSETS[name]), SandboxImportError)
+                                                    + ", ".join(sorted(names)), SandboxImportError)
         return subset
 
     def _check_from_item(self, name, module, item, package_only):

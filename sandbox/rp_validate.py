@@ -32,11 +32,13 @@ def _tool_errors(tree, tools: dict) -> list[dict]:
     return errors
 
 
-def validate(code: str, *, restricted: bool, allowed_modules: frozenset[str], tools: dict | None = None) -> dict:
+def validate(code: str, *, restricted: bool, allowed_modules: frozenset[str], tools: dict | None = None,
+             files: str | None = None) -> dict:
     """Check ``code`` without running it. Never raises. ``tools`` (code mode's
-    listing) lets it report calls to tools that do not exist or are not allowed."""
+    listing) lets it report calls to tools that do not exist or are not allowed;
+    ``files`` is where execute() would let the snippet's files live."""
     try:
-        return _validate(code, restricted, frozenset(allowed_modules or ()), tools)
+        return _validate(code, restricted, frozenset(allowed_modules or ()), tools, files)
     except BaseException as exc:  # noqa: BLE001
         message = f"validation failed: {type(exc).__name__}"
         return {
@@ -47,7 +49,7 @@ def validate(code: str, *, restricted: bool, allowed_modules: frozenset[str], to
         }
 
 
-def _validate(code, restricted: bool, allowed: frozenset[str], tools: dict | None = None) -> dict:
+def _validate(code, restricted: bool, allowed: frozenset[str], tools: dict | None = None, files=None) -> dict:
     text = code if isinstance(code, str) else ""
     analysis = {"line_count": len(text.splitlines()), "character_count": len(text),
                 "estimated_complexity": _size_complexity(text)}
@@ -60,7 +62,7 @@ def _validate(code, restricted: bool, allowed: frozenset[str], tools: dict | Non
     if tree is not None:
         analysis["estimated_complexity"] = _complexity(tree)
         if restricted:
-            errors.extend(_import_errors(tree, allowed))
+            errors.extend(_import_errors(tree, allowed, files))
         if tools is not None:
             errors.extend(_tool_errors(tree, tools))
         try:
@@ -82,10 +84,10 @@ def _validate(code, restricted: bool, allowed: frozenset[str], tools: dict | Non
     }
 
 
-def _import_errors(tree: ast.Module, allowed: frozenset[str]) -> list[dict]:
+def _import_errors(tree: ast.Module, allowed: frozenset[str], files: str | None) -> list[dict]:
     """Each import statement put through the import hook itself (which imports only allowed
     modules), so validate() and execute() never disagree."""
-    ctx = _Context(allowed, _Events())
+    ctx = _Context(allowed, _Events(), files)
     errors = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -1,14 +1,16 @@
-"""`import sys` and `import io` without their profiles (sandbox/module_subsets.py):
-the everyday part works, and nothing else of either module is reachable through
-the subset, its values or their types."""
+"""`import sys`, `import io` and `import os` without their profiles
+(sandbox/module_subsets.py): the everyday part works, the file functions stay in the
+snippet's directory, and nothing else of the modules is reachable through the
+subset, its values or their types."""
 
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 
-from sandbox import profiles, restricted
+from sandbox import profiles, restricted, snippet_files
 
 BASIC = frozenset(profiles.allowed_modules(["basic"]))
 
@@ -50,3 +52,72 @@ def test_the_streams_type_reaches_nothing():
                       "    def write(self, t):\n        self.got.append(t)\n        return len(t)\n"
                       "    def flush(self):\n        pass\ns = Sink()\nT(s).write('x')\nresult = s.got")
     assert reply["success"] and reply["result"] == ["x"], reply
+
+
+def run_in(code, files, scratch=None, monkeypatch=None):
+    if scratch is not None:
+        monkeypatch.setattr(snippet_files, "SCRATCH", str(scratch))
+        monkeypatch.chdir(scratch)
+    out, err = io.StringIO(), io.StringIO()
+    return restricted.execute(code, restricted=True, allowed_modules=BASIC, stdout=out, stderr=err, files=files)
+
+
+def test_os_path_arithmetic_and_the_environment_work_everywhere():
+    reply, _, _ = run("import os\nimport os.path as osp\nfrom os.path import splitext\n"
+                      "result = [os.path.join('a', 'b'), osp.basename('/x/y.z'), splitext('a.csv'), os.sep,\n"
+                      "          os.getcwd() != '', isinstance(os.environ.get('PATH', ''), str), os.cpu_count() > 0]")
+    assert reply["success"] and reply["result"] == ["a/b", "y.z", ["a", ".csv"], "/", True, True, True], reply
+
+
+def test_without_a_directory_there_are_no_file_functions():
+    for code in ("import os\nos.listdir('.')", "from os import makedirs", "import os\nos.path.exists('x')"):
+        reply, _, _ = run(code)
+        assert reply["error_type"] == "security_violation" and "os" in reply["error"], reply
+    reply, _, _ = run("open('notes.txt', 'w')")
+    assert "needs the filesystem profile" in reply["error"] and "io.StringIO" in reply["error"], reply
+
+
+def test_file_functions_work_inside_the_scratch_directory(tmp_path, monkeypatch):
+    code = ("import os\nos.makedirs('out/sub', exist_ok=True)\nopen('out/a.txt', 'w').write('hi')\n"
+            "os.rename('out/a.txt', 'out/b.txt')\n"
+            "result = [sorted(os.listdir('out')), os.path.isfile('out/b.txt'), os.path.getsize('out/b.txt'),\n"
+            "          [w[0] for w in os.walk('.')]]\nos.remove('out/b.txt')\nos.rmdir('out/sub')")
+    reply = run_in(code, snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    assert reply["success"], reply
+    assert reply["result"] == [["b.txt", "sub"], True, 2, [".", "./out", "./out/sub"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and not any((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("code", [
+    "import os\nos.listdir('/')", "import os\nos.listdir('..')", "import os\nos.makedirs('../escape')",
+    "import os\nos.remove('/etc/hostname')", "import os\nos.rename('x', '/tmp/../x')", "import os\nlist(os.walk('/'))",
+    "import os\nos.path.exists('/etc/passwd')", "import os\nos.path.getsize('../')", "open('../outside', 'w')",
+    "import os\nos.replace('x', '../x')", "open('/proc/self/environ')",
+])
+def test_file_functions_refuse_paths_outside_the_scratch_directory(code, tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "x").write_text("x")
+    reply = run_in(code, snippet_files.SCRATCH_FILES, scratch, monkeypatch)
+    assert reply["error_type"] == "security_violation" and "outside the scratch directory" in reply["error"], reply
+    assert reply["security_events"][0]["kind"] == "call_blocked"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scratch"] and (scratch / "x").exists()
+
+
+@pytest.mark.parametrize("code", [
+    "import os\nos.system('id')", "import os\nos.fork", "import os\nos.open", "from os import execv",
+    "import os\nos.path.os", "import os.path\nos.path.os.system", "import os\nos.listdir.__globals__",
+    "import os\nos.listdir.__closure__", "import os\ngetattr(os.walk, '__wrapped__')", "import os\nos.environ.__class__",
+    "import os\nos.chdir('/')", "import os\nos.listdir(0)", "import os\nos.walk(3)", "import os\nos.path.exists(4)",
+    "import os\nos.getcwd.__self__", "import os\nos.path.realpath('/')", "import os\nos.symlink('/', 'root')",
+    "import os\nos.link", "import os\nos.scandir('.')", "import os\nos.environ = {}",
+])
+def test_nothing_else_of_os(code, tmp_path, monkeypatch):
+    reply = run_in(code, snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+
+
+def test_the_environment_is_a_copy(tmp_path, monkeypatch):
+    reply = run_in("import os\nos.environ['SANDBOX_PROBE'] = '1'\nresult = os.getenv('SANDBOX_PROBE')",
+                   snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    assert reply["success"] and reply["result"] is None and "SANDBOX_PROBE" not in os.environ, reply

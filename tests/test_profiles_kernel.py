@@ -100,11 +100,18 @@ def test_bad_input_file_names_are_refused(fs_runner):
         assert not r["success"] and "invalid input file" in r["error"], (name, r)
 
 
-def test_no_workspace_without_the_profile():
+def test_without_the_profile_the_cwd_is_a_scratch_directory_that_goes_with_the_run():
     runner = SyncRunner()
     try:
-        r = runner.run("import os\nresult = os.getcwd()\nopen('x', 'w')", restricted=False)
-        assert not r["success"], r
+        for restricted in (True, False):
+            code = "import os\nopen('left.txt', 'w').write('x')\nresult = [os.getcwd(), os.listdir('.')]"
+            r = runner.run(code, restricted=restricted)
+            assert r["success"] and r["result"] == ["/tmp", ["left.txt"]], r
+        r = runner.run("import os\nresult = os.path.exists('/workspace')", restricted=False)
+        assert r["success"] and r["result"] is False, r
+        # each run has its own: what the last one left is gone
+        r = runner.run("import os\nresult = os.listdir('.')")
+        assert r["success"] and r["result"] == [], r
     finally:
         runner.close()
 
@@ -117,17 +124,24 @@ def test_open_is_given_in_the_filesystem_profile_by_path_only():
         r = runner.run("open('a.txt', 'w').write('hi')\nresult = open('a.txt').read()", allowed=allowed)
         assert r["success"] and r["result"] == "hi", r
         r = runner.run("open(4, 'wb').write(b'forged')", allowed=allowed)  # the result pipe
-        assert r["error_type"] == "runtime_error" and "takes a path" in r["error"], r
+        assert r["error_type"] == "runtime_error" and "named by path" in r["error"], r
         r = runner.run("result = open('/etc/passwd').read()", allowed=allowed)
         assert r["error_type"] == "runtime_error" and "root:" not in str(r), r
     finally:
         runner.close()
 
 
-def test_no_open_without_the_filesystem_profile(fs_runner):
+def test_open_reaches_only_the_scratch_directory_without_the_profile():
     r = SyncRunner()
     try:
-        error = r.run("open('x', 'w')")["error"]
-        assert "needs the filesystem profile" in error and "SANDBOX_ENABLE_FILESYSTEM" in error, error
+        reply = r.run("open('notes.txt', 'w').write('hi')\nresult = open('/tmp/notes.txt').read()")
+        assert reply["success"] and reply["result"] == "hi", reply
+        for path in ("/etc/passwd", "../etc/passwd", "/tmp/../proc/self/environ", "/proc/self/status"):
+            reply = r.run(f"result = open({path!r}).read()")
+            assert reply["error_type"] == "security_violation", reply
+            assert "outside the scratch directory" in reply["error"] and "SANDBOX_ENABLE_FILESYSTEM" in reply["error"]
+            assert reply["security_events"][0]["kind"] == "call_blocked", reply
+        reply = r.run("open(4, 'wb').write(b'forged')")  # the result pipe
+        assert reply["error_type"] == "runtime_error" and "named by path" in reply["error"], reply
     finally:
         r.close()

@@ -1229,6 +1229,76 @@ with open("bin.dat", "rb") as f:
     result = list(f.read())
 """, FILES)
 
+# ---------------------------------------------------------------- scratch directory (no filesystem profile)
+snippet("scratch", """
+with open("scratch_notes.txt", "w") as f:
+    f.write("first\\nsecond\\n")
+with open("scratch_notes.txt") as f:
+    result = f.read().splitlines()
+""")
+snippet("scratch", """
+import json
+data = {"users": [{"name": "ann", "age": 31}, {"name": "bob", "age": 27}]}
+with open("scratch_data.json", "w") as fh:
+    json.dump(data, fh, indent=2)
+with open("scratch_data.json") as fh:
+    loaded = json.load(fh)
+result = sorted(u["name"] for u in loaded["users"])
+""")
+snippet("scratch", """
+import csv
+rows = [("id", "total"), (1, 9.5), (2, 3.25)]
+with open("scratch_totals.csv", "w", newline="") as f:
+    csv.writer(f).writerows(rows)
+with open("scratch_totals.csv", newline="") as f:
+    result = [row for row in csv.reader(f)][1:]
+""")
+snippet("scratch", """
+import os
+os.makedirs("scratch_out/plots", exist_ok=True)
+path = os.path.join("scratch_out", "summary.txt")
+with open(path, "w") as f:
+    print("done", file=f)
+result = [sorted(os.listdir("scratch_out")), os.path.exists(path), os.path.getsize(path)]
+""")
+snippet("scratch", """
+import os
+base = os.getcwd()
+result = [os.path.isabs(base), os.path.relpath(os.path.join(base, "a", "b.txt"), base)]
+""")
+snippet("scratch", """
+with open("scratch_log.txt", "a") as log:
+    for step in range(3):
+        log.write(f"step {step}\\n")
+with open("scratch_log.txt", "rb") as log:
+    raw = log.read()
+result = [len(raw), raw.count(b"\\n")]
+""")
+snippet("scratch", """
+import os
+name = "scratch_tmp.txt"
+open(name, "w").write("temporary")
+os.remove(name)
+result = os.path.exists(name)
+""")
+snippet("scratch", """
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+plt.figure(figsize=(3, 2))
+plt.bar(["a", "b"], [3, 5])
+plt.savefig("scratch_plot.png", dpi=50)
+with open("scratch_plot.png", "rb") as f:
+    result = f.read(8) == b"\\x89PNG\\r\\n\\x1a\\n"
+""", DATA)
+snippet("scratch", """
+import pandas as pd
+df = pd.DataFrame({"name": ["ann", "bob"], "score": [3, 5]})
+df.to_csv("scratch_scores.csv", index=False)
+back = pd.read_csv("scratch_scores.csv")
+result = back.to_dict(orient="list")
+""", DATA)
+
 # ---------------------------------------------------------------- known gaps
 # Snippets agents write that the sandbox does not run yet (issue 11's remaining families).
 # Not asserted by the test; bench/run.py counts them, so the pass rate it reports is honest.
@@ -1236,11 +1306,9 @@ GAPS = []
 for _code in (
     "import asyncio\nasync def fetch(i):\n    await asyncio.sleep(0)\n    return i * 2\n"
     "async def main():\n    return await asyncio.gather(*(fetch(i) for i in range(3)))\nresult = asyncio.run(main())",
-    "with open('notes.txt', 'w') as f:\n    f.write('x')\nresult = open('notes.txt').read()",
     "import logging\nlogging.basicConfig(level=logging.INFO)\nlogging.getLogger('app').info('start')\nresult = 1",
     "import warnings\nwarnings.warn('old api', DeprecationWarning)\nresult = 1",
     "import traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n    result = 'ZeroDivisionError' in traceback.format_exc()",
-    "import os\nresult = os.getcwd() != ''",
     "class Lazy:\n    def __getattr__(self, name):\n        return name.upper()\nresult = Lazy().hello",
 ):
     GAPS.append({"id": f"gap-{len(GAPS) + 1:03d}", "family": "gap", "profile": BASIC, "code": _code})

@@ -70,9 +70,10 @@ def without_import_probes(code: str, modules, strict: bool = False) -> str:
 
 
 # Modules importable everywhere as a small read-only subset (sandbox/module_subsets.py:
-# sys.stdout/stderr/version..., io.StringIO/BytesIO): an import sweep's probe of them
-# succeeds by design; what the subsets hand out is attacked in tests/test_module_subsets.py.
-SUBSET_MODULES = ("sys", "io")
+# sys.stdout/stderr/version..., io.StringIO/BytesIO, os.path.join/os.getcwd/os.listdir of
+# the snippet's directory): an import sweep's probe of them succeeds by design; what the
+# subsets hand out is attacked in tests/test_module_subsets.py.
+SUBSET_MODULES = ("sys", "io", "os")
 
 
 def load_variants() -> list:

@@ -1,0 +1,112 @@
+"""Where a RestrictedPython snippet's open() reaches, by profile.
+
+- filesystem profile: any path; the kernel layers (mounts, Landlock) decide, and the
+  snippet's current directory is the workspace.
+- otherwise, with the mount namespace: the scratch directory, the child's private
+  /tmp (a small tmpfs that goes with the child), which is also the current
+  directory, so that `open("notes.txt", "w")` and `plt.savefig("plot.png")` work.
+  open() refuses paths that resolve outside it, so this holds without the kernel too.
+- otherwise: no open() at all (there is no private directory to give).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+SCRATCH = "/tmp"
+WORKSPACE_FILES, SCRATCH_FILES = "workspace", "scratch"
+
+
+def _path(file) -> str:
+    # an integer would reach the fds the sandbox itself uses (stdout, the result pipe)
+    if not isinstance(file, (str, bytes, os.PathLike)):
+        raise TypeError("files in the sandbox are named by path, not by file descriptor")
+    return os.fsdecode(os.fspath(file))
+
+
+def path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
+    """open() by path only (no fd, no opener): the filesystem profile's."""
+    return io.open(_path(file), mode, buffering, encoding, errors, newline)
+
+
+def in_scratch(path: str) -> str | None:
+    """`path` resolved (against the current directory, symbolic links followed), or
+    None when that lands outside the scratch directory."""
+    real = os.path.realpath(path)
+    return real if real == SCRATCH or real.startswith(SCRATCH + "/") else None
+
+
+def scratch_open(refuse, file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
+    """open() confined to the scratch directory; `refuse(detail)` makes the exception."""
+    path = _path(file)
+    real = in_scratch(path)
+    if real is None:
+        raise refuse(f"open({path!r:.100}) is outside the scratch directory {SCRATCH}: without the "
+                     "filesystem profile, open() reaches only that directory (the current one, emptied "
+                     "after each run): use a plain name such as 'notes.txt', or switch on "
+                     "SANDBOX_ENABLE_FILESYSTEM=true for a workspace")
+    return io.open(real, mode, buffering, encoding, errors, newline)
+
+
+def no_open(*args, **kwargs):
+    raise PermissionError("open() needs the filesystem profile (SANDBOX_ENABLE_FILESYSTEM=true), and this "
+                          "sandbox has no private scratch directory (its mount namespace is off): keep data in "
+                          "memory instead, with io.StringIO or io.BytesIO")
+
+
+# The os and os.path functions over files that a snippet gets (module_subsets), by name.
+OS_FILE_FUNCTIONS = ("listdir", "makedirs", "mkdir", "remove", "unlink", "rmdir", "rename", "replace", "walk")
+PATH_QUERIES = ("exists", "isfile", "isdir", "islink", "getsize", "getmtime")
+
+
+def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
+    """(os functions, os.path functions) over files for this profile, by path only:
+    in the scratch directory's case each path must resolve inside it. None (no
+    private directory): none at all."""
+    if files is None:
+        return {}, {}
+
+    def checked(path) -> str:
+        path = _path(path)
+        if files == SCRATCH_FILES and in_scratch(path) is None:
+            raise refuse(f"{path!r:.100} is outside the scratch directory {SCRATCH}: without the filesystem "
+                         "profile, files live only there (the current directory): use relative names, or "
+                         "switch on SANDBOX_ENABLE_FILESYSTEM=true for a workspace")
+        return path
+
+    def listdir(path="."):
+        return os.listdir(checked(path))
+
+    def makedirs(name, mode=0o777, exist_ok=False):
+        os.makedirs(checked(name), mode, exist_ok)
+
+    def mkdir(path, mode=0o777):
+        os.mkdir(checked(path), mode)
+
+    def remove(path):
+        os.remove(checked(path))
+
+    def rmdir(path):
+        os.rmdir(checked(path))
+
+    def rename(src, dst):
+        os.rename(checked(src), checked(dst))
+
+    def replace(src, dst):
+        os.replace(checked(src), checked(dst))
+
+    def walk(top=".", topdown=True, onerror=None):
+        return os.walk(checked(top), topdown, onerror, followlinks=False)
+
+    def query(name):
+        real = getattr(os.path, name)
+
+        def ask(path):
+            return real(checked(path))
+        ask.__name__ = ask.__qualname__ = name
+        return ask
+
+    os_functions = {"listdir": listdir, "makedirs": makedirs, "mkdir": mkdir, "remove": remove, "unlink": remove,
+                    "rmdir": rmdir, "rename": rename, "replace": replace, "walk": walk}
+    return os_functions, {name: query(name) for name in PATH_QUERIES}
