@@ -23,9 +23,11 @@ from .rp_base import SNIPPET_FILENAME, _LAST_VALUE
 # Dunder methods a snippet class may define on top of RestrictedPython's ALLOWED_FUNC_NAMES.
 # They only run snippet code that is itself restricted, and every parameter the interpreter
 # passes them is vetted on entry like any other (_vet_parameters_on_entry). Left out on
-# purpose: attribute hooks (__getattr__, __getattribute__, __setattr__: library code asks
-# them for names the snippet may not see), __del__ (runs at unknown times, in any frame),
-# __reduce__* (pickle and copy gadgets), __new__.
+# purpose: attribute hooks (__getattribute__, __setattr__: library code asks them for names
+# the snippet may not see), __del__ (runs at unknown times, in any frame), __reduce__*
+# (pickle and copy gadgets), __new__. `__getattr__` is the exception, as a method of a class
+# body only: it is wrapped (FALLBACK_GETATTR) so that it is never asked for a name that
+# starts with "_" (numpy's __array_interface__, copy's __deepcopy__, pandas' _typ...).
 EXTRA_MAGIC_METHODS = frozenset(
     ["__repr__", "__str__", "__len__", "__iter__", "__next__", "__reversed__", "__getitem__",
      "__setitem__", "__delitem__", "__missing__", "__hash__", "__bool__", "__call__",
@@ -42,6 +44,8 @@ EXTRA_MAGIC_METHODS = frozenset(
 )
 # `super().<name>` may reach these (the methods a snippet class may define or inherit).
 SUPER_METHODS = ALLOWED_FUNC_NAMES | EXTRA_MAGIC_METHODS
+# The guard every snippet `__getattr__` is decorated with, outermost (rp_guards.public_getattr).
+FALLBACK_GETATTR = "_public_getattr_"
 
 
 class _SnippetPolicy(RestrictingNodeTransformer):
@@ -57,6 +61,8 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         if (allow_magic_methods and name in EXTRA_MAGIC_METHODS
                 and getattr(node, "col_offset", 0) != 0):
             return
+        if name == "__getattr__" and getattr(node, "sandbox_class_method", False):
+            return  # a method of a class body: visit_FunctionDef guards it
         if name is not None and private_names.private_name_allowed(name):
             return  # `_cache`, `_helper`, `__secret` (private_names.py)
         if name in private_names.DUNDER_NAMES_STORED:
@@ -82,6 +88,9 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return super().visit_Name(node)
 
     def visit_ClassDef(self, node):
+        for member in node.body:
+            if isinstance(member, ast.FunctionDef) and member.name == "__getattr__":
+                member.sandbox_class_method = True
         self.class_names.append(node.name)
         try:
             return super().visit_ClassDef(node)
@@ -97,6 +106,10 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             self.function_depth -= 1
         if isinstance(node, ast.FunctionDef):
             _vet_parameters_on_entry(node)
+            if getattr(node, "sandbox_class_method", False) and node.name == "__getattr__":
+                guard = ast.Name(FALLBACK_GETATTR, ast.Load())
+                copy_locations(guard, node)
+                node.decorator_list.insert(0, guard)  # outermost: applied after the snippet's own
         return node
 
     def _private_attribute(self, node):

@@ -24,7 +24,7 @@ from RestrictedPython.Utilities import utility_builtins
 
 from . import library_policy, module_subsets, private_names, safe_format, snippet_files
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
-from .rp_compile import SUPER_METHODS
+from .rp_compile import FALLBACK_GETATTR, SUPER_METHODS
 from .rp_modules import (
     _DENIED_OBJECTS,
     ModulePolicy,
@@ -560,9 +560,21 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
         "_vet_one_": ctx.vet_one,
         "_print_": lambda getattr_: _Printer(stdout, getattr_),
         "_super_attr_": ctx.super_attr,
+        FALLBACK_GETATTR: public_getattr,
     }
     ctx.globals = glb
     return glb
+
+
+def public_getattr(method):
+    """A snippet class's __getattr__, asked only for public names: trusted code looks up
+    protocols by dunder name (numpy's __array_interface__, copy's __deepcopy__) and
+    libraries private markers (pandas' _typ), and a catch-all must not answer them."""
+    def __getattr__(self, name):
+        if type(name) is not str or name.startswith("_"):
+            raise AttributeError(f"{type(self).__name__!s:.80} object has no attribute {name!r:.80}")
+        return method(self, name)
+    return __getattr__
 
 
 def _no_input(*args, **kwargs):

@@ -4,6 +4,7 @@ to stop every Python-level attack by itself and still run ordinary Python."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import pathlib
@@ -1154,3 +1155,59 @@ def test_dataclass_decorator_forms_still_work():
             "@dataclass(frozen=True)\nclass Q:\n    tags: list = field(default_factory=list)\n"
             "result = [P(1).y, Q().tags, repr(P(3, 4))]")
     assert ok(code)[0] == [2, [], "P(x=3, y=4)"]
+
+
+# --------------------------------------------------------------------- a class's __getattr__
+def test_a_class_getattr_answers_public_names():
+    code = ("class Config:\n    def __init__(self, d):\n        self._d = d\n"
+            "    def __getattr__(self, key):\n        try:\n            return self._d[key]\n"
+            "        except KeyError:\n            raise AttributeError(key)\n"
+            "c = Config({'depth': 3})\nresult = [c.depth, getattr(c, 'width', 0), hasattr(c, 'depth')]")
+    assert ok(code)[0] == [3, 0, True]
+
+
+@pytest.mark.parametrize("name", ["__array_interface__", "__deepcopy__", "__reduce_ex__", "_typ", "__class__",
+                                  "_Lazy__x", "__fspath__", "__index__"])
+def test_a_class_getattr_is_never_asked_for_private_names(name):
+    code = ("asked = []\nclass Lazy:\n    def __getattr__(self, n):\n        asked.append(n)\n"
+            "        return 'ESCAPED'\n"
+            f"result = [getattr(Lazy(), {name!r}, 'absent'), asked]")
+    reply, out, err = run(code)
+    assert "ESCAPED" not in _visible(reply, out, err), reply
+    # the guard refuses the read (a security event) or the fallback says absent; never the snippet's answer
+    assert not reply["success"] or reply["result"] == ["absent", []], reply
+
+
+def test_trusted_code_gets_no_answer_from_a_class_getattr():
+    """copy and the format machinery look protocols up by dunder name on the instance."""
+    code = ("asked = []\nclass Lazy:\n    def __getattr__(self, n):\n        asked.append(n)\n"
+            "        return lambda *a: 'ESCAPED'\n"
+            "import copy\nc = copy.deepcopy(Lazy())\nd = copy.copy(Lazy())\n"
+            "result = [type(c).__name__, type(d).__name__, sorted(set(asked))]")
+    reply, out, err = run(code)
+    assert reply["success"] and reply["result"] == ["Lazy", "Lazy", []], reply
+    assert "ESCAPED" not in _visible(reply, out, err)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numpy") is None, reason="numpy is not installed")
+def test_numpy_gets_no_array_interface_from_a_class_getattr():
+    allowed = profiles.allowed_modules(["basic", "data_science"])
+    code = ("class Fake:\n    def __getattr__(self, n):\n"
+            "        return {'shape': (64,), 'typestr': '|u1', 'data': (4096, False), 'version': 3}\n"
+            "import numpy as np\na = np.asarray(Fake())\nresult = [a.dtype.kind, a.shape]")
+    assert ok(code, allowed=allowed)[0] == ["O", []]
+
+
+@pytest.mark.parametrize("code", [
+    "def __getattr__(name):\n    return 1",                                  # a module's __getattr__ (PEP 562)
+    "class C:\n    __getattr__ = lambda self, n: 1",                          # assigned, not defined
+    "def g(self, n):\n    return 1\nclass C:\n    __getattr__ = g",
+    "class C:\n    def __getattribute__(self, n):\n        return 1",
+    "class C:\n    def m(self):\n        def __getattr__(self, n):\n            return 1\n        return __getattr__",
+    "class C:\n    def __getattr__(self, n):\n        return 1\nC.__getattr__",
+    "class C:\n    def __getattr__(self, n):\n        return 1\nvars(C)['__getattr__'].__closure__",
+    "class C:\n    def __getattr__(self, n):\n        return 1\nsetattr(C, '__getattr__', lambda s, n: 2)",
+    "class C:\n    def __setattr__(self, n, v):\n        pass",
+])
+def test_other_attribute_hooks_stay_refused(code):
+    blocked(code, error_types=("security_violation", "syntax_error"))

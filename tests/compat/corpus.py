@@ -336,6 +336,31 @@ def f(a, b=2, *args, **kwargs):
 result = [f.__name__, callable(f), f(1)]
 """)
 
+snippet("introspection", """
+class AttrDict:
+    def __init__(self, **kw):
+        self._data = dict(kw)
+    def __getattr__(self, name):
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(name) from None
+cfg = AttrDict(lr=0.1, epochs=5)
+result = [cfg.lr, cfg.epochs, getattr(cfg, "batch", 32), hasattr(cfg, "lr")]
+""")
+snippet("introspection", """
+class Proxy:
+    def __init__(self, target):
+        self._target = target
+        self.calls = []
+    def __getattr__(self, name):
+        self.calls.append(name)
+        return getattr(self._target, name)
+p = Proxy([3, 1, 2])
+p.append(0)
+result = [p.count(1), p.calls, sorted(p._target)]
+""")
+
 # ---------------------------------------------------------------- modules agents reach for
 snippet("modules", """
 import io
@@ -1309,7 +1334,6 @@ for _code in (
     "import logging\nlogging.basicConfig(level=logging.INFO)\nlogging.getLogger('app').info('start')\nresult = 1",
     "import warnings\nwarnings.warn('old api', DeprecationWarning)\nresult = 1",
     "import traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n    result = 'ZeroDivisionError' in traceback.format_exc()",
-    "class Lazy:\n    def __getattr__(self, name):\n        return name.upper()\nresult = Lazy().hello",
 ):
     GAPS.append({"id": f"gap-{len(GAPS) + 1:03d}", "family": "gap", "profile": BASIC, "code": _code})
 del _code
