@@ -71,6 +71,7 @@ _KEYWORD_ADVICE = "unpickling runs code: save arrays with numpy.save (the defaul
 # type validates the write itself, through a function the snippet may call anyway.
 WRITABLE_TYPES = {
     "pandas._config.config.DictWrapper": "pd.options.display.width = 120 is pd.set_option(...)",
+    "sandbox.snippet_logging.Logger": "logger.propagate = False: the wrapper's one settable attribute",
 }
 
 # attribute name -> (types it is refused on, what to do instead): methods of library objects.

@@ -12,7 +12,7 @@ import io
 import os
 import sys
 
-from . import snippet_files
+from . import snippet_files, snippet_logging, snippet_traceback, snippet_warnings
 
 # module -> the names a snippet gets from it without the module's profile
 SUBSETS = {
@@ -26,12 +26,19 @@ SUBSETS = {
     # path arithmetic (abspath and relpath read only the current directory)
     "os.path": ("join", "split", "splitext", "basename", "dirname", "normpath", "normcase", "isabs",
                 "commonprefix", "commonpath", "relpath", "abspath", "sep", "extsep", "curdir", "pardir"),
+    # the sandbox's own versions (snippet_*.py): same names, the snippet's frames only
+    "logging": snippet_logging.NAMES,
+    "warnings": snippet_warnings.NAMES,
+    "traceback": snippet_traceback.NAMES,
 }
 WHY = {
     "sys": "the rest of sys reaches the interpreter's internals (modules, frames, the recursion limit)",
     "io": "the rest of io opens files: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for them",
     "os": "the rest of os controls the process and the host; for files use open() and the functions listed",
     "os.path": "the rest of os.path reads the file system outside the snippet's directory",
+    "logging": "the rest of logging hands out handlers and records that reach files and frames",
+    "warnings": "the rest of warnings reads source files and replaces the interpreter's hooks",
+    "traceback": "the rest of traceback walks frames and reads source files",
 }
 
 
@@ -92,10 +99,15 @@ def names(subset: ModuleSubset) -> list:
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
 
 
-def make(name: str, files: str | None = None, refuse=None) -> ModuleSubset:
+def make(name: str, files: str | None = None, refuse=None, formatter=None) -> ModuleSubset:
     """The subset of `name` as this process sees it now (sys.stdout and sys.stderr
     are the snippet's own streams by then). `files` and `refuse`: the snippet's
-    directory (snippet_files) and how to refuse a path outside it."""
+    directory (snippet_files) and how to refuse a path outside it; `formatter`: the
+    execution's guarded string.Formatter class."""
+    if name == "logging":
+        return ModuleSubset(name, snippet_logging.values(formatter))
+    if name in ("warnings", "traceback"):
+        return ModuleSubset(name, {"warnings": snippet_warnings, "traceback": snippet_traceback}[name].values())
     module = {"sys": sys, "io": io, "os": os, "os.path": os.path}[name]
     values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
     if name == "sys":

@@ -32,11 +32,10 @@ import dis
 import enum
 import importlib
 import sys
-import traceback
 import types
 from collections.abc import Iterable
 
-from . import library_policy
+from . import library_policy, snippet_traceback
 from .results import cap_text, to_jsonable
 from .rp_base import (
     MAX_MESSAGE,
@@ -152,6 +151,7 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
     policy = _run_policy(ctx) if ctx is not None else contextlib.nullcontext()
     # `result` is reported when this call sets it: a session's earlier one stays a variable
     earlier_result = "result" in glb
+    snippet_traceback.source["code"] = code
     glb.pop(_LAST_VALUE, None)
 
     failure = None
@@ -213,38 +213,11 @@ def _describe_failure(exc: BaseException, code: str) -> dict:
         error_type = "security_violation"
     else:
         error_type = "runtime_error"
-    frames = [(frame.f_code.co_name, lineno) for frame, lineno in traceback.walk_tb(exc.__traceback__)
-              if frame.f_code.co_filename == SNIPPET_FILENAME]
-    message = _exception_text(exc)
+    frames = snippet_traceback.snippet_frames(exc)
+    message = snippet_traceback.exception_text(exc)
     return {
         "error": cap_text(message, MAX_MESSAGE)[0],
         "error_type": error_type,
         "line": frames[-1][1] if frames else None,
-        "traceback": cap_text(_format_traceback(frames, message, code), MAX_MESSAGE)[0],
+        "traceback": cap_text(snippet_traceback.format_traceback(frames, message, code), MAX_MESSAGE)[0],
     }
-
-
-def _exception_text(exc: BaseException) -> str:
-    name = type(exc).__name__
-    try:
-        text = str(exc)
-    except BaseException:  # noqa: BLE001 - a hostile __str__
-        text = "<unprintable message>"
-    return f"{name}: {text}" if text else name
-
-
-def _format_traceback(frames: list[tuple[str, int]], message: str, code: str) -> str:
-    """Only the snippet's frames: never a host path (site-packages, the server's source)."""
-    lines = code.splitlines()
-    shown = frames if len(frames) <= 12 else frames[:4] + [None] + frames[-7:]
-    out = ["Traceback (most recent call last):"]
-    for item in shown:
-        if item is None:
-            out.append(f"  ... {len(frames) - 11} more frames ...")
-            continue
-        name, lineno = item
-        out.append(f'  File "{SNIPPET_FILENAME}", line {lineno}, in {name}')
-        if lineno and 0 < lineno <= len(lines) and lines[lineno - 1].strip():
-            out.append("    " + cap_text(lines[lineno - 1].strip(), 200)[0])
-    out.append(message)
-    return "\n".join(out)

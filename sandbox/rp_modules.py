@@ -366,7 +366,8 @@ class ModulePolicy:
         subset of module_subsets.py, or a refusal that lists it."""
         subset = self.subsets.get(name)
         if subset is None:
-            subset = self.subsets[name] = module_subsets.make(name, self.files, self.refuse_call)
+            subset = self.subsets[name] = module_subsets.make(name, self.files, self.refuse_call,
+                                                                   self.Formatter)
         names = module_subsets.names(subset)
         for item in fromlist or ():
             if item not in names:

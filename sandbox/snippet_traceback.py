@@ -1,0 +1,97 @@
+"""Tracebacks as the snippet may see them: its own frames and lines only, never a
+host path or a library's source. Used for the error of a failed run and by the
+snippet's `traceback` module (a subset: format_exc, print_exc, format_exception...),
+whose functions read frames here, in trusted code, and hand out only text."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from .results import cap_text
+from .rp_base import MAX_MESSAGE, SNIPPET_FILENAME
+
+NAMES = ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only")
+source = {"code": ""}  # the running snippet's code, for its lines (set by restricted._execute)
+
+
+def snippet_frames(exc: BaseException) -> list[tuple[str, int]]:
+    """(function name, line) of each snippet frame of the exception's traceback."""
+    return [(frame.f_code.co_name, lineno) for frame, lineno in traceback.walk_tb(exc.__traceback__)
+            if frame.f_code.co_filename == SNIPPET_FILENAME]
+
+
+def exception_text(exc: BaseException) -> str:
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        text = "<unprintable message>"
+    return f"{name}: {text}" if text else name
+
+
+def format_traceback(frames: list[tuple[str, int]], message: str, code: str) -> str:
+    """Only the snippet's frames: never a host path (site-packages, the server's source)."""
+    lines = code.splitlines()
+    shown = frames if len(frames) <= 12 else frames[:4] + [None] + frames[-7:]
+    out = ["Traceback (most recent call last):"]
+    for item in shown:
+        if item is None:
+            out.append(f"  ... {len(frames) - 11} more frames ...")
+            continue
+        name, lineno = item
+        out.append(f'  File "{SNIPPET_FILENAME}", line {lineno}, in {name}')
+        if lineno and 0 < lineno <= len(lines) and lines[lineno - 1].strip():
+            out.append("    " + cap_text(lines[lineno - 1].strip(), 200)[0])
+    out.append(message)
+    return "\n".join(out)
+
+
+def describe(exc) -> str:
+    """The snippet's view of an exception, with a newline at the end."""
+    if exc is None:
+        return "NoneType: None\n"
+    if not isinstance(exc, BaseException):
+        raise TypeError("expected an exception, e.g. traceback.format_exception(exc) in an except block")
+    return cap_text(format_traceback(snippet_frames(exc), exception_text(exc), source["code"]), MAX_MESSAGE)[0] + "\n"
+
+
+def _exception(args) -> BaseException | None:
+    """format_exception(exc) or the older (type, value, tb): the value, whose own
+    traceback is the one used (a tb argument is never walked)."""
+    if len(args) == 1:
+        return args[0]
+    if len(args) in (2, 3):
+        return args[1]
+    raise TypeError("format_exception takes the exception, e.g. traceback.format_exception(exc)")
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def format_exc(limit=None, chain=True) -> str:
+    return describe(sys.exc_info()[1])
+
+
+def print_exc(limit=None, file=None, chain=True) -> None:
+    (file if file is not None else sys.stderr).write(format_exc())
+
+
+def format_exception(*args, limit=None, chain=True) -> list[str]:
+    return _lines(describe(_exception(args)))
+
+
+def print_exception(*args, limit=None, file=None, chain=True) -> None:
+    (file if file is not None else sys.stderr).write("".join(format_exception(*args)))
+
+
+def format_exception_only(*args) -> list[str]:
+    exc = _exception(args)
+    if exc is not None and not isinstance(exc, BaseException):
+        raise TypeError("expected an exception")
+    return [exception_text(exc) + "\n" if exc is not None else "NoneType: None\n"]
+
+
+def values() -> dict:
+    return {name: globals()[name] for name in NAMES}

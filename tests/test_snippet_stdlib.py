@@ -1,0 +1,147 @@
+"""`logging`, `warnings` and `traceback` as the sandbox gives them to a restricted snippet
+(sandbox/snippet_logging.py, snippet_warnings.py, snippet_traceback.py): the everyday
+use works and writes to the snippet's stderr, and the routes by which the real modules
+read files, walk frames or format fields unguarded stay closed. The attacks run in this
+process, with no kernel layer (the Python layer must hold alone); what must work runs in
+a real child, whose logging and warnings state is its own."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from runner_harness import SyncRunner  # noqa: E402
+
+from sandbox import profiles, restricted  # noqa: E402
+
+BASIC = frozenset(profiles.allowed_modules(["basic"]))
+SECRET_FILE_LINE = "root:"   # the first line of /etc/passwd on this machine
+
+
+def run(code):
+    out, err = io.StringIO(), io.StringIO()
+    reply = restricted.execute(code, restricted=True, allowed_modules=BASIC, stdout=out, stderr=err)
+    return reply, out.getvalue(), err.getvalue()
+
+
+def seen(reply, out, err) -> str:
+    return f"{reply}{out}{err}"
+
+
+@pytest.fixture(scope="module")
+def child():
+    runner = SyncRunner()
+    yield lambda code: (lambda r: (r, r["stdout"], r["stderr"]))(runner.run(code))
+    runner.close()
+
+
+def test_logging_as_agents_write_it(child):
+    reply, out, err = child(
+        "import logging, io\nlogging.basicConfig(level=logging.INFO, format='%(levelname)s %(name)s:%(lineno)d %(message)s')\n"
+        "log = logging.getLogger(__name__)\nlog.info('loaded %d rows', 3)\nlog.debug('not shown')\n"
+        "buf = io.StringIO()\nh = logging.StreamHandler(buf)\nh.setFormatter(logging.Formatter('[{levelname}] {message}', style='{'))\n"
+        "log.addHandler(h)\nlog.propagate = False\nlog.warning('to %s', 'buffer')\nlogging.info('root %s', 1)\n"
+        "result = [buf.getvalue(), log.getEffectiveLevel(), log.isEnabledFor(logging.DEBUG), log.name]")
+    assert reply["success"], reply
+    assert reply["result"] == ["[WARNING] to buffer\n", 20, False, "__main__"]
+    assert err == "INFO __main__:4 loaded 3 rows\nINFO root:12 root 1\n"
+
+
+def test_a_handler_of_the_snippets_own_sees_a_plain_record(child):
+    reply, _, _ = child(
+        "import logging\nclass Keep(logging.Handler):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.lines = []\n    def emit(self, record):\n"
+        "        self.lines.append((record.levelname, record.getMessage(), self.format(record), record.lineno))\n"
+        "k = Keep()\nk.setFormatter(logging.Formatter('%(levelname)s|%(message)s'))\nlog = logging.getLogger('k')\n"
+        "log.addHandler(k)\nlog.error('x=%s', 5)\nresult = k.lines")
+    assert reply["success"] and reply["result"] == [["ERROR", "x=5", "ERROR|x=5", 12]], reply
+
+
+def test_exceptions_in_logs_and_tracebacks_show_the_snippets_frames_only(child):
+    reply, out, err = child(
+        "import logging, traceback, json\nlogging.basicConfig()\ndef parse(s):\n    return json.loads(s)\n"
+        "try:\n    parse('{bad')\nexcept ValueError as e:\n    logging.exception('parse failed')\n"
+        "    text = traceback.format_exc()\n    lines = traceback.format_exception(e)\n    traceback.print_exc()\n"
+        "result = [text.splitlines()[-1].split(':')[0], ''.join(lines) == text, 'line 4, in parse' in text]")
+    assert reply["success"] and reply["result"] == ["JSONDecodeError", True, True], reply
+    assert ".py" not in err and "site-packages" not in err and "parse failed" in err
+
+
+def test_warnings_as_agents_write_them(child):
+    reply, _, err = child(
+        "import warnings\nwarnings.warn('old api', DeprecationWarning)\nwarnings.filterwarnings('ignore', category=UserWarning)\n"
+        "warnings.warn('quiet')\nwith warnings.catch_warnings(record=True) as caught:\n    warnings.simplefilter('always')\n"
+        "    warnings.warn('kept', RuntimeWarning)\nresult = [(str(w.message), w.category.__name__, w.lineno) for w in caught]")
+    assert reply["success"] and reply["result"] == [["kept", "RuntimeWarning", 7]], reply
+    assert err == "<snippet>:2: DeprecationWarning: old api\n"
+
+
+@pytest.mark.parametrize("code", [
+    # a made-up traceback would make the real formatter read any file through linecache
+    "import logging\nclass F: pass\nf = F(); f.f_code = F(); f.f_code.co_filename = '/etc/passwd'\n"
+    "f.f_code.co_name = 'x'; f.f_globals = {}; f.f_lineno = 1; f.f_locals = {}\n"
+    "t = F(); t.tb_frame = f; t.tb_lineno = 1; t.tb_next = None; t.tb_lasti = 0\n"
+    "import io\nbuf = io.StringIO()\nlg = logging.getLogger('t')\nlg.propagate = False\n"
+    "lg.addHandler(logging.StreamHandler(buf))\nlg.error('x', exc_info=(ValueError, ValueError('v'), t))\nprint(buf.getvalue())",
+    "import traceback\nclass F: pass\nf = F(); f.f_code = F(); f.f_code.co_filename = '/etc/passwd'\n"
+    "t = F(); t.tb_frame = f; t.tb_lineno = 1; t.tb_next = None\nprint(traceback.format_exception(ValueError, ValueError('v'), t))",
+    "import traceback\ntraceback.format_exception(object())",
+    "import traceback\ntraceback.print_exception('/etc/passwd')",
+    "import warnings\nwarnings.warn_explicit('m', UserWarning, '/etc/passwd', 1)",
+    "import warnings\nwarnings.formatwarning('m', UserWarning, '/etc/passwd', 1)",
+    "import warnings\nwarnings.showwarning",
+    "import warnings\nwarnings.filters",
+    "import warnings\nwarnings.catch_warnings(module=warnings)",
+    "import warnings\nwarnings.warn('m', object)",
+    "import warnings\nwarnings.simplefilter('print')",
+    "import traceback\ntraceback.extract_stack()",
+    "import traceback\ntraceback.walk_stack(None)",
+    "import traceback\ntraceback.print_stack()",
+    "import traceback\ntraceback.TracebackException",
+    "import logging\nlogging.getLogger().manager",
+    "import logging\nlogging.getLogger().handlers",
+    "import logging\nlogging.getLogger()._Logger__real",
+    "import logging\nlogging.root",
+    "import logging\nlogging.LogRecord",
+    "import logging\nlogging.makeLogRecord({})",
+    "import logging\nlogging.FileHandler('/tmp/x')",
+    "import logging\nlogging.basicConfig(filename='/etc/x')",
+    "import logging\nlogging.setLoggerClass(object)",
+    "import logging\nclass H(logging.StreamHandler):\n    pass",
+    "import logging\nclass L(type(logging.getLogger())):\n    pass",
+    "import logging\nclass F(logging.Formatter):\n    pass",
+    "import logging\nh = logging.StreamHandler()\nh._WrappedHandler__real",
+    "import logging\nlogging.StreamHandler(3)",
+    "import logging\nlogging.getLogger().addHandler(object())",
+    "import logging\nlogging.Formatter('%(message)s', style='!')",
+    "import logging\nlogging.getLogger().name = 'x'",
+    "import logging\nlogging.getLogger().debug.__func__",
+    "import logging\nclass K(logging.Handler):\n    def emit(self, r):\n        r.getMessage.__globals__\nlg = logging.getLogger('k')\n"
+    "lg.addHandler(K())\nlg.propagate = False\nlogging.raiseExceptions = False\nlg.error('x')\nraise SystemError('no door')",
+])
+def test_the_real_modules_stay_out_of_reach(code):
+    reply, out, err = run(code)
+    assert not reply["success"] or not reply["result"], reply
+    assert SECRET_FILE_LINE not in seen(reply, out, err) and "/etc/passwd\"" not in err
+
+
+def test_brace_style_fields_go_through_the_guards():
+    reply, out, err = run(
+        "import logging, io\nbuf = io.StringIO()\nh = logging.StreamHandler(buf)\n"
+        "h.setFormatter(logging.Formatter('{args[0].__class__.__mro__} {msg.__class__}', style='{'))\n"
+        "lg = logging.getLogger('b')\nlg.addHandler(h)\nlg.propagate = False\nlg.error('%s', 1)\nresult = buf.getvalue()")
+    assert "object" not in seen(reply, out, err).replace("<object", ""), (reply, err)
+    assert reply["security_events"], reply
+
+
+def test_a_failing_stream_reports_in_the_snippets_terms():
+    reply, _, err = run(
+        "import logging\nclass Bad:\n    def write(self, s):\n        raise OSError('disk full')\n"
+        "lg = logging.getLogger('bad')\nlg.addHandler(logging.StreamHandler(Bad()))\nlg.propagate = False\n"
+        "lg.error('x')\nresult = 1")
+    assert reply["success"] and "--- Logging error ---" in err and "disk full" in err and ".py" not in err, err
