@@ -133,7 +133,7 @@ def test_star_imports_bind_what_the_module_policy_hands_out():
                 "result = [floor(sqrt(17)), 'get_type_hints' in globals_seen, maxsize > 0]"
                 .replace("globals_seen", "['List', 'Any']"))
     assert reply["success"] and reply["result"] == [4, False, True], reply
-    for code in ("from os import *", "def f():\n    from math import *", "class C:\n    from math import *",
+    for code in ("from os import *\nsystem", "def f():\n    from math import *", "class C:\n    from math import *",
                  "from typing import *\nget_type_hints", "from random import *\n_os"):
         reply = run(code)
         assert not reply["success"], (code, reply)

@@ -856,7 +856,7 @@ VARIANTS = {
     "except_star": "try:\n    pass\nexcept* ValueError:\n    pass",
     "async_def": "async def f():\n    pass",
     "metaclass_keyword": "class M(type):\n    pass\nclass X(metaclass=M):\n    pass",
-    "forbidden_magic_method": "class P:\n    def __getattr__(self, name):\n        return 1",
+    "forbidden_magic_method": "class P:\n    def __getattribute__(self, name):\n        return 1",
     "decorator_exec": "@exec\ndef f():\n    pass",
     "print_to_module": "import json\nprint('x', file=json)",
     "make_dataclass_injection": "import dataclasses\ndataclasses.make_dataclass('X', [('a; import os', int)])",
