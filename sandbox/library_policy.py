@@ -82,6 +82,10 @@ REFUSED_ATTRIBUTES = {
                                                     "compute with columns, e.g. df['a'] + df['b']"),
     "query": (("pandas.DataFrame",), "DataFrame.query resolves attributes unguarded; "
                                      "filter with a mask, e.g. df[df['a'] > 1]"),
+    "print_stack": (("asyncio.Task",), "a task's stack is the sandbox's frames; use traceback.format_exc() "
+                                       "in an except block"),
+    "get_stack": (("asyncio.Task",), "a task's stack is the sandbox's frames; use traceback.format_exc() "
+                                     "in an except block"),
 }
 
 # qualified name of a string parser -> refusal: switched off in the child while a
@@ -100,7 +104,7 @@ _attribute_types: dict[str, tuple] = {}
 _resolved_with = -1                    # len(sys.modules) at the last resolve()
 
 
-def _lookup(qualified: str):
+def lookup(qualified: str):
     """The object a qualified name names, if its module is already imported."""
     module_name, _, attr = qualified.rpartition(".")
     parts = module_name.split(".")
@@ -123,22 +127,22 @@ def resolve() -> None:
     global _resolved_with, writable_types
     _resolved_with = len(sys.modules)
     for qualified, advice in REFUSED_OBJECTS.items():
-        value = _lookup(qualified)
+        value = lookup(qualified)
         if value is not None:
             refused_ids[id(value)] = f"{qualified} is refused: {advice}"
     for qualified, replacement in REPLACED_OBJECTS.items():
-        value = _lookup(qualified)
+        value = lookup(qualified)
         if value is not None:
             replaced_ids[id(value)] = replacement
     for qualified, keywords in REFUSED_KEYWORDS.items():
-        value = _lookup(qualified)
+        value = lookup(qualified)
         if value is not None:
             keyword_guards[id(value)] = (qualified, keywords)
     for name, (type_names, _advice) in REFUSED_ATTRIBUTES.items():
-        found = tuple(t for t in map(_lookup, type_names) if isinstance(t, type))
+        found = tuple(t for t in map(lookup, type_names) if isinstance(t, type))
         if found:
             _attribute_types[name] = found
-    writable_types = frozenset(t for t in map(_lookup, WRITABLE_TYPES) if isinstance(t, type))
+    writable_types = frozenset(t for t in map(lookup, WRITABLE_TYPES) if isinstance(t, type))
 
 
 def refresh() -> None:

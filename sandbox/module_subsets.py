@@ -18,7 +18,7 @@ from . import snippet_files, snippet_logging, snippet_traceback, snippet_warning
 SUBSETS = {
     "sys": ("stdout", "stderr", "version", "version_info", "hexversion", "maxsize", "float_info", "int_info",
             "platform", "byteorder", "argv", "getrecursionlimit", "implementation", "float_repr_style",
-            "maxunicode"),
+            "maxunicode", "exit"),
     "io": ("StringIO", "BytesIO", "SEEK_SET", "SEEK_CUR", "SEEK_END", "UnsupportedOperation"),
     # and the functions over files of snippet_files, where the snippet has a directory
     "os": ("path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir", "name", "devnull",
@@ -27,6 +27,12 @@ SUBSETS = {
     "os.path": ("join", "split", "splitext", "basename", "dirname", "normpath", "normcase", "isabs",
                 "commonprefix", "commonpath", "relpath", "abspath", "sep", "extsep", "curdir", "pardir"),
     # the sandbox's own versions (snippet_*.py): same names, the snippet's frames only
+    # coroutines on a private event loop; the loop itself never reaches the snippet (DENIED_TYPES)
+    "asyncio": ("run", "gather", "sleep", "wait_for", "wait", "create_task", "as_completed", "shield",
+                "current_task", "Queue", "LifoQueue", "PriorityQueue", "QueueEmpty", "QueueFull", "Lock", "Event",
+                "Semaphore", "BoundedSemaphore", "Condition", "TimeoutError", "CancelledError", "InvalidStateError",
+                "iscoroutine", "iscoroutinefunction", "FIRST_COMPLETED", "FIRST_EXCEPTION", "ALL_COMPLETED",
+                "timeout", "TaskGroup"),
     "logging": snippet_logging.NAMES,
     "warnings": snippet_warnings.NAMES,
     "traceback": snippet_traceback.NAMES,
@@ -36,10 +42,35 @@ WHY = {
     "io": "the rest of io opens files: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for them",
     "os": "the rest of os controls the process and the host; for files use open() and the functions listed",
     "os.path": "the rest of os.path reads the file system outside the snippet's directory",
+    "asyncio": "the rest of asyncio reaches the event loop: subprocesses, sockets, threads and file descriptors",
     "logging": "the rest of logging hands out handlers and records that reach files and frames",
     "warnings": "the rest of warnings reads source files and replaces the interpreter's hooks",
     "traceback": "the rest of traceback walks frames and reads source files",
 }
+
+
+# module -> (qualified name of a type whose instances no guard hands out, once the module is in use)
+DENIED_TYPES = {"asyncio": ("asyncio.AbstractEventLoop",)}
+
+
+def _asyncio_run(main, *, debug=None):
+    """asyncio.run without a loop factory of the caller's, and with the loop's errors
+    (an exception in a callback, a task's exception never retrieved) reported in the
+    snippet's terms rather than by asyncio's logger with the sandbox's frames."""
+    import asyncio
+    if not asyncio.iscoroutine(main):
+        raise ValueError(f"a coroutine was expected, got {type(main).__name__}: asyncio.run(main())")
+
+    async def quietly():
+        asyncio.get_running_loop().set_exception_handler(_report_loop_error)
+        return await main
+    return asyncio.run(quietly(), debug=debug)
+
+
+def _report_loop_error(loop, context: dict) -> None:
+    exc = context.get("exception")
+    detail = snippet_traceback.describe(exc) if exc is not None else "\n"
+    sys.stderr.write(f"asyncio: {str(context.get('message', 'error'))[:200]}\n{detail}")
 
 
 class Stream:
@@ -108,6 +139,10 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None) -> Mo
         return ModuleSubset(name, snippet_logging.values(formatter))
     if name in ("warnings", "traceback"):
         return ModuleSubset(name, {"warnings": snippet_warnings, "traceback": snippet_traceback}[name].values())
+    if name == "asyncio":
+        import asyncio  # only when a snippet asks: the fork server stays small
+        values = {attr: getattr(asyncio, attr) for attr in SUBSETS[name] if hasattr(asyncio, attr)}
+        return ModuleSubset(name, dict(values, run=_asyncio_run))
     module = {"sys": sys, "io": io, "os": os, "os.path": os.path}[name]
     values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
     if name == "sys":

@@ -161,7 +161,10 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
             contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
             exec(code_obj, glb)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included
+        except SystemExit as exc:
+            # sys.exit(0) / sys.exit() ends a script that went well, as in a terminal
+            failure = None if exc.code in (None, 0) else exc
+        except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt included
             failure = exc
         if failure is None:
             if "result" in glb and (not earlier_result or _stores_result(code_obj)):

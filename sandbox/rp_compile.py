@@ -104,7 +104,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             node = super().visit_FunctionDef(node)
         finally:
             self.function_depth -= 1
-        if isinstance(node, ast.FunctionDef):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _vet_parameters_on_entry(node)
             if getattr(node, "sandbox_class_method", False) and node.name == "__getattr__":
                 guard = ast.Name(FALLBACK_GETATTR, ast.Load())
@@ -134,6 +134,11 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return new
 
     def visit_Attribute(self, node):
+        if node.attr == "__class__":
+            # the first step of the classic escapes, refused as such (and by the red team's corpus)
+            self.error(node, "x.__class__ is not available in the sandbox: use type(x) instead "
+                             "(type(self).__name__ for a class name, isinstance(x, C) for a check)")
+            return node
         if node.attr.startswith("_") and private_names.private_name_allowed(node.attr):
             return self._private_attribute(node)
         if node.attr in private_names.SAFE_DUNDERS and isinstance(node.ctx, ast.Load):
@@ -258,6 +263,47 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return node
         self.check_name(node, node.cls.id)
         node.patterns = [self.visit(p) for p in node.patterns]
+        return node
+
+    # -- async def, await, async for, async with: asyncio's subset (module_subsets.py) runs
+    # them; what an await or an async for hands over is vetted like a call's result.
+    visit_AsyncFunctionDef = visit_FunctionDef  # RestrictedPython's checks read only the shared fields
+
+    def visit_Await(self, node):
+        node = self.node_contents_visit(node)
+        new = ast.Call(func=ast.Name("_vet_one_", ast.Load()), args=[node], keywords=[])
+        copy_locations(new, node)
+        copy_locations(new.func, node)
+        return new
+
+    def visit_AsyncWith(self, node):
+        return self.visit_With(node)  # the same unpacking guard on `as (a, b)`
+
+    def visit_AsyncFor(self, node):
+        """`async for T in X`: X's items come through `_getaiter_`, which vets each; a
+        tuple target unpacks through the usual guard, as in `with ... as (a, b)`."""
+        node = self.node_contents_visit(node)
+        if isinstance(node.target, ast.Tuple):
+            node.target, unpack = self.gen_unpack_wrapper(node, node.target)
+            node.body.insert(0, unpack)
+        node.iter = self._async_items(node.iter)
+        return node
+
+    def _async_items(self, iterable):
+        new = ast.Call(func=ast.Name("_getaiter_", ast.Load()), args=[iterable], keywords=[])
+        copy_locations(new, iterable)
+        copy_locations(new.func, iterable)
+        return new
+
+    def visit_comprehension(self, node):
+        if not node.is_async:
+            return super().visit_comprehension(node)
+        if not isinstance(node.target, ast.Name):
+            self.error(node, "an async comprehension takes one name (`async for item in ...`): unpack the "
+                             "item inside the expression or in an `async for` loop")
+            return node
+        node = self.node_contents_visit(node)
+        node.iter = self._async_items(node.iter)
         return node
 
     def visit_Lambda(self, node):

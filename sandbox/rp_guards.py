@@ -216,6 +216,13 @@ class _Context(ModulePolicy):
             return ob
         return self._vetted_items(ob)
 
+    async def aiter(self, ob):
+        """_getaiter_: `async for` and async comprehensions; every item is vetted."""
+        async for item in ob:
+            if type(item) not in _PLAIN_TYPES and _needs_vet(item):
+                item = self.vet(item, "an item of async iteration")
+            yield item
+
     def _vetted_items(self, ob):
         for item in ob:
             if type(item) not in _PLAIN_TYPES and _needs_vet(item):
@@ -547,6 +554,7 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
         "_getattr_": ctx.getattr,
         "_getitem_": ctx.getitem,
         "_getiter_": ctx.getiter,
+        "_getaiter_": ctx.aiter,
         "_call_": ctx.call,
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,

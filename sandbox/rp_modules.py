@@ -65,6 +65,13 @@ _VET_IDS = frozenset(_DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), 
                                          id(dataclasses.dataclass)}
 
 
+def _deny_type(cls) -> None:
+    """Instances of `cls` join the internal objects no guard hands out (module_subsets.DENIED_TYPES)."""
+    global _INTERNAL_TYPES
+    if isinstance(cls, type) and cls not in _INTERNAL_TYPES:
+        _INTERNAL_TYPES = (*_INTERNAL_TYPES, cls)
+
+
 def _is_plain_name(name) -> bool:
     """A name library code may paste into source or define as an attribute."""
     return type(name) is str and name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
@@ -368,6 +375,8 @@ class ModulePolicy:
         if subset is None:
             subset = self.subsets[name] = module_subsets.make(name, self.files, self.refuse_call,
                                                                    self.Formatter)
+            for qualified in module_subsets.DENIED_TYPES.get(name, ()):
+                _deny_type(library_policy.lookup(qualified))
         names = module_subsets.names(subset)
         for item in fromlist or ():
             if item not in names:

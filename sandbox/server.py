@@ -692,6 +692,17 @@ def session_note(s: Settings) -> str:
             "memory_limit is set by create_session and counts everything kept.")
 
 
+def rules_note() -> str:
+    """The RestrictedPython rules a model would otherwise learn one failed call at a time."""
+    return ("Rules: ordinary Python runs (classes, _private names on your own objects, f-strings and "
+            ".format, match, async/await with asyncio.run); refused, with what to use instead: eval/exec/"
+            "compile/globals() (write the code directly), x.__class__ (type(x)), dunders other than "
+            "__name__/__qualname__/__doc__/__module__ and __dict__ of your own objects, modules outside the "
+            "list below. sys, io, os, logging, warnings, traceback and asyncio are sandbox subsets "
+            "(sys.stderr, sys.exit, io.StringIO, os.path, logging to stderr, traceback.format_exc(), "
+            "asyncio.gather...).")
+
+
 def network_note(s: Settings) -> str:
     """What the network profile lets a snippet reach, in a few words for the model."""
     return (f"Network: HTTP and HTTPS only, through the sandbox's proxy ({namespaces.PROXY_URL}, set in "
@@ -811,14 +822,16 @@ def execute_description(s: Settings, stubs: list | None = None) -> str:
                   "directory; files the code writes under out/ come back in the answer (small text files as "
                   "text, larger ones as links readable with resources/read for "
                   f"{s.file_ttl:g} s)." if s.enable_filesystem else
-                  "No file can be written (the filesystem profile is off).")
+                  "Files: the working directory is a private scratch directory, emptied after each call; open() "
+                  "and os.listdir/makedirs/remove reach only it, and nothing written there comes back "
+                  "(matplotlib figures still do).")
     return (
         "Run Python in an isolated sandbox; the answer has the printed output (stdout, stderr), the value of "
         "a top-level `result` variable or of the last expression, and any error with its type, line and "
         "what to do. Without a session each call is a fresh process: nothing (variables, imports, files) "
         f"survives to the next call, so send everything a call needs. {session_note(s) if s.max_sessions else ''} "
         f"{network_note(s) if s.enable_network else 'There is no network access.'} "
-        f"{files_note} Importable modules, by profile: {modules}"
+        f"{files_note} {rules_note() if s.restricted_python else ''} Importable modules, by profile: {modules}"
         + (f"; extra: {', '.join(s.extra_imports)}" if s.extra_imports else "")
         + f". Limits: timeout {s.timeout:g} s by default (up to {s.max_timeout:g} s), memory "
         f"{format_size(s.default_memory_limit)} by default (up to {format_size(s.max_memory_limit)}); stdout, "

@@ -64,6 +64,8 @@ def test_description_names_every_enabled_profiles_modules_and_the_limits():
     if "numpy" in with_ds and "pandas" in with_ds:  # the libraries are installed here
         assert "data science: " in with_ds and "pandas" in with_ds and "matplotlib" in with_ds
     assert "under out/" in with_ds and "filesystem: " in with_ds
+    assert "scratch directory" in basic and "Rules:" in basic and "type(x)" in basic
+    assert "Rules:" not in execute_description(Settings(restricted_python=False))
 
 
 def test_every_error_type_but_runtime_error_has_a_hint():

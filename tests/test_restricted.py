@@ -854,7 +854,7 @@ VARIANTS = {
     "attribute_error_obj": "import json\ntry:\n    json.nope\nexcept AttributeError as e:\n    leaked = e.obj\nleaked.codecs",
     "match_class_pattern": "match 1:\n    case int(real=r):\n        pass",
     "except_star": "try:\n    pass\nexcept* ValueError:\n    pass",
-    "async_def": "async def f():\n    pass",
+    "async_generator_frame": "async def g():\n    yield 1\ngetattr(g(), 'ag_frame')",
     "metaclass_keyword": "class M(type):\n    pass\nclass X(metaclass=M):\n    pass",
     "forbidden_magic_method": "class P:\n    def __getattribute__(self, name):\n        return 1",
     "decorator_exec": "@exec\ndef f():\n    pass",
@@ -1211,3 +1211,76 @@ def test_numpy_gets_no_array_interface_from_a_class_getattr():
 ])
 def test_other_attribute_hooks_stay_refused(code):
     blocked(code, error_types=("security_violation", "syntax_error"))
+
+
+# --------------------------------------------------------------------- async def / await (asyncio's subset)
+def test_async_code_as_agents_write_it():
+    code = ("import asyncio\nasync def fetch(i, delay=0):\n    await asyncio.sleep(delay)\n    return {'id': i, 'v': i * i}\n"
+            "async def pairs(n):\n    for i in range(n):\n        yield i, -i\n"
+            "async def main():\n    rows = await asyncio.gather(*(fetch(i) for i in range(4)))\n"
+            "    sem = asyncio.Semaphore(2)\n    async with sem:\n        one = await asyncio.wait_for(fetch(9), timeout=1)\n"
+            "    seen = []\n    async for a, b in pairs(3):\n        seen.append(a - b)\n"
+            "    firsts = [x async for x in pairs(2)]\n    q = asyncio.Queue()\n    await q.put('job')\n"
+            "    task = asyncio.create_task(fetch(5))\n    done, pending = await asyncio.wait({task})\n"
+            "    try:\n        await asyncio.wait_for(asyncio.sleep(5), timeout=0.01)\n        late = False\n"
+            "    except asyncio.TimeoutError:\n        late = True\n"
+            "    return [[r['v'] for r in rows], one['v'], seen, firsts, await q.get(), len(done), task.result()['v'], late]\n"
+            "result = asyncio.run(main())")
+    assert ok(code)[0] == [[0, 1, 4, 9], 81, [0, 2, 4], [[0, 0], [1, -1]], "job", 1, 25, True]
+
+
+@pytest.mark.parametrize("code", [
+    "import asyncio\nasync def m():\n    return asyncio.current_task().get_loop()\nasyncio.run(m())",
+    "import asyncio\nasync def m():\n    t = asyncio.create_task(asyncio.sleep(0))\n    await t\n    return t.get_loop()\nasyncio.run(m())",
+    "import asyncio\nasync def m():\n    g = asyncio.gather(asyncio.sleep(0))\n    await g\n    return g.get_loop()\nasyncio.run(m())",
+    "import asyncio\nasync def m():\n    return asyncio.current_task().get_stack()\nasyncio.run(m())",
+    "import asyncio\nasync def m():\n    asyncio.current_task().print_stack()\nasyncio.run(m())",
+    "import asyncio\nasync def m():\n    return asyncio.current_task().get_coro().cr_frame\nasyncio.run(m())",
+    "import asyncio\nasync def m():\n    pass\nc = m()\nc.cr_frame",
+    "import asyncio\nasync def m():\n    pass\ngetattr(m(), 'cr_code')",
+    "async def g():\n    yield 1\ng().ag_frame",
+    "import asyncio\nasyncio.Lock()._loop",
+    "import asyncio\nasyncio.Queue()._get_loop()",
+    "import asyncio\nasyncio.get_event_loop()",
+    "import asyncio\nasyncio.get_running_loop",
+    "import asyncio\nasyncio.new_event_loop()",
+    "import asyncio\nasyncio.create_subprocess_exec",
+    "import asyncio\nasyncio.create_subprocess_shell('id')",
+    "import asyncio\nasyncio.to_thread",
+    "import asyncio\nasyncio.open_connection",
+    "import asyncio\nasyncio.start_unix_server",
+    "import asyncio\nasyncio.events",
+    "import asyncio\nasyncio.subprocess",
+    "import asyncio\nasyncio.base_events",
+    "from asyncio import events",
+    "import asyncio.subprocess",
+    "import asyncio\nasyncio.run.__globals__",
+    "import asyncio\nasync def m():\n    pass\nasyncio.run(m(), loop_factory=object)",
+    "import asyncio\nclass Q(asyncio.Queue):\n    pass\nQ()._loop",
+    "import asyncio\nasync def m():\n    return [x async for x, y in g()]",
+    "class C:\n    async def __getattr__(self, n):\n        return 1",
+    "async def f(_getattr_):\n    pass",
+    "async def f(*, _write_=None):\n    pass",
+    "async def f():\n    _tmp0 = 1",
+])
+def test_async_code_reaches_no_event_loop_frame_or_process(code):
+    blocked(code, error_types=("security_violation", "syntax_error", "runtime_error"))
+
+
+def test_a_callback_the_loop_calls_gets_no_loop_and_errors_stay_in_the_snippets_terms():
+    code = ("import asyncio\nasync def m():\n    t = asyncio.create_task(asyncio.sleep(0))\n    got = []\n"
+            "    t.add_done_callback(lambda f: got.append(f.get_loop()))\n    await t\n    await asyncio.sleep(0)\n"
+            "    return got\nresult = asyncio.run(m())")
+    reply, out, err = run(code)
+    assert reply["success"] and reply["result"] == [], reply
+    assert reply["security_events"][0]["kind"] == "attribute_blocked"
+    assert "Exception in callback" in err and ".py" not in err, err
+
+
+# --------------------------------------------------------------------- x.__class__ stays refused, and says what to use
+def test_class_is_refused_with_type_as_the_way():
+    reply = blocked("class A:\n    def __repr__(self):\n        return self.__class__.__name__\nrepr(A())",
+                    error_types=("syntax_error", "security_violation"))
+    assert "use type(x)" in reply["error"], reply
+    for code in ("getattr((), '__class__')", "getattr(1, chr(95) * 2 + 'class' + chr(95) * 2)"):
+        blocked(code)

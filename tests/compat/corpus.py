@@ -361,6 +361,38 @@ p.append(0)
 result = [p.count(1), p.calls, sorted(p._target)]
 """)
 
+snippet("introspection", """
+class Money:
+    def __init__(self, amount, currency="EUR"):
+        self.amount = amount
+        self.currency = currency
+    def __repr__(self):
+        return f"{type(self).__name__}({self.amount!r}, {self.currency!r})"
+result = [repr(Money(5)), type(Money(1)) is Money]
+""")
+snippet("introspection", """
+def describe(value):
+    return f"{value!r} is a {type(value).__name__}"
+errors = []
+for raw in ["12", "x", None]:
+    try:
+        int(raw)
+    except Exception as exc:
+        errors.append(type(exc).__name__)
+result = [describe(3.5), describe([1]), errors]
+""")
+snippet("syntax", """
+import sys
+
+def main():
+    total = sum(range(10))
+    print(f"total = {total}")
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())
+""")
+
 # ---------------------------------------------------------------- modules agents reach for
 snippet("modules", """
 import io
@@ -1401,13 +1433,134 @@ except ZeroDivisionError:
 result = "logged"
 """)
 
+# ---------------------------------------------------------------- async
+snippet("async", """
+import asyncio
+async def fetch(i):
+    await asyncio.sleep(0)
+    return i * 2
+async def main():
+    return await asyncio.gather(*(fetch(i) for i in range(3)))
+result = asyncio.run(main())
+""")
+snippet("async", """
+import asyncio
+
+async def worker(name, queue, results):
+    while True:
+        item = await queue.get()
+        results.append((name, item * item))
+        queue.task_done()
+
+async def main():
+    queue = asyncio.Queue()
+    results = []
+    for n in range(6):
+        queue.put_nowait(n)
+    workers = [asyncio.create_task(worker(f"w{i}", queue, results)) for i in range(2)]
+    await queue.join()
+    for w in workers:
+        w.cancel()
+    await asyncio.gather(*workers, return_exceptions=True)
+    return sorted(v for _, v in results)
+
+result = asyncio.run(main())
+""")
+snippet("async", """
+import asyncio
+async def slow():
+    await asyncio.sleep(10)
+async def main():
+    try:
+        await asyncio.wait_for(slow(), timeout=0.01)
+    except asyncio.TimeoutError:
+        return "timed out"
+result = asyncio.run(main())
+""")
+snippet("async", """
+import asyncio
+async def ticker(n):
+    for i in range(n):
+        await asyncio.sleep(0)
+        yield i
+async def main():
+    total = 0
+    async for t in ticker(5):
+        total += t
+    evens = [t async for t in ticker(6) if t % 2 == 0]
+    return [total, evens]
+result = asyncio.run(main())
+""")
+snippet("async", """
+import asyncio
+limit = asyncio.Semaphore(2)
+active, peak = 0, 0
+async def job(i):
+    global active, peak
+    async with limit:
+        active += 1
+        peak = max(peak, active)
+        await asyncio.sleep(0.001)
+        active -= 1
+        return i
+async def main():
+    return await asyncio.gather(*[job(i) for i in range(5)])
+result = [asyncio.run(main()), peak]
+""")
+snippet("async", """
+import asyncio
+async def might_fail(x):
+    if x == 2:
+        raise ValueError("bad input")
+    return x
+async def main():
+    outcomes = await asyncio.gather(*(might_fail(i) for i in range(4)), return_exceptions=True)
+    return [type(o).__name__ if isinstance(o, Exception) else o for o in outcomes]
+result = asyncio.run(main())
+""")
+snippet("async", """
+import asyncio
+async def produce(n):
+    await asyncio.sleep(0.001 * (3 - n))
+    return n
+async def main():
+    order = []
+    for fut in asyncio.as_completed([produce(i) for i in range(3)]):
+        order.append(await fut)
+    return sorted(order)
+result = asyncio.run(main())
+""")
+
 # ---------------------------------------------------------------- known gaps
 # Snippets agents write that the sandbox does not run yet (issue 11's remaining families).
 # Not asserted by the test; bench/run.py counts them, so the pass rate it reports is honest.
-GAPS = []
-for _code in (
-    "import asyncio\nasync def fetch(i):\n    await asyncio.sleep(0)\n    return i * 2\n"
-    "async def main():\n    return await asyncio.gather(*(fetch(i) for i in range(3)))\nresult = asyncio.run(main())",
-):
-    GAPS.append({"id": f"gap-{len(GAPS) + 1:03d}", "family": "gap", "profile": BASIC, "code": _code})
-del _code
+GAPS: list[dict] = []
+
+
+def gap(code: str) -> None:
+    GAPS.append({"id": f"gap-{len(GAPS) + 1:03d}", "family": "gap", "profile": BASIC, "code": code.strip("\n")})
+
+
+# x.__class__: refused as the first step of the classic escapes; the refusal names type(x).
+gap("""
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.x}, {self.y})"
+result = repr(Point(1, 2))
+""")
+# sys.setrecursionlimit: the restricted layer keeps its own limit (deep recursion in C
+# would take the child down); globals() hands out the guards' namespace.
+gap("""
+import sys
+sys.setrecursionlimit(10000)
+def depth(n):
+    return 0 if n == 0 else 1 + depth(n - 1)
+result = depth(3000)
+""")
+gap("""
+config = {"debug": True}
+globals().update(config)
+result = debug
+""")

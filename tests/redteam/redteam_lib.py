@@ -10,11 +10,16 @@ import json
 import os
 import re
 import socket
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from sandbox import module_subsets  # noqa: E402
 
 # the red-team servers' settings (conftest.py): modest limits keep the corpus quick
 MAX_TIMEOUT = 10
@@ -70,10 +75,11 @@ def without_import_probes(code: str, modules, strict: bool = False) -> str:
 
 
 # Modules importable everywhere as a small read-only subset (sandbox/module_subsets.py:
-# sys.stdout/stderr/version..., io.StringIO/BytesIO, os.path.join/os.getcwd/os.listdir of
-# the snippet's directory): an import sweep's probe of them succeeds by design; what the
-# subsets hand out is attacked in tests/test_module_subsets.py.
-SUBSET_MODULES = ("sys", "io", "os")
+# sys.stdout/stderr/version..., io.StringIO/BytesIO, os.path and the snippet's own directory,
+# the sandbox's logging/warnings/traceback, asyncio without its loop): an import sweep's probe
+# of them succeeds by design; what the subsets hand out is attacked in
+# tests/test_module_subsets.py, test_snippet_stdlib.py and test_restricted.py.
+SUBSET_MODULES = tuple(module_subsets.SUBSETS)
 
 
 def load_variants() -> list:
