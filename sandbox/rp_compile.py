@@ -316,6 +316,10 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         """Every call's result is vetted like an attribute read: `f(...)` becomes
         `_call_(f, ...)` (RestrictedPython's own `_apply_` form for *args/**kwargs is
         vetted the same way). Zero-argument super() must stay a direct call."""
+        if isinstance(node.func, ast.Name) and node.func.id in ("eval", "exec"):
+            self.error(node, f"{node.func.id}() is not available in the sandbox: write the code directly; to "
+                             "read values from a string, use json.loads, int() or float()")
+            return node
         node = super().visit_Call(node)
         func = node.func
         if isinstance(func, ast.Name) and func.id in ("super", "_apply_"):

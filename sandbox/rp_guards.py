@@ -545,8 +545,10 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
     names.update(
         getattr=ctx.getattr, hasattr=ctx.hasattr, setattr=ctx.setattr, delattr=ctx.delattr, type=ctx.type,
         __import__=ctx.import_, __build_class__=ctx.build_class, vars=ctx.vars, dir=ctx.dir,
-        input=_no_input, open=ctx.open,
+        input=_no_input, open=ctx.open, exit=_exit, quit=_exit,
     )
+    for name, advice in WITHHELD_BUILTINS.items():
+        names[name] = _withheld(ctx, name, advice)
     glb = {
         "__builtins__": names,
         "__name__": SNIPPET_MODULE,
@@ -583,6 +585,28 @@ def public_getattr(method):
             raise AttributeError(f"{type(self).__name__!s:.80} object has no attribute {name!r:.80}")
         return method(self, name)
     return __getattr__
+
+
+# Builtins a snippet does not get, and what to use instead (validate reports their use too).
+WITHHELD_BUILTINS = {
+    "globals": "the snippet's names are simply its variables; keep values by name in a dict of your own",
+    "locals": "the snippet's names are simply its variables; keep values by name in a dict of your own",
+    "compile": "write the code directly: code is not built from strings here",
+    "memoryview": "use bytes or bytearray and slices",
+    "help": "there is no interactive help; dir(obj) lists an object's names",
+}
+
+
+def _withheld(ctx, name: str, advice: str):
+    def withheld(*args, **kwargs):
+        raise ctx.refuse_call(f"{name}() is not available in the sandbox: {advice}")
+    withheld.__name__ = withheld.__qualname__ = name
+    return withheld
+
+
+def _exit(code=None):
+    """exit() / quit() as in a script: SystemExit (0 or None: the run went well)."""
+    raise SystemExit(code)
 
 
 def _no_input(*args, **kwargs):

@@ -4,12 +4,13 @@ the same import hook as execute(), so that the two never disagree."""
 from __future__ import annotations
 
 import ast
+import contextlib
 
 from .results import cap_text
-from .rp_base import MAX_EVENTS, MAX_MESSAGE, SandboxImportError
+from .rp_base import MAX_EVENTS, MAX_MESSAGE, SandboxAttributeError, SandboxImportError, SandboxRefused
 from .rp_compile import _CompileError, _LINE_PREFIX, _compile, _parse
 from .rp_modules import _Events
-from .rp_guards import _Context
+from .rp_guards import WITHHELD_BUILTINS, _Context
 
 
 def _tool_errors(tree, tools: dict) -> list[dict]:
@@ -89,8 +90,16 @@ def _import_errors(tree: ast.Module, allowed: frozenset[str], files: str | None)
     modules), so validate() and execute() never disagree."""
     ctx = _Context(allowed, _Events(), files)
     errors = []
+    modules = {}  # name bound by `import x` / `import x as y` -> what execute() would bind
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
+            for alias in node.names:
+                with contextlib.suppress(ImportError):
+                    module = ctx.import_(alias.name)
+                    if alias.asname is None:
+                        modules[alias.name.split(".")[0]] = module
+                    elif "." not in alias.name:
+                        modules[alias.asname] = module
             calls = [(alias.name, (), 0) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             calls = [(node.module or "", tuple(a.name for a in node.names), node.level)]
@@ -107,6 +116,60 @@ def _import_errors(tree: ast.Module, allowed: frozenset[str], files: str | None)
             except ImportError as exc:
                 errors.append({"line": node.lineno,
                                "message": f"Line {node.lineno}: {type(exc).__name__}: {exc}"})
+    return errors + _module_attribute_errors(tree, ctx, modules) + _withheld_builtin_errors(tree)
+
+
+def _bound_only_by_imports(tree: ast.Module, name: str) -> bool:
+    return not any((isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load))
+                   or (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name)
+                   or (isinstance(node, ast.arg) and node.arg == name)
+                   or (isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names))
+                   for node in ast.walk(tree))
+
+
+def _withheld_builtin_errors(tree: ast.Module) -> list[dict]:
+    """Calls of builtins the snippet does not get (globals(), compile()...), unless it binds
+    the name itself."""
+    bound = _bound_names(tree)
+    return [{"line": node.lineno, "message": f"Line {node.lineno}: {node.func.id}() is not available in the "
+                                            f"sandbox: {WITHHELD_BUILTINS[node.func.id]}"}
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in WITHHELD_BUILTINS and node.func.id not in bound]
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name the snippet binds: assignments, parameters, definitions, imports."""
+    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arguments):
+            bound |= {a.arg for a in node.posonlyargs + node.args + node.kwonlyargs + [node.vararg, node.kwarg] if a}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return bound
+
+
+def _module_attribute_errors(tree: ast.Module, ctx: _Context, modules: dict) -> list[dict]:
+    """`module.name` that the module policy refuses (os.system, sys.setrecursionlimit),
+    for names that nothing but an import binds: the same guard execute() reads through."""
+    rebound = _bound_names(tree) - {name for name in modules if _bound_only_by_imports(tree, name)}
+    errors, seen = [], set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and node.value.id not in rebound and not node.attr.startswith("_")):
+            continue
+        key = (node.value.id, node.attr)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            ctx.getattr(modules[node.value.id], node.attr)
+        except (SandboxAttributeError, SandboxRefused) as exc:
+            errors.append({"line": node.lineno, "message": f"Line {node.lineno}: {exc}"})
+        except Exception:  # noqa: BLE001 - a missing attribute is the run's to report
+            pass
     return errors
 
 

@@ -617,7 +617,7 @@ def test_syntax_error_has_line():
 def test_policy_error_is_security_violation_with_line():
     reply = blocked("x = 1\nexec('print(1)')")
     assert reply["line"] == 2
-    assert "Exec calls are not allowed" in reply["error"]
+    assert "exec() is not available in the sandbox: write the code directly" in reply["error"]
     assert reply["security_events"][0]["kind"] == "compile_rejected"
 
 

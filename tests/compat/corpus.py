@@ -1564,3 +1564,35 @@ config = {"debug": True}
 globals().update(config)
 result = debug
 """)
+
+
+# ---------------------------------------------------------------- refused by policy
+# What agents also write that the sandbox refuses on purpose: execute_code and
+# validate_code must both refuse each one (tests/compat/test_agreement.py), and the
+# refusal must say what to do instead.
+REFUSED = [s.strip("\n") for s in (
+    "import subprocess\nsubprocess.run(['ls', '-l'])",
+    "import os\nos.system('ls')",
+    "import os\npid = os.fork()",
+    "import sys\nsys.setrecursionlimit(10 ** 6)",
+    "total = eval('1 + 2')",
+    "exec('y = 2')",
+    "print(sorted(globals()))",
+    "code = compile('1 + 1', '<x>', 'eval')",
+    "class P:\n    def __repr__(self):\n        return self.__class__.__name__\nresult = repr(P())",
+    "import ctypes\nctypes.CDLL(None)",
+    "import socket\ns = socket.socket()",
+    "import pickle\ndata = pickle.dumps([1])",
+    "import threading\nthreading.Thread(target=print).start()",
+    "import importlib\nos = importlib.import_module('os')",
+    "mod = __import__('os')",
+    "def f():\n    pass\nresult = f.__globals__",
+    "import inspect\nframes = inspect.stack()",
+    "import typing\nhints = typing.get_type_hints(int)",
+    "import asyncio\nloop = asyncio.get_event_loop()",
+    "import logging\nlogging.FileHandler('app.log')",
+    "import multiprocessing\npool = multiprocessing.Pool(2)",
+    "import shutil\nshutil.rmtree('/tmp')",
+    "x = [].__class__.__bases__",
+    "result = type(1).__subclasses__()",
+)]
