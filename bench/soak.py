@@ -46,7 +46,7 @@ MIX = [
     ("normal", "import hashlib\nresult = hashlib.sha256(b'soak').hexdigest()", {}, {None}),
     ("normal", "result = [str(i) for i in range(100)]", {}, {None}),
     ("failing", "1 / 0", {}, {"runtime_error"}),
-    ("failing", "import os", {}, {"security_violation"}),
+    ("failing", "import subprocess", {}, {"security_violation"}),
     ("failing", "def f(:\n    pass", {}, {"syntax_error"}),
     ("failing", "().__class__", {}, {"security_violation", "syntax_error"}),
     ("timeout", "while True:\n    pass", {"timeout": 0.3}, {"timeout"}),
@@ -105,7 +105,7 @@ async def soak(count: int = 10_000, concurrency: int = 2, env: "dict | None" = N
             counts[kind] = counts.get(kind, 0) + 1
             if error_type not in accepted:
                 unexpected.append({"i": i, "kind": kind, "code": code[:60], "error_type": error_type,
-                                   "error": (data or {}).get("error", "")[:200] if isinstance(data, dict) else None})
+                                   "error": ((data or {}).get("error") or "")[:200] if isinstance(data, dict) else None})
 
         for i in range(warmup):
             await one(i)

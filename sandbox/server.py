@@ -12,16 +12,20 @@ whose schemas are built from this module's settings at registration time.
 """
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
 import time
 import uuid
+import weakref
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
@@ -388,6 +392,9 @@ class SandboxTools:
         self.slots = asyncio.Semaphore(settings.max_concurrency)
         self.sessions = Sessions(runner, audit, max_sessions=settings.max_sessions, ttl=settings.session_ttl,
                                  max_lifetime=settings.session_max_lifetime)
+        # connections seen calling execute_code: those on a protocol before 2026-07-28 hear of
+        # changed tools by a notification on the connection (newer ones listen on the bus)
+        self.connections: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> protocol
         self.registry = upstreams.Registry(settings.tool_servers) if settings.tool_servers else None
         runner.tool_registry, runner.audit = self.registry, audit
         runner.tool_limits = tool_calls.Limits(budget=settings.tool_call_budget,
@@ -664,6 +671,23 @@ def _describe_tools(server, tools: "SandboxTools") -> None:
         tool.description = execute_description(tools.settings, tools.registry.stubs())
 
 
+def _tools_changed(server, tools: "SandboxTools", bus) -> None:
+    """An upstream's tools changed (listed anew, connected, lost): execute_code's
+    description follows, and our clients hear of it: on a subscriptions/listen stream
+    (MCP 2026-07-28), or by notifications/tools/list_changed on their connection."""
+    _describe_tools(server, tools)
+    asyncio.ensure_future(bus.publish(ToolsListChanged()))
+    for session, version in list(tools.connections.items()):
+        if version not in MODERN_PROTOCOL_VERSIONS:
+            asyncio.ensure_future(_notify_quietly(session))
+
+
+async def _notify_quietly(session) -> None:
+    """A change notification is advisory: a client gone meanwhile is no error."""
+    with contextlib.suppress(Exception):
+        await session.send_tool_list_changed()
+
+
 def code_mode_note(stubs: list) -> str:
     head = ("Code mode: a `tools` object calls other MCP servers' tools, synchronously, with keyword "
             "arguments: tools.<server>.<tool>(...) returns the tool's structured result (else its text, parsed "
@@ -777,6 +801,7 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
     async def lifespan(_server):
         await runner.start()
         if tools.registry is not None:
+            tools.registry.listeners.append(lambda stubs: _tools_changed(_server, tools, bus))
             tools.registry.start()
             await tools.registry.wait_connected(UPSTREAM_WAIT)
             _describe_tools(_server, tools)
@@ -796,8 +821,10 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
                 await tools.registry.close()
             await runner.aclose()
 
+    bus = InMemorySubscriptionBus()   # subscriptions/listen: tools/list_changed reaches our clients
     server = MCPServer(
         SERVER_NAME,
+        subscriptions=bus,
         version=__version__,
         instructions=(
             "Runs Python snippets in a hardened, isolated child process (namespaces, seccomp, Landlock, "
@@ -885,6 +912,9 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
             "memory_limit is then the session's"))] = None,
         ctx: Context = None,
     ) -> Annotated[CallToolResult, ExecutionResult]:
+        if ctx is not None and tools.registry is not None:
+            with contextlib.suppress(Exception):
+                tools.connections[ctx.session] = ctx.request_context.protocol_version
         return await tools.execute(code, timeout, capture_output, allowed_imports, memory_limit, use_container,
                                    files and {name: _file_content(value) for name, value in files.items()},
                                    report_progress=ctx.report_progress if ctx is not None else None,

@@ -66,8 +66,9 @@ def _python_type(schema: dict) -> str:
 
 
 class Upstream:
-    def __init__(self, spec: ToolServer):
+    def __init__(self, spec: ToolServer, on_change=None):
         self.spec = spec
+        self.on_change = on_change or (lambda: None)  # the tools it offers may have changed
         self.status = "connecting"
         self.tools: dict[str, RemoteTool] = {}     # by attribute
         self.session = None
@@ -85,8 +86,10 @@ class Upstream:
                 self.status = f"failed: {_reason(exc)}"
                 logger.warning("tool server %s: %s (retrying in %g s)", self.spec.name, self.status, backoff)
             finally:
-                self.session = None
+                was_ready, self.session = self.session is not None, None
                 self.connected.set()
+                if was_ready:
+                    self.on_change()
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF)
 
@@ -98,6 +101,7 @@ class Upstream:
                 await self._list(session)
                 self.session, self.status = session, "ready"
                 self.connected.set()
+                self.on_change()
                 logger.info("tool server %s: %d tools", self.spec.name, len(self.tools))
                 listener = asyncio.ensure_future(self._listen(session))
                 try:
@@ -109,6 +113,7 @@ class Upstream:
                             continue
                         self._changed.clear()
                         await self._list(session)
+                        self.on_change()
                 finally:
                     listener.cancel()
                     with contextlib.suppress(BaseException):
@@ -133,7 +138,14 @@ class Upstream:
         self.tools = {}
         for tool in listing.tools:
             remote = RemoteTool(self.spec, tool)
-            self.tools.setdefault(remote.attribute, remote)
+            if remote.attribute in self.tools:
+                # two names that sanitise alike (get-time, get_time): the later one gets a suffix
+                taken = remote.attribute
+                remote.attribute = next(f"{taken}_{n}" for n in range(2, 10_000) if f"{taken}_{n}" not in self.tools)
+                logger.warning("tool server %s: tools %r and %r are both %s as identifiers; %r is tools.%s.%s",
+                               self.spec.name, self.tools[taken].name, remote.name, taken, remote.name,
+                               self.spec.attribute, remote.attribute)
+            self.tools[remote.attribute] = remote
 
     async def _listen(self, session) -> None:
         """tools/list_changed: a subscriptions/listen stream (MCP 2026-07-28); older
@@ -167,8 +179,18 @@ class Registry:
     """Every upstream, and what snippets may call."""
 
     def __init__(self, specs: tuple[ToolServer, ...]):
-        self.upstreams = {spec.attribute: Upstream(spec) for spec in specs}
+        self.upstreams = {spec.attribute: Upstream(spec, self._changed) for spec in specs}
         self.tasks: list[asyncio.Task] = []
+        self.listeners: list = []   # called with the new stubs when what snippets can call changed
+        self._last_stubs: list[str] | None = None
+
+    def _changed(self) -> None:
+        stubs = self.stubs()
+        if stubs == self._last_stubs:
+            return
+        self._last_stubs = stubs
+        for listener in self.listeners:
+            listener(stubs)
 
     def start(self) -> None:
         self.tasks = [asyncio.ensure_future(u.run()) for u in self.upstreams.values()]
@@ -220,7 +242,8 @@ class Registry:
     def status(self) -> list[dict]:
         return [{"server": u.spec.name, "attribute": u.spec.attribute, "status": u.status,
                  "tools": sorted(t.attribute for t in u.tools.values() if t.refusal() is None),
-                 "not_exposed": sorted(t.attribute for t in u.tools.values() if t.refusal() is not None)}
+                 "not_exposed": sorted(t.attribute for t in u.tools.values() if t.refusal() is not None),
+                 "renamed": {t.name: t.attribute for t in u.tools.values() if t.attribute != identifier(t.name)}}
                 for u in self.upstreams.values()]
 
     def stubs(self) -> list[str]:

@@ -26,7 +26,7 @@ CANARY = "AUDIT-CANARY-4b7e1d"   # in every snippet's code and output: must neve
 
 # name -> (code, extra arguments, accepted error types, accepted security event kinds)
 BLOCKED = {
-    "import": (f"print({CANARY!r})\nimport os", {}, {"security_violation"}, {"import_blocked", "blocked_import"}),
+    "import": (f"print({CANARY!r})\nimport subprocess", {}, {"security_violation"}, {"import_blocked", "blocked_import"}),
     "from_import_gadget": (f"print({CANARY!r})\nfrom uuid import os", {}, {"security_violation"},
                            {"import_blocked", "attribute_blocked", "blocked_import"}),
     "module_gadget": (f"print({CANARY!r})\nimport typing\nx = typing.sys", {}, {"security_violation"},

@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_client import LAUNCHER, blocking_session  # noqa: E402
+from mcp_client import LAUNCHER, RawServer, blocking_session  # noqa: E402
 from npm_packages import installed  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -175,6 +175,26 @@ def test_a_tool_added_upstream_is_followed(server):
             break
         time.sleep(0.2)
     assert data["success"] and data["result"] == {"result": "grown"}, data
+
+
+def test_our_clients_hear_that_the_tools_changed(tmp_path):
+    """An upstream's new tool reaches execute_code's description, and a client that
+    called execute_code gets notifications/tools/list_changed (newer clients hear it on
+    a subscriptions/listen stream: the same publication, sandbox/server.py)."""
+    def description(listing: dict) -> str:
+        return next(t["description"] for t in listing["result"]["tools"] if t["name"] == "execute_code")
+
+    with RawServer({"SANDBOX_TOOL_SERVERS": tool_servers_file(tmp_path)}) as raw:
+        raw.initialize()
+        before = description(raw.request("tools/list", timeout=60))
+        grew = raw.call_tool("execute_code", {"code": "tools.faults.grow()"}, timeout=60)
+        assert grew["result"]["structuredContent"]["result"] == {"result": "grew"}, grew
+        heard = lambda: any(json.loads(line).get("method") == "notifications/tools/list_changed"  # noqa: E731
+                            for line in raw.lines)
+        if not heard():   # (it may come before the call's own answer)
+            raw.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed", 20)
+        after = description(raw.request("tools/list"))
+    assert "faults.grown(" not in before and "faults.grown(" in after, after
 
 
 def test_an_upstream_gets_none_of_the_servers_environment(server):

@@ -86,7 +86,7 @@ def test_pyz_serves_an_mcp_session(pyz, cache):
         assert not result.is_error and data["result"] == 2
         info, _ = server.call("get_sandbox_info")
         assert info["server"]["name"] == "mcp-server-python-sandbox"
-        data, _ = server.call("validate_code", {"code": "import os"})
+        data, _ = server.call("validate_code", {"code": "import subprocess"})
         assert data["validation"]["valid"] is False
 
 

@@ -871,7 +871,7 @@ VARIANTS = {
 VARIANT_ERROR_TYPES = {  # where the failure is plain Python rather than a refusal
     "vars_of_module": ("runtime_error", "security_violation"),
     "dir_globals_locals": ("runtime_error", "security_violation"),
-    "open_builtin": ("runtime_error",), "compile_builtin": ("runtime_error",),
+    "open_builtin": ("runtime_error",), "compile_builtin": ("security_violation",),
     "decorator_exec": ("runtime_error",), "print_to_module": ("runtime_error",),
     "make_dataclass_injection": ("runtime_error", "security_violation"), "namedtuple_injection": ("runtime_error",),
     "update_wrapper_copies_proxy_dict": ("runtime_error",), "copy_reduce_rebuilds_proxy": ("runtime_error", "security_violation"),

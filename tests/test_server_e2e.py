@@ -636,7 +636,7 @@ def test_audit_log_records_calls_without_code_or_output(tmp_path):
         first = ok(server, code)
         refused(server, {"code": "import os  # CODE-MARKER-1234", "allowed_imports": ["os"]})
         blocked, _ = execute(server, "import subprocess  # CODE-MARKER-1234")
-        server.call("validate_code", {"code": "import os  # CODE-MARKER-1234"})
+        server.call("validate_code", {"code": "import subprocess  # CODE-MARKER-1234"})
     assert stat.S_IMODE(os.stat(audit).st_mode) == 0o600
     text = audit.read_text()
     for secret in ("CODE-MARKER-1234", "OUTPUT-MARKER-5678", token):

@@ -50,3 +50,32 @@ def test_errors_name_what_is_wrong(tmp_path, document, needle):
                                          ("a.b/c", "a_b_c"), ("", "_"), ("ok_name", "ok_name")])
 def test_names_become_identifiers(name, ident):
     assert identifier(name) == ident and ident.isidentifier()
+
+
+def test_tools_whose_names_sanitise_alike_are_all_callable():
+    """get-time and get_time are both `get_time` as identifiers: the later one gets a
+    suffix (logged, and in get_sandbox_info's `renamed`), neither is dropped."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from sandbox.tool_servers import ToolServer
+    from sandbox.upstreams import Registry
+
+    def tool(name):
+        return SimpleNamespace(name=name, description=name, input_schema={"type": "object"}, output_schema=None,
+                               annotations=SimpleNamespace(read_only_hint=True))
+
+    class Session:
+        async def list_tools(self):
+            return SimpleNamespace(tools=[tool("get-time"), tool("get_time"), tool("get.time")])
+
+    registry = Registry((ToolServer(name="clock", attribute="clock", command="x"),))
+    upstream = registry.upstreams["clock"]
+    asyncio.run(upstream._list(Session()))
+    upstream.session = Session()
+    assert {t.attribute: t.name for t in upstream.tools.values()} == {
+        "get_time": "get-time", "get_time_2": "get_time", "get_time_3": "get.time"}
+    [status] = registry.status()
+    assert status["renamed"] == {"get_time": "get_time_2", "get.time": "get_time_3"}
+    assert sorted(stub.split("(")[0] for stub in registry.stubs()) == [
+        "tools.clock.get_time", "tools.clock.get_time_2", "tools.clock.get_time_3"]
