@@ -83,13 +83,19 @@ def test_warnings_as_agents_write_them(child):
 
 @pytest.mark.parametrize("code", [
     # a made-up traceback would make the real formatter read any file through linecache
-    "import logging\nclass F: pass\nf = F(); f.f_code = F(); f.f_code.co_filename = '/etc/passwd'\n"
-    "f.f_code.co_name = 'x'; f.f_globals = {}; f.f_lineno = 1; f.f_locals = {}\n"
-    "t = F(); t.tb_frame = f; t.tb_lineno = 1; t.tb_next = None; t.tb_lasti = 0\n"
+    "import logging, types\nns = lambda **kw: types.SimpleNamespace(**kw)\n"
+    "code = ns(**{'co_filename': '/etc/passwd', 'co_name': 'x', 'co_qualname': 'x', "
+    "'co_positions': lambda: iter([(1, 1, 0, 1)])})\n"
+    "f = ns(**{'f_code': code, 'f_globals': {}, 'f_lineno': 1, 'f_locals': {}})\n"
+    "t = ns(**{'tb_frame': f, 'tb_lineno': 1, 'tb_next': None, 'tb_lasti': 0})\n"
     "import io\nbuf = io.StringIO()\nlg = logging.getLogger('t')\nlg.propagate = False\n"
     "lg.addHandler(logging.StreamHandler(buf))\nlg.error('x', exc_info=(ValueError, ValueError('v'), t))\nprint(buf.getvalue())",
-    "import traceback\nclass F: pass\nf = F(); f.f_code = F(); f.f_code.co_filename = '/etc/passwd'\n"
-    "t = F(); t.tb_frame = f; t.tb_lineno = 1; t.tb_next = None\nprint(traceback.format_exception(ValueError, ValueError('v'), t))",
+    "import traceback, types\nns = lambda **kw: types.SimpleNamespace(**kw)\n"
+    "code = ns(**{'co_filename': '/etc/passwd', 'co_name': 'x', 'co_qualname': 'x', "
+    "'co_positions': lambda: iter([(1, 1, 0, 1)])})\n"
+    "f = ns(**{'f_code': code, 'f_globals': {}, 'f_lineno': 1, 'f_locals': {}})\n"
+    "t = ns(**{'tb_frame': f, 'tb_lineno': 1, 'tb_next': None, 'tb_lasti': 0})\n"
+    "print(traceback.format_exception(ValueError, ValueError('v'), t))",
     "import traceback\ntraceback.format_exception(object())",
     "import traceback\ntraceback.print_exception('/etc/passwd')",
     "import warnings\nwarnings.warn_explicit('m', UserWarning, '/etc/passwd', 1)",
