@@ -30,7 +30,7 @@ PRIVATE_API = {
 }
 
 # Dunder attributes that may be read (never written) on these kinds of objects; also
-# __dict__, on the snippet's own objects only (restricted._Context._underscore_read).
+# __dict__, on the snippet's own objects only (rp_guards.ExecutionContext._underscore_read).
 SAFE_DUNDERS = {
     "__name__": ("class", "function", "method", "module"),
     "__qualname__": ("class", "function", "method"),

@@ -43,11 +43,11 @@ from .rp_base import (
     RESTRICTED_RECURSION_LIMIT,
     SNIPPET_FILENAME,
     SNIPPET_MODULE,
-    _LAST_VALUE,
+    LAST_VALUE,
 )
-from .rp_compile import _CompileError, _compile
-from .rp_modules import ModuleProxy, _Events
-from .rp_guards import _Context, _restricted_globals
+from .rp_compile import CompileError, compile_snippet
+from .rp_modules import ModuleProxy, Events
+from .rp_guards import ExecutionContext, restricted_globals
 from .rp_validate import validate  # noqa: F401 - part of the contract
 
 # The rest of the layer's face, for its callers (child.py, the tests): one import place.
@@ -60,7 +60,7 @@ _ENUM_META = getattr(enum, "EnumType", None) or enum.EnumMeta
 
 
 @contextlib.contextmanager
-def _run_policy(ctx: "_Context"):
+def _run_policy(ctx: "ExecutionContext"):
     """Checks placed inside library code generators while a restricted snippet runs:
     the enum functional API's names, the data-science libraries' string parsers.
     Undone afterwards (a pooled child pre-warms in restricted mode)."""
@@ -101,7 +101,7 @@ class SessionState:
 
     def __init__(self):
         self.globals: dict | None = None
-        self.context: _Context | None = None
+        self.context: ExecutionContext | None = None
 
 
 def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr,
@@ -111,7 +111,7 @@ def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], std
     directory, or nowhere). With a
     ``session``, the globals of earlier calls are this call's. ``names`` are put in
     the globals (code mode's `tools` and `ToolError`)."""
-    events = _Events()
+    events = Events()
     try:
         return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
                         files, session, names)
@@ -128,8 +128,8 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
     out = _base_result()
     out["security_events"] = events.items
     try:
-        code_obj = _compile(code, restricted)
-    except _CompileError as exc:
+        code_obj = compile_snippet(code, restricted)
+    except CompileError as exc:
         for message in exc.rejected:
             events.add("compile_rejected", message)
         out.update(error=cap_text(exc.message, MAX_MESSAGE)[0], error_type=exc.error_type,
@@ -141,8 +141,8 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
         if ctx is not None:
             ctx.allowed, ctx.events = allowed, events
     elif restricted:
-        ctx = _Context(allowed, events, files)
-        glb = _restricted_globals(ctx, stdout)
+        ctx = ExecutionContext(allowed, events, files)
+        glb = restricted_globals(ctx, stdout)
     else:
         ctx, glb = None, {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
     if session is not None:
@@ -152,7 +152,7 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
     # `result` is reported when this call sets it: a session's earlier one stays a variable
     earlier_result = "result" in glb
     snippet_traceback.source["code"] = code
-    glb.pop(_LAST_VALUE, None)
+    glb.pop(LAST_VALUE, None)
 
     failure = None
     # Reporting stays inside the redirect too: encoding the result may run the snippet's
@@ -170,12 +170,12 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
             if "result" in glb and (not earlier_result or _stores_result(code_obj)):
                 value = glb["result"]
             else:
-                value = glb.get(_LAST_VALUE)
+                value = glb.get(LAST_VALUE)
             out.update(success=True, result=to_jsonable(value))
         else:
             out.update(_describe_failure(failure, code))
             failure = None  # drop the frames it holds
-        glb.pop(_LAST_VALUE, None)
+        glb.pop(LAST_VALUE, None)
         out["variables"] = _variables(glb)
         for stream in (stdout, stderr):
             with contextlib.suppress(BaseException):

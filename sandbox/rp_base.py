@@ -9,8 +9,8 @@ SNIPPET_MODULE = "__sandbox__"  # the snippet's __name__; never a key of sys.mod
 MAX_MESSAGE = 2000
 MAX_EVENTS = 50
 MAX_VARIABLES = 100
-_MAX_EVENT_DETAIL = 300
-_LAST_VALUE = "_sandbox_last_value_"  # underscore names cannot be written in a snippet
+MAX_EVENT_DETAIL = 300
+LAST_VALUE = "_sandbox_last_value_"  # underscore names cannot be written in a snippet
 # Every call of a snippet function takes two frames under the guards (_call_ and the
 # function): twice CPython's default limit keeps recursion as deep as in plain Python.
 RESTRICTED_RECURSION_LIMIT = 2 * 1000 + 100

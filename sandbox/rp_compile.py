@@ -17,7 +17,7 @@ from RestrictedPython.transformer import (
 )
 
 from . import private_names
-from .rp_base import SNIPPET_FILENAME, _LAST_VALUE
+from .rp_base import SNIPPET_FILENAME, LAST_VALUE
 
 
 # Dunder methods a snippet class may define on top of RestrictedPython's ALLOWED_FUNC_NAMES.
@@ -401,12 +401,12 @@ def _capture_last_value(tree: ast.Module) -> None:
     """The value of a final expression statement goes to an internal name (the result)."""
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = tree.body[-1]
-        assign = ast.Assign(targets=[ast.Name(_LAST_VALUE, ast.Store())], value=last.value)
+        assign = ast.Assign(targets=[ast.Name(LAST_VALUE, ast.Store())], value=last.value)
         copy_locations(assign, last)
         tree.body[-1] = assign
 
 
-class _CompileError(Exception):
+class CompileError(Exception):
     def __init__(self, error_type: str, message: str, line: int | None, rejected=()):
         super().__init__(message)
         self.error_type = error_type
@@ -416,7 +416,7 @@ class _CompileError(Exception):
 
 
 _TOO_COMPLEX = "SyntaxError: the source is too deeply nested or too complex to compile"
-_LINE_PREFIX = re.compile(r"^Line (\d+):")
+LINE_PREFIX = re.compile(r"^Line (\d+):")
 _UNPARSABLE = re.compile("[\x00\ud800-\udfff]")
 
 
@@ -424,41 +424,41 @@ def _line_at(code: str, index: int) -> int:
     return code.count("\n", 0, max(index, 0)) + 1
 
 
-def _parse(code) -> ast.Module:
+def parse_snippet(code) -> ast.Module:
     if not isinstance(code, str):
-        raise _CompileError("syntax_error", "SyntaxError: the source must be text", None)
+        raise CompileError("syntax_error", "SyntaxError: the source must be text", None)
     bad = _UNPARSABLE.search(code)
     if bad is not None:  # the parser's own errors for these differ between versions
         what = "a NUL byte" if bad.group() == "\x00" else "a lone surrogate"
-        raise _CompileError("syntax_error", f"SyntaxError: the source contains {what}",
+        raise CompileError("syntax_error", f"SyntaxError: the source contains {what}",
                             _line_at(code, bad.start()))
     try:
         return ast.parse(code, SNIPPET_FILENAME, "exec")  # a str: any coding cookie is ignored
     except SyntaxError as exc:
-        raise _CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
+        raise CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
     except (MemoryError, RecursionError):
-        raise _CompileError("syntax_error", _TOO_COMPLEX, None) from None
+        raise CompileError("syntax_error", _TOO_COMPLEX, None) from None
     except (ValueError, UnicodeError) as exc:
-        raise _CompileError("syntax_error", f"SyntaxError: {exc}", None) from None
+        raise CompileError("syntax_error", f"SyntaxError: {exc}", None) from None
 
 
-def _compile(code, restricted: bool) -> types.CodeType:
-    tree = _parse(code)
+def compile_snippet(code, restricted: bool) -> types.CodeType:
+    tree = parse_snippet(code)
     try:
         if restricted:
             errors: list[str] = []
             tree = _SnippetPolicy(errors, [], {}).visit(tree)
             if errors:
-                match = _LINE_PREFIX.match(errors[0])
-                raise _CompileError("security_violation", "\n".join(errors),
+                match = LINE_PREFIX.match(errors[0])
+                raise CompileError("security_violation", "\n".join(errors),
                                     int(match.group(1)) if match else None, rejected=errors)
         else:
             _capture_last_value(tree)
         # dont_inherit: this module's `from __future__ import annotations` is not the snippet's.
         return compile(tree, SNIPPET_FILENAME, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise _CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
+        raise CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
     except (MemoryError, RecursionError):
-        raise _CompileError("syntax_error", _TOO_COMPLEX, None) from None
+        raise CompileError("syntax_error", _TOO_COMPLEX, None) from None
     except (ValueError, TypeError) as exc:
-        raise _CompileError("syntax_error", f"SyntaxError: {exc}", None) from None
+        raise CompileError("syntax_error", f"SyntaxError: {exc}", None) from None

@@ -1,4 +1,4 @@
-"""The RestrictedPython layer at run time: the guards' context (_Context: every
+"""The RestrictedPython layer at run time: the guards' context (ExecutionContext: every
 _getattr_, _write_, _call_... of one execution), and the builtins and globals a
 snippet runs with."""
 
@@ -26,32 +26,32 @@ from . import library_policy, module_subsets, private_names, safe_format, snippe
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, SUPER_METHODS
 from .rp_modules import (
-    _DENIED_OBJECTS,
+    DENIED_OBJECTS,
     ModulePolicy,
     ModuleProxy,
-    _CONTAINER_TYPES,
-    _Events,
-    _FORMAT_NAMES,
-    _ForeignWrite,
-    _PLAIN_ITERABLES,
-    _PLAIN_TYPES,
-    _Printer,
-    _SCALAR_TYPES,
-    _WRITABLE_TYPES,
-    _callable_name,
-    _describe,
-    _inplacevar,
-    _is_plain_name,
-    _needs_vet,
-    _policy_only,
+    CONTAINER_TYPES,
+    Events,
+    FORMAT_NAMES,
+    ForeignWrite,
+    PLAIN_ITERABLES,
+    PLAIN_TYPES,
+    Printer,
+    SCALAR_TYPES,
+    ALWAYS_WRITABLE_TYPES,
+    callable_name,
+    describe_value,
+    inplacevar,
+    is_plain_name,
+    needs_vet,
+    policy_only,
 )
 
 
-class _Context(ModulePolicy):
+class ExecutionContext(ModulePolicy):
     """Everything one execution's guards share: the allow-list, the proxies, the classes the
     snippet created, and the security events."""
 
-    def __init__(self, allowed: frozenset[str], events: _Events, files: str | None = None):
+    def __init__(self, allowed: frozenset[str], events: Events, files: str | None = None):
         self.allowed = allowed
         self.events = events
         self.files = files  # where open() reaches: snippet_files.WORKSPACE_FILES, SCRATCH_FILES or None
@@ -97,7 +97,7 @@ class _Context(ModulePolicy):
     # -- attribute guards
     def getattr(self, obj, name, default=raise_):
         """_getattr_ and the getattr builtin: safer_getattr, plus value vetting."""
-        if type(name) is str and name in _FORMAT_NAMES and (
+        if type(name) is str and name in FORMAT_NAMES and (
                 isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))):
             return safe_format.format_method(self.Formatter, obj, name)
         if type(obj) is module_subsets.ModuleSubset and type(name) is str and not name.startswith("_"):
@@ -122,9 +122,9 @@ class _Context(ModulePolicy):
                     if default is raise_:
                         raise
                     return default
-                return self.vet(value, f"{_describe(obj)}.{name}") if _needs_vet(value) else value
+                return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
         refusal = None
-        if type(name) is str and name in _FORMAT_NAMES:
+        if type(name) is str and name in FORMAT_NAMES:
             refusal = self._extra_refusal(obj)
         if type(name) is str and name in library_policy.REFUSED_ATTRIBUTES:
             why = library_policy.attribute_refusal(obj, name)
@@ -138,17 +138,17 @@ class _Context(ModulePolicy):
                     raise
                 refusal = (type(exc), str(exc))
             else:
-                if type(value) in _CONTAINER_TYPES:
+                if type(value) in CONTAINER_TYPES:
                     if type(obj) is ModuleProxy or self.owns(obj):
                         return value  # a module's: checked by module_attribute; the snippet's own: clean
-                    return self.check_container(value, f"{_describe(obj)}.{name}")
-                if _needs_vet(value):
-                    value = self.vet(value, f"{_describe(obj)}.{name}")
+                    return self.check_container(value, f"{describe_value(obj)}.{name}")
+                if needs_vet(value):
+                    value = self.vet(value, f"{describe_value(obj)}.{name}")
                 return value
         exc_type, message = refusal
         if issubclass(exc_type, AttributeError):
             exc_type = SandboxAttributeError
-        raise self.refuse("attribute_blocked", f"{_describe(obj)}.{name!s:.80}: {message}", exc_type)
+        raise self.refuse("attribute_blocked", f"{describe_value(obj)}.{name!s:.80}: {message}", exc_type)
 
     @staticmethod
     def _extra_refusal(obj):
@@ -161,15 +161,15 @@ class _Context(ModulePolicy):
     @staticmethod
     def _policy_refusal(obj, name):
         try:
-            safer_getattr(obj, name, None, getattr=_policy_only)
+            safer_getattr(obj, name, None, getattr=policy_only)
         except Exception as exc:  # noqa: BLE001 - any refusal by the policy
             return str(exc)
         return None
 
     def getitem(self, obj, index):
         value = default_guarded_getitem(obj, index)
-        if type(value) not in _PLAIN_TYPES and _needs_vet(value):
-            value = self.vet(value, f"{_describe(obj)}[...]")
+        if type(value) not in PLAIN_TYPES and needs_vet(value):
+            value = self.vet(value, f"{describe_value(obj)}[...]")
         return value
 
     def call(self, func, *args, **kwargs):
@@ -177,15 +177,15 @@ class _Context(ModulePolicy):
         it is a plain container that library code made)."""
         value = func(*args, **kwargs)
         kind = type(value)
-        if kind in _SCALAR_TYPES:
+        if kind in SCALAR_TYPES:
             return value
-        if kind in _CONTAINER_TYPES:
+        if kind in CONTAINER_TYPES:
             if type(func) is types.FunctionType and func.__globals__ is self.globals:
                 return value  # the snippet's own function: built from vetted values
-            return self.check_container(value, f"the result of {_callable_name(func)}()")
-        if not _needs_vet(value):
+            return self.check_container(value, f"the result of {callable_name(func)}()")
+        if not needs_vet(value):
             return value
-        return self.vet(value, f"the result of {_callable_name(func)}()")
+        return self.vet(value, f"the result of {callable_name(func)}()")
 
     def apply(self, func, *args, **kwargs):
         """_apply_ (calls with *args or **kwargs): the unpacked arguments are vetted too,
@@ -196,14 +196,14 @@ class _Context(ModulePolicy):
         """_vet_params_: the parameters of a snippet function on entry (library code
         calls snippet functions back with values no guard has seen)."""
         for value in values:
-            if type(value) not in _PLAIN_TYPES and _needs_vet(value):
-                return tuple(self.vet(v, "an argument") if type(v) not in _PLAIN_TYPES and _needs_vet(v)
+            if type(value) not in PLAIN_TYPES and needs_vet(value):
+                return tuple(self.vet(v, "an argument") if type(v) not in PLAIN_TYPES and needs_vet(v)
                              else v for v in values)
         return values
 
     def vet_kwargs(self, kwargs):
         for value in kwargs.values():
-            if type(value) not in _PLAIN_TYPES and _needs_vet(value):
+            if type(value) not in PLAIN_TYPES and needs_vet(value):
                 return dict(zip(kwargs, self.vet_params(*kwargs.values())))
         return kwargs
 
@@ -212,20 +212,20 @@ class _Context(ModulePolicy):
 
     def getiter(self, ob):
         """_getiter_: iteration, comprehensions and unpacking; every item is vetted."""
-        if type(ob) in _PLAIN_ITERABLES:
+        if type(ob) in PLAIN_ITERABLES:
             return ob
         return self._vetted_items(ob)
 
     async def aiter(self, ob):
         """_getaiter_: `async for` and async comprehensions; every item is vetted."""
         async for item in ob:
-            if type(item) not in _PLAIN_TYPES and _needs_vet(item):
+            if type(item) not in PLAIN_TYPES and needs_vet(item):
                 item = self.vet(item, "an item of async iteration")
             yield item
 
     def _vetted_items(self, ob):
         for item in ob:
-            if type(item) not in _PLAIN_TYPES and _needs_vet(item):
+            if type(item) not in PLAIN_TYPES and needs_vet(item):
                 item = self.vet(item, "an item of iteration")
             yield item
 
@@ -247,7 +247,7 @@ class _Context(ModulePolicy):
     def owns(self, ob) -> bool:
         """Did the snippet create ``ob`` (its class, function or an instance of its class)?"""
         cls = type(ob)
-        if cls in self.classes or cls in _WRITABLE_TYPES:  # the common case first
+        if cls in self.classes or cls in ALWAYS_WRITABLE_TYPES:  # the common case first
             return True
         if cls is types.FunctionType:
             return ob.__globals__ is self.globals
@@ -298,7 +298,7 @@ class _Context(ModulePolicy):
         (obj,) = args
         if self.only_snippet_classes(obj) and hasattr(obj, "__dict__"):
             return {k: v for k, v in vars(obj).items() if not (k.startswith("__") and k.endswith("__"))}
-        raise self.refuse("call_blocked", f"vars() of {_describe(obj)} is not available: it works on the "
+        raise self.refuse("call_blocked", f"vars() of {describe_value(obj)} is not available: it works on the "
                                           "snippet's own objects; use dir() and getattr() for others",
                           SandboxRefused)
 
@@ -323,16 +323,16 @@ class _Context(ModulePolicy):
         if self.only_snippet_classes(ob):
             return ob
         raise self.refuse("attribute_blocked", f"private attributes (names starting with _) of "
-                                               f"{_describe(ob)} cannot be written: only those of the "
+                                               f"{describe_value(ob)} cannot be written: only those of the "
                                                "snippet's own classes can")
 
     def write_guard(self, ob):
         """_write_: full_write_guard's pass-through for dict and list, plus the snippet's own
-        objects; everything else gets item writes only (see _ForeignWrite)."""
+        objects; everything else gets item writes only (see ForeignWrite)."""
         cls = type(ob)
         if cls is dict or cls is list or self.owns(ob) or cls in library_policy.writable_types:
             return ob
-        return _ForeignWrite(ob, self)
+        return ForeignWrite(ob, self)
 
     def setattr(self, obj, name, value):
         setattr(self._settable(obj, name, "setattr"), name, value)
@@ -387,7 +387,7 @@ class _Context(ModulePolicy):
                     if issubclass(result, type):
                         raise ctx.refuse("attribute_blocked", f"type() of a class is its metaclass "
                                                               f"({result.__name__}), which is not available")
-                    if id(result) in _DENIED_OBJECTS or id(result) in library_policy.refused_ids:
+                    if id(result) in DENIED_OBJECTS or id(result) in library_policy.refused_ids:
                         raise ctx.refuse("attribute_blocked", f"type() of this value is "
                                                               f"{result.__name__}, which is not available; "
                                                               "use callable(x) or isinstance(x, ...)")
@@ -410,7 +410,7 @@ class _Context(ModulePolicy):
         fields = list(fields)
         for spec in fields:
             name = spec if isinstance(spec, str) else (spec[0] if isinstance(spec, (tuple, list)) and spec else spec)
-            if not _is_plain_name(name):
+            if not is_plain_name(name):
                 raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
                                                        "field names are identifiers that do not start with '_'")
         made = dataclasses.make_dataclass(cls_name, fields, **kwargs)
@@ -435,7 +435,7 @@ class _Context(ModulePolicy):
             if isinstance(fields, dict):
                 names += list(fields) + [getattr(f, "name", None) for f in fields.values()]
         for name in names:
-            if not _is_plain_name(name):
+            if not is_plain_name(name):
                 raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
                                                        "field names are identifiers that do not start with '_'")
 
@@ -448,7 +448,7 @@ class _Context(ModulePolicy):
             items = list(items)
         for item in items:
             name = item if isinstance(item, str) else (item[0] if isinstance(item, (tuple, list)) and item else item)
-            if not _is_plain_name(name):
+            if not is_plain_name(name):
                 raise self.refuse("attribute_blocked", f"enum member name {name!r:.80} is not allowed: "
                                                        "member names are identifiers that do not start with '_'")
         return names if isinstance(names, str) else items
@@ -540,7 +540,7 @@ def _base_builtins() -> dict:
 _BASE_BUILTINS = _base_builtins()
 
 
-def _restricted_globals(ctx: _Context, stdout) -> dict:
+def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
     names = dict(_BASE_BUILTINS)
     names.update(
         getattr=ctx.getattr, hasattr=ctx.hasattr, setattr=ctx.setattr, delattr=ctx.delattr, type=ctx.type,
@@ -563,12 +563,12 @@ def _restricted_globals(ctx: _Context, stdout) -> dict:
         "_write_": ctx.write_guard,
         "_write_private_": ctx.write_private,
         "_import_star_": ctx.import_star,
-        "_inplacevar_": _inplacevar,
+        "_inplacevar_": inplacevar,
         "_apply_": ctx.apply,
         "_vet_params_": ctx.vet_params,
         "_vet_kwargs_": ctx.vet_kwargs,
         "_vet_one_": ctx.vet_one,
-        "_print_": lambda getattr_: _Printer(stdout, getattr_),
+        "_print_": lambda getattr_: Printer(stdout, getattr_),
         "_super_attr_": ctx.super_attr,
         FALLBACK_GETATTR: public_getattr,
     }

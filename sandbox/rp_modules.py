@@ -21,14 +21,14 @@ import typing
 
 from . import library_policy, module_subsets, profiles
 from .results import cap_text
-from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused, _MAX_EVENT_DETAIL
+from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused, MAX_EVENT_DETAIL
 
 
 # Objects no module proxy hands out, wherever they are re-exported (dataclasses.FunctionType).
 # They evaluate strings (get_type_hints, ForwardRef, singledispatch's register), resolve
 # attributes unguarded (string.Formatter), build code or frames (types.*), or leave the
 # sandbox's view of the world (contextlib.chdir).
-_DENIED_OBJECTS: dict[int, str] = {}
+DENIED_OBJECTS: dict[int, str] = {}
 for _mod, _names in {
     typing: ("get_type_hints", "ForwardRef", "evaluate_forward_ref"),
     functools: ("singledispatch", "singledispatchmethod"),
@@ -45,7 +45,7 @@ for _mod, _names in {
 }.items():
     for _name in _names:
         if hasattr(_mod, _name):
-            _DENIED_OBJECTS[id(getattr(_mod, _name))] = f"{_mod.__name__}.{_name}"
+            DENIED_OBJECTS[id(getattr(_mod, _name))] = f"{_mod.__name__}.{_name}"
 del _mod, _names, _name
 
 # `types` is mostly a toolbox for building functions, code and classes: only these remain.
@@ -56,9 +56,9 @@ _TYPES_ALLOWED = frozenset({
 })
 _BUILTINS_DICT = vars(builtins)
 _INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
-_FORMAT_NAMES = frozenset({"format", "format_map"})
+FORMAT_NAMES = frozenset({"format", "format_map"})
 # Values that getattr/getitem results are checked against (cheaply, by identity) before vet().
-_VET_IDS = frozenset(_DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),
+_VET_IDS = frozenset(DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),
                                          id(operator.methodcaller), id(operator.setitem),
                                          id(operator.delitem), id(functools.update_wrapper),
                                          id(functools.wraps), id(dataclasses.make_dataclass),
@@ -72,7 +72,7 @@ def _deny_type(cls) -> None:
         _INTERNAL_TYPES = (*_INTERNAL_TYPES, cls)
 
 
-def _is_plain_name(name) -> bool:
+def is_plain_name(name) -> bool:
     """A name library code may paste into source or define as an attribute."""
     return type(name) is str and name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
 
@@ -86,12 +86,12 @@ def _is_metaclass(value) -> bool:
 # vetted like an attribute read; a plain container arriving from library code is searched
 # (C-speed per level) so that no module, metaclass or denied object hides inside one,
 # where C code (map, functools.partial, operator.call, starmap) could still use it.
-_SCALAR_TYPES = frozenset({int, float, complex, str, bytes, bool, type(None), range, bytearray})
-_CONTAINER_TYPES = frozenset({list, tuple, dict, set, frozenset})
+SCALAR_TYPES = frozenset({int, float, complex, str, bytes, bool, type(None), range, bytearray})
+CONTAINER_TYPES = frozenset({list, tuple, dict, set, frozenset})
 # Values of these exact types never need vetting themselves.
-_PLAIN_TYPES = _SCALAR_TYPES | _CONTAINER_TYPES
+PLAIN_TYPES = SCALAR_TYPES | CONTAINER_TYPES
 # Iterating these yields only plain values: no per-item vetting.
-_PLAIN_ITERABLES = frozenset({range, str, bytes, bytearray})
+PLAIN_ITERABLES = frozenset({range, str, bytes, bytearray})
 # Mutable module-level containers are registries the stdlib may read back
 # (copy.dispatch_table): a module hands out a read-only copy or view instead.
 _READ_ONLY_VIEWS = {dict: types.MappingProxyType, list: tuple, set: frozenset, bytearray: bytes}
@@ -101,8 +101,8 @@ _READ_ONLY_VIEWS[collections.deque] = tuple
 del _cls
 
 
-def _needs_vet(value) -> bool:
-    return type(value) not in _PLAIN_TYPES and (
+def needs_vet(value) -> bool:
+    return type(value) not in PLAIN_TYPES and (
         id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
         or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
         or id(value) in library_policy.replaced_ids)
@@ -119,13 +119,13 @@ def _hidden_danger(container):
         seen.add(id(current))
         parts = (current.keys(), current.values()) if type(current) is dict else (current,)
         for part in parts:
-            if set(map(type, part)) <= _SCALAR_TYPES:
+            if set(map(type, part)) <= SCALAR_TYPES:
                 continue
             for item in part:
                 kind = type(item)
-                if kind in _CONTAINER_TYPES:
+                if kind in CONTAINER_TYPES:
                     stack.append(item)
-                elif kind not in _SCALAR_TYPES and _needs_vet(item):
+                elif kind not in SCALAR_TYPES and needs_vet(item):
                     return item
     return None
 
@@ -133,7 +133,7 @@ def _hidden_danger(container):
 class ModuleProxy:
     """A read-only view of an allowed module, handed to the snippet instead of the module.
 
-    Attribute reads go through ``_Context.module_attribute``; writes always fail. The real
+    Attribute reads go through ``ExecutionContext.module_attribute``; writes always fail. The real
     module sits in a name-mangled slot that the guards never let a snippet name.
     """
 
@@ -175,7 +175,7 @@ class ModuleProxy:
         raise TypeError("module proxies cannot be copied or pickled")
 
 
-class _ForeignWrite:
+class ForeignWrite:
     """What ``_write_`` returns for an object the snippet does not own: item assignment goes
     to the object's own __setitem__ (numpy, pandas, defaultdict), attribute assignment fails."""
 
@@ -200,41 +200,41 @@ class _ForeignWrite:
 
     def __setattr__(self, name, value):
         raise self._ctx.refuse("attribute_blocked",
-                               f"cannot set attribute {name!s:.80} of a {_describe(self._ob)} "
+                               f"cannot set attribute {name!s:.80} of a {describe_value(self._ob)} "
                                "object the snippet did not create", SandboxAttributeError)
 
     def __delattr__(self, name):
         raise self._ctx.refuse("attribute_blocked",
-                               f"cannot delete attribute {name!s:.80} of a {_describe(self._ob)} "
+                               f"cannot delete attribute {name!s:.80} of a {describe_value(self._ob)} "
                                "object the snippet did not create", SandboxAttributeError)
 
 
-def _callable_name(func) -> str:
+def callable_name(func) -> str:
     name = getattr(func, "__qualname__", None)
     return name[:80] if isinstance(name, str) else "a call"
 
 
-def _describe(obj) -> str:
+def describe_value(obj) -> str:
     if type(obj) is ModuleProxy:
         return repr(obj)
     return type(obj).__name__
 
 
-def _policy_only(obj, name, *default):
+def policy_only(obj, name, *default):
     """Stands in for getattr so that safer_getattr checks its policy without looking up."""
     return None
 
 
-class _Events:
+class Events:
     def __init__(self):
         self.items: list[dict] = []
 
     def add(self, kind: str, detail: str) -> None:
         if len(self.items) < MAX_EVENTS:
-            self.items.append({"kind": kind, "detail": cap_text(str(detail), _MAX_EVENT_DETAIL)[0]})
+            self.items.append({"kind": kind, "detail": cap_text(str(detail), MAX_EVENT_DETAIL)[0]})
 
 
-class _Printer:
+class Printer:
     """RestrictedPython's print protocol (see PrintCollector) writing straight to a stream,
     so output is streamed as it is printed; ``printed`` still works (capped)."""
 
@@ -274,16 +274,16 @@ _INPLACE = {
 }
 
 
-def _inplacevar(op, target, value):
+def inplacevar(op, target, value):
     return _INPLACE[op](target, value)
 
 
-_WRITABLE_TYPES = frozenset({decimal.Context, types.SimpleNamespace})
+ALWAYS_WRITABLE_TYPES = frozenset({decimal.Context, types.SimpleNamespace})
 
 
 class ModulePolicy:
     """The import hook, module attributes and the vetting of values: the part of
-    the guards' context (rp_guards._Context) that decides what modules hand out."""
+    the guards' context (rp_guards.ExecutionContext) that decides what modules hand out."""
 
     # -- the import policy
     def permits(self, name: str) -> bool:
@@ -459,9 +459,9 @@ class ModulePolicy:
 
     def checked(self, value, where, kind="attribute_blocked"):
         """vet() for a single value, a search for a plain container."""
-        if type(value) in _CONTAINER_TYPES:
+        if type(value) in CONTAINER_TYPES:
             return self.check_container(value, where, kind)
-        if type(value) in _SCALAR_TYPES or not _needs_vet(value):
+        if type(value) in SCALAR_TYPES or not needs_vet(value):
             return value
         return self.vet(value, where, kind)
 
@@ -469,7 +469,7 @@ class ModulePolicy:
         found = _hidden_danger(container)
         if found is not None:
             self.vet(found, f"a value inside {where}", kind)  # raises, or...
-            raise self.refuse(kind, f"{where} holds {_describe(found)}, which is not available "
+            raise self.refuse(kind, f"{where} holds {describe_value(found)}, which is not available "
                                     "in the sandbox")  # ...a proxy is no excuse to hand out the container
         return container
 
@@ -491,7 +491,7 @@ class ModulePolicy:
             raise self.refuse(kind, f"{where}: {library_policy.refused_ids[key]}")
         if key in library_policy.keyword_guards:
             return library_policy.keyword_guard(value, self.refuse_call)
-        if key in _DENIED_OBJECTS or (value is builtins.open and not self.permits("io")):
-            raise self.refuse(kind, f"{where} ({_DENIED_OBJECTS.get(key, 'open')}) is not "
+        if key in DENIED_OBJECTS or (value is builtins.open and not self.permits("io")):
+            raise self.refuse(kind, f"{where} ({DENIED_OBJECTS.get(key, 'open')}) is not "
                                     "available in the sandbox")
         return value

@@ -8,9 +8,9 @@ import contextlib
 
 from .results import cap_text
 from .rp_base import MAX_EVENTS, MAX_MESSAGE, SandboxAttributeError, SandboxImportError, SandboxRefused
-from .rp_compile import _CompileError, _LINE_PREFIX, _compile, _parse
-from .rp_modules import _Events
-from .rp_guards import WITHHELD_BUILTINS, _Context
+from .rp_compile import CompileError, LINE_PREFIX, compile_snippet, parse_snippet
+from .rp_modules import Events
+from .rp_guards import WITHHELD_BUILTINS, ExecutionContext
 
 
 def _tool_errors(tree, tools: dict) -> list[dict]:
@@ -57,8 +57,8 @@ def _validate(code, restricted: bool, allowed: frozenset[str], tools: dict | Non
     errors: list[dict] = []
     tree = None
     try:
-        tree = _parse(code)
-    except _CompileError as exc:
+        tree = parse_snippet(code)
+    except CompileError as exc:
         errors.append({"line": exc.line, "message": cap_text(exc.message, MAX_MESSAGE)[0]})
     if tree is not None:
         analysis["estimated_complexity"] = _complexity(tree)
@@ -67,10 +67,10 @@ def _validate(code, restricted: bool, allowed: frozenset[str], tools: dict | Non
         if tools is not None:
             errors.extend(_tool_errors(tree, tools))
         try:
-            _compile(code, restricted)
-        except _CompileError as exc:
+            compile_snippet(code, restricted)
+        except CompileError as exc:
             for message in exc.rejected or [exc.message]:
-                match = _LINE_PREFIX.match(message)
+                match = LINE_PREFIX.match(message)
                 line = int(match.group(1)) if match else exc.line
                 errors.append({"line": line, "message": cap_text(message, MAX_MESSAGE)[0]})
     errors.sort(key=lambda e: (e["line"] is None, e["line"] or 0))
@@ -88,7 +88,7 @@ def _validate(code, restricted: bool, allowed: frozenset[str], tools: dict | Non
 def _import_errors(tree: ast.Module, allowed: frozenset[str], files: str | None) -> list[dict]:
     """Each import statement put through the import hook itself (which imports only allowed
     modules), so validate() and execute() never disagree."""
-    ctx = _Context(allowed, _Events(), files)
+    ctx = ExecutionContext(allowed, Events(), files)
     errors = []
     modules = {}  # name bound by `import x` / `import x as y` -> what execute() would bind
     for node in ast.walk(tree):
@@ -151,7 +151,7 @@ def _bound_names(tree: ast.Module) -> set[str]:
     return bound
 
 
-def _module_attribute_errors(tree: ast.Module, ctx: _Context, modules: dict) -> list[dict]:
+def _module_attribute_errors(tree: ast.Module, ctx: ExecutionContext, modules: dict) -> list[dict]:
     """`module.name` that the module policy refuses (os.system, sys.setrecursionlimit),
     for names that nothing but an import binds: the same guard execute() reads through."""
     rebound = _bound_names(tree) - {name for name in modules if _bound_only_by_imports(tree, name)}

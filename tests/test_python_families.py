@@ -175,7 +175,7 @@ def test_inherited_dataclass_fields_are_checked_where_dataclass_uses_them():
         x: int = 0
 
     Base.__dataclass_fields__["x"].name = "x=0):\n    import os\n    os.system('id')\ndef f(y"
-    ctx = restricted._Context(BASIC, restricted._Events())
+    ctx = restricted.ExecutionContext(BASIC, restricted.Events())
 
     class Sub(Base):
         y: int = 1

@@ -498,8 +498,8 @@ def test_variables_are_listed_on_failure_too():
 
 
 def test_internal_names_cannot_be_read_or_forged():
-    blocked(f"{restricted._LAST_VALUE} = 5")
-    blocked(f"x = {restricted._LAST_VALUE}")
+    blocked(f"{restricted.LAST_VALUE} = 5")
+    blocked(f"x = {restricted.LAST_VALUE}")
     blocked("_write_ = None")
     blocked("def f(_getattr_, /):\n    return 1")
     blocked("_super_attr_(1, '__init__')")
