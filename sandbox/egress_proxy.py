@@ -4,7 +4,9 @@ network namespace (namespaces.open_proxy_listener).
 
 It speaks what HTTP_PROXY / HTTPS_PROXY clients send: CONNECT host:port for
 TLS (the tunnel is opaque to us) and absolute-form requests for plain http://
-(forwarded as origin-form with "Connection: close"). Each destination is
+(forwarded as origin-form with "Connection: close"), and SOCKS5's CONNECT
+(no authentication; names, IPv4 and IPv6) on the same port, told apart by the
+first byte (0x05). Each destination is
 checked by egress_policy on the name asked for, then resolved here and checked
 again on the address this proxy connects to. Everything the child sends is
 hostile: the request head is size- and time-capped, and per execution the
@@ -107,7 +109,7 @@ class EgressSession:
     # ---- one connection --------------------------------------------------
     async def _serve(self, connection: socket.socket, over_limit: bool) -> None:
         record = {"host": "", "port": 0, "allowed": False, "bytes_sent": 0, "bytes_received": 0}
-        upstream = writer = None
+        upstream = writer = method = None
         started = time.monotonic()
         try:
             reader, writer = await asyncio.open_connection(sock=connection, limit=MAX_HEAD)
@@ -115,18 +117,31 @@ class EgressSession:
                 if over_limit:
                     raise Refused(f"connection limit reached ({self.limits.max_connections} per execution); "
                                   "further connections are not accepted", 429)
-                method, host, port, head = await self._read_request(reader)
+                first = await asyncio.wait_for(reader.readexactly(1), HEAD_TIMEOUT)
+                if first == SOCKS_VERSION:
+                    method = "SOCKS5"
+                    host, port = await asyncio.wait_for(_socks_request(reader, writer), HEAD_TIMEOUT)
+                    head = b""
+                else:
+                    method, host, port, head = await self._read_request(reader, first)
                 record.update(host=host, port=port, method=method)
                 address = await self._destination(host, port)
                 record["address"] = str(address)
                 upstream = await self._connect(address, port)
             except Refused as refused:
                 record["reason"], record["status"] = str(refused), refused.status
-                await _answer(writer, refused.status, str(refused))
+                if method == "SOCKS5":
+                    if refused.status != 407:  # (that one was answered in the greeting)
+                        writer.write(_socks_reply(SOCKS_REPLY.get(refused.status, 1)))
+                    await writer.drain()
+                else:
+                    await _answer(writer, refused.status, str(refused))
                 return
             record["allowed"] = True
             up_reader, up_writer = upstream
-            if method == "CONNECT":
+            if method == "SOCKS5":
+                writer.write(_socks_reply(0))
+            elif method == "CONNECT":
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             else:
                 up_writer.write(head)
@@ -146,10 +161,11 @@ class EgressSession:
                 if w is not None:
                     w.close()
 
-    async def _read_request(self, reader) -> tuple[str, str, int, bytes]:
-        """(method, host, port, the head to send upstream for plain http)."""
+    async def _read_request(self, reader, first: bytes) -> tuple[str, str, int, bytes]:
+        """(method, host, port, the head to send upstream for plain http); `first` is
+        the head's first byte, already read."""
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
+            head = first + await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
         except asyncio.LimitOverrunError:
             raise Refused(f"request head larger than {MAX_HEAD} bytes", 431) from None
         except asyncio.TimeoutError:
@@ -233,6 +249,43 @@ class EgressSession:
             for task in pumps:
                 task.cancel()
             await asyncio.gather(*pumps, return_exceptions=True)
+
+
+# ---- SOCKS5 (RFC 1928): CONNECT only, no authentication -----------------------
+SOCKS_VERSION = b"\x05"
+# our refusal status -> SOCKS reply: 2 not allowed by the ruleset, 4 host unreachable,
+# 7 command not supported, 8 address type not supported (1: general failure)
+SOCKS_REPLY = {403: 2, 429: 2, 502: 4, 400: 1, 407: 7, 408: 1, 501: 7, 505: 8}
+
+
+async def _socks_request(reader, writer) -> tuple[str, int]:
+    """The greeting (after its version byte) and the request: (host, port)."""
+    methods = await reader.readexactly((await reader.readexactly(1))[0])
+    if 0 not in methods:
+        writer.write(b"\x05\xff")
+        raise Refused("SOCKS5 without authentication is the only method offered here", 407)
+    writer.write(b"\x05\x00")
+    version, command, _reserved, kind = await reader.readexactly(4)
+    if version != 5:
+        raise Refused("not a SOCKS5 request", 400)
+    if kind == 1:
+        host = socket.inet_ntop(socket.AF_INET, await reader.readexactly(4))
+    elif kind == 4:
+        host = socket.inet_ntop(socket.AF_INET6, await reader.readexactly(16))
+    elif kind == 3:
+        host = (await reader.readexactly((await reader.readexactly(1))[0])).decode("ascii", "replace")
+    else:
+        raise Refused("SOCKS5 address type not supported", 505)
+    port = int.from_bytes(await reader.readexactly(2), "big")
+    if command != 1:
+        raise Refused("only SOCKS5 CONNECT is supported (no BIND, no UDP)", 501)
+    if not 0 < port < 65536:
+        raise Refused("bad port", 400)
+    return _check_host(host), port
+
+
+def _socks_reply(code: int) -> bytes:
+    return bytes([5, code, 0, 1, 0, 0, 0, 0, 0, 0])
 
 
 def _host_port(target: str) -> tuple[str, int]:

@@ -730,8 +730,8 @@ def rules_note() -> str:
 def network_note(s: Settings) -> str:
     """What the network profile lets a snippet reach, in a few words for the model."""
     return (f"Network: HTTP and HTTPS only, through the sandbox's proxy ({namespaces.PROXY_URL}, set in "
-            "HTTP_PROXY/HTTPS_PROXY, so urllib.request and requests work unchanged; other sockets reach "
-            f"nothing), to {s.network_policy.describe()} (SANDBOX_NETWORK_ALLOW); at most "
+            "HTTP_PROXY/HTTPS_PROXY, so urllib.request and requests work unchanged; it speaks SOCKS5 too; "
+            f"other sockets reach nothing), to {s.network_policy.describe()} (SANDBOX_NETWORK_ALLOW); at most "
             f"{s.network_max_connections} connections and {format_size(s.network_max_bytes)} per call.")
 
 

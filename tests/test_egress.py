@@ -410,6 +410,53 @@ def test_junk_on_the_proxy_port_gets_an_error_and_the_proxy_keeps_serving(allowi
     assert r["result"][-1] == BODY.decode()
 
 
+SOCKS = ("import socket\n"
+         "def socks(host, port, command=1, kind=None, methods=b'\\x00'):\n"
+         "    s = socket.create_connection(('127.0.0.1', 3128), timeout=5)\n"
+         "    s.sendall(b'\\x05' + bytes([len(methods)]) + methods)\n"
+         "    greeting = s.recv(2)\n"
+         "    if greeting != b'\\x05\\x00':\n"
+         "        return s, greeting\n"
+         "    if kind == 1:\n"
+         "        address = b'\\x01' + socket.inet_aton(host)\n"
+         "    else:\n"
+         "        address = b'\\x03' + bytes([len(host)]) + host.encode()\n"
+         "    s.sendall(bytes([5, command, 0]) + address + port.to_bytes(2, 'big'))\n"
+         "    return s, s.recv(10)\n")
+
+
+@pytest.mark.parametrize("restricted", [True, False])
+def test_socks5_on_the_same_port(allowing, http_port, restricted):
+    code = SOCKS + (f"s, reply = socks('127.0.0.1', {http_port}, kind=1)\n"
+                    "s.sendall(b'GET / HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n')\n"
+                    "body = b''\n"
+                    "while True:\n"
+                    "    chunk = s.recv(4096)\n"
+                    "    if not chunk:\n"
+                    "        break\n"
+                    "    body += chunk\n"
+                    "result = [reply[1], body.split(b'\\r\\n\\r\\n', 1)[-1].decode()]")
+    r = run(allowing, code, restricted)
+    assert r["success"] and r["result"] == [0, BODY.decode()], r
+    [record] = r["network"]
+    assert record["method"] == "SOCKS5" and record["allowed"] and record["bytes_received"] > len(BODY), record
+
+
+def test_socks5_refusals_use_its_reply_codes(default_policy, http_port):
+    """Loopback is refused by default (code 2, not allowed by the ruleset), BIND and UDP
+    are not supported (7), a client that offers only authentication gets 0xff."""
+    code = SOCKS + (f"result = [socks('127.0.0.1', {http_port}, kind=1)[1][1],\n"
+                    f"          socks('localhost', {http_port})[1][1],\n"
+                    f"          socks('example.org', 80, command=2)[1][1],\n"
+                    f"          socks('example.org', 80, command=3)[1][1],\n"
+                    "          socks('example.org', 80, methods=b'\\x02')[1]]")
+    r = run(default_policy, code, restricted=False)
+    assert r["success"] and r["result"][:4] == [2, 2, 7, 7] and r["result"][4] == "b'\\x05\\xff'", r
+    reasons = [n.get("reason", "") for n in r["network"]]
+    assert any("loopback" in reason for reason in reasons), r["network"]
+    assert r["security_events"] or any(n.get("status") == 403 for n in r["network"]), r
+
+
 def test_the_executions_timeout_ends_its_connections(allowing, http_port):
     """A tunnel left open and a request head never finished: both end with the run."""
     code = ("import socket\n"
