@@ -708,7 +708,7 @@ def session_gone_message(s: Settings) -> str:
 
 def session_note(s: Settings) -> str:
     return (f"To keep state across calls, call create_session and pass its session_id: the globals (variables, "
-            f"functions, classes, imported modules){' and the workspace' if s.enable_filesystem else ''} survive "
+            f"functions, classes, imported modules) and the files in the working directory survive "
             f"from call to call in one process; calls in a session run one at a time (a second call waits for "
             f"the first, within its own timeout). A session ends after {s.session_ttl:g} s without a call, "
             f"{s.session_max_lifetime:g} s at most, with close_session, or when a call in it times out, runs out "
@@ -849,7 +849,8 @@ def execute_description(s: Settings, stubs: list | None = None) -> str:
                   "directory; files the code writes under out/ come back in the answer (small text files as "
                   "text, larger ones as links readable with resources/read for "
                   f"{s.file_ttl:g} s)." if s.enable_filesystem else
-                  "Files: the working directory is a private scratch directory, emptied after each call; open() "
+                  "Files: the working directory is a private scratch directory, gone when the call (or its "
+                  "session) ends; open() "
                   "and os.listdir/makedirs/remove reach only it, and nothing written there comes back "
                   "(matplotlib figures still do).")
     return (
@@ -936,7 +937,7 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
 
     create_session.__doc__ = (
         "Start a session: a sandbox process that keeps its globals (variables, functions, classes, imported "
-        f"modules{', and the workspace' if s.enable_filesystem else ''}) from one execute_code call to the "
+        "modules, and the files in its working directory) from one execute_code call to the "
         "next. Pass the session_id it returns to execute_code. It ends after "
         f"{s.session_ttl:g} s without a call, {s.session_max_lifetime:g} s at most, with close_session, or when "
         "a call in it times out, runs out of memory or crashes (the answer then says session_ended). "

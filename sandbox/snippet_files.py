@@ -43,8 +43,8 @@ def scratch_open(refuse, file, mode="r", buffering=-1, encoding=None, errors=Non
     real = in_scratch(path)
     if real is None:
         raise refuse(f"open({path!r:.100}) is outside the scratch directory {SCRATCH}: without the "
-                     "filesystem profile, open() reaches only that directory (the current one, emptied "
-                     "after each run): use a plain name such as 'notes.txt', or switch on "
+                     "filesystem profile, open() reaches only that directory (the current one, gone when the "
+                     "run or its session ends): use a plain name such as 'notes.txt', or switch on "
                      "SANDBOX_ENABLE_FILESYSTEM=true for a workspace")
     return io.open(real, mode, buffering, encoding, errors, newline)
 

@@ -380,3 +380,18 @@ def test_a_session_process_killed_between_calls_is_reported(tmp_path):
         assert data["error_type"] == "session_not_found", data
     ends = [json.loads(line) for line in log.read_text().splitlines() if '"session_ended"' in line]
     assert len(ends) == 1 and "ended between calls" in ends[0]["cause"] and "SIGKILL" in ends[0]["cause"], ends
+
+
+def test_files_in_the_working_directory_survive_in_a_session_and_only_there(server):
+    """What the description promises: the scratch directory is the session's, from call
+    to call; a one-shot call and another session see an empty one."""
+    first, other = create(server), create(server)
+    data, _ = run(server, "open('notes.txt', 'w').write('kept')\nresult = 1", first)
+    assert data["success"], data
+    data, _ = run(server, "import os\nresult = [open('notes.txt').read(), os.listdir('.')]", first)
+    assert data["success"] and data["result"] == ["kept", ["notes.txt"]], data
+    for session in (other, None):
+        data, _ = run(server, "import os\nresult = os.listdir('.')", session)
+        assert data["success"] and data["result"] == [], data
+    close(server, first)
+    close(server, other)
