@@ -12,7 +12,7 @@ import io
 import os
 import sys
 
-from . import snippet_files, snippet_logging, snippet_traceback, snippet_warnings
+from . import snippet_files, snippet_traceback
 
 # module -> the names a snippet gets from it without the module's profile
 SUBSETS = {
@@ -26,16 +26,19 @@ SUBSETS = {
     # path arithmetic (abspath and relpath read only the current directory)
     "os.path": ("join", "split", "splitext", "basename", "dirname", "normpath", "normcase", "isabs",
                 "commonprefix", "commonpath", "relpath", "abspath", "sep", "extsep", "curdir", "pardir"),
-    # the sandbox's own versions (snippet_*.py): same names, the snippet's frames only
     # coroutines on a private event loop; the loop itself never reaches the snippet (DENIED_TYPES)
     "asyncio": ("run", "gather", "sleep", "wait_for", "wait", "create_task", "as_completed", "shield",
                 "current_task", "Queue", "LifoQueue", "PriorityQueue", "QueueEmpty", "QueueFull", "Lock", "Event",
                 "Semaphore", "BoundedSemaphore", "Condition", "TimeoutError", "CancelledError", "InvalidStateError",
                 "iscoroutine", "iscoroutinefunction", "FIRST_COMPLETED", "FIRST_EXCEPTION", "ALL_COMPLETED",
                 "timeout", "TaskGroup"),
-    "logging": snippet_logging.NAMES,
-    "warnings": snippet_warnings.NAMES,
-    "traceback": snippet_traceback.NAMES,
+    # the sandbox's own versions (snippet_*.py, imported when a snippet asks: logging brings
+    # threading, whose fork hooks every clone of the fork server would pay for)
+    "logging": ("CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET", "getLogger",
+                "basicConfig", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",
+                "disable", "getLevelName", "StreamHandler", "NullHandler", "Handler", "Formatter"),
+    "warnings": ("warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings"),
+    "traceback": ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only"),
 }
 WHY = {
     "sys": "the rest of sys reaches the interpreter's internals (modules, frames, the recursion limit)",
@@ -136,9 +139,13 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None) -> Mo
     directory (snippet_files) and how to refuse a path outside it; `formatter`: the
     execution's guarded string.Formatter class."""
     if name == "logging":
+        from . import snippet_logging
         return ModuleSubset(name, snippet_logging.values(formatter))
-    if name in ("warnings", "traceback"):
-        return ModuleSubset(name, {"warnings": snippet_warnings, "traceback": snippet_traceback}[name].values())
+    if name == "warnings":
+        from . import snippet_warnings
+        return ModuleSubset(name, snippet_warnings.values())
+    if name == "traceback":
+        return ModuleSubset(name, snippet_traceback.values())
     if name == "asyncio":
         import asyncio  # only when a snippet asks: the fork server stays small
         values = {attr: getattr(asyncio, attr) for attr in SUBSETS[name] if hasattr(asyncio, attr)}

@@ -19,9 +19,6 @@ from .rp_base import SNIPPET_FILENAME
 LEVELS = {"CRITICAL": logging.CRITICAL, "FATAL": logging.FATAL, "ERROR": logging.ERROR,
           "WARNING": logging.WARNING, "WARN": logging.WARN, "INFO": logging.INFO,
           "DEBUG": logging.DEBUG, "NOTSET": logging.NOTSET}
-NAMES = (tuple(LEVELS) + ("getLogger", "basicConfig", "debug", "info", "warning", "warn", "error", "exception",
-                          "critical", "fatal", "log", "disable", "getLevelName", "StreamHandler", "NullHandler",
-                          "Handler", "Formatter"))
 STYLES = ("%", "$", "{")
 _RECORD_FIELDS = ("name", "msg", "levelname", "levelno", "pathname", "filename", "module", "lineno", "funcName",
                   "created", "msecs", "relativeCreated", "asctime", "message", "process", "thread", "threadName")
@@ -344,11 +341,13 @@ def getLevelName(level):
 
 
 def values(brace_formatter) -> dict:
-    """The module's names; `brace_formatter` makes the execution's guarded string.Formatter."""
+    """The names module_subsets.SUBSETS["logging"] lists; `brace_formatter` makes the
+    execution's guarded string.Formatter."""
     _BRACE_FORMATTER["make"] = brace_formatter
     found = dict(LEVELS, getLogger=getLogger, basicConfig=basicConfig, log=log, disable=disable,
                  getLevelName=getLevelName, StreamHandler=StreamHandler, NullHandler=NullHandler, Handler=Handler,
                  Formatter=Formatter)
     for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal"):
         found[name] = _module_function(name)
-    return found
+    from .module_subsets import SUBSETS
+    return {name: found[name] for name in SUBSETS["logging"]}

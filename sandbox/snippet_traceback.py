@@ -11,7 +11,6 @@ import traceback
 from .results import cap_text
 from .rp_base import MAX_MESSAGE, SNIPPET_FILENAME
 
-NAMES = ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only")
 source = {"code": ""}  # the running snippet's code, for its lines (set by restricted._execute)
 
 
@@ -94,4 +93,6 @@ def format_exception_only(*args) -> list[str]:
 
 
 def values() -> dict:
-    return {name: globals()[name] for name in NAMES}
+    """The functions module_subsets.SUBSETS["traceback"] names."""
+    from .module_subsets import SUBSETS
+    return {name: globals()[name] for name in SUBSETS["traceback"]}

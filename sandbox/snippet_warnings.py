@@ -11,7 +11,6 @@ import warnings
 
 from .rp_base import SNIPPET_FILENAME
 
-NAMES = ("warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings")
 ACTIONS = ("default", "error", "ignore", "always", "all", "module", "once")
 _registry: dict = {}  # the snippet's "once"/"default" bookkeeping
 
@@ -66,4 +65,6 @@ def catch_warnings(*, record=False):
 
 
 def values() -> dict:
-    return {name: globals()[name] for name in NAMES}
+    """The functions module_subsets.SUBSETS["warnings"] names."""
+    from .module_subsets import SUBSETS
+    return {name: globals()[name] for name in SUBSETS["warnings"]}
