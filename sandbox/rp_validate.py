@@ -4,7 +4,6 @@ the same import hook as execute(), so that the two never disagree."""
 from __future__ import annotations
 
 import ast
-import contextlib
 
 from .results import cap_text
 from .rp_base import MAX_EVENTS, MAX_MESSAGE, SandboxAttributeError, SandboxImportError, SandboxRefused
@@ -93,68 +92,32 @@ def _import_errors(tree: ast.Module, allowed: frozenset[str], files: str | None)
     modules = {}  # name bound by `import x` / `import x as y` -> what execute() would bind
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                with contextlib.suppress(ImportError):
-                    module = ctx.import_(alias.name)
-                    if alias.asname is None:
-                        modules[alias.name.split(".")[0]] = module
-                    elif "." not in alias.name:
-                        modules[alias.asname] = module
-            calls = [(alias.name, (), 0) for alias in node.names]
+            calls = [(alias.name, (), 0, alias.asname) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            calls = [(node.module or "", tuple(a.name for a in node.names), node.level)]
+            calls = [(node.module or "", tuple(a.name for a in node.names), node.level, None)]
         else:
             continue
-        for name, fromlist, level in calls:
+        for name, fromlist, level, asname in calls:
             try:
                 if fromlist == ("*",) and level == 0:
                     ctx.import_star(name)   # as execute() runs it
                     continue
-                ctx.import_(name, fromlist=fromlist, level=level)
+                module = ctx.import_(name, fromlist=fromlist, level=level)
             except SandboxImportError as exc:
                 errors.append({"line": node.lineno, "message": f"Line {node.lineno}: {exc}"})
             except ImportError as exc:
                 errors.append({"line": node.lineno,
                                "message": f"Line {node.lineno}: {type(exc).__name__}: {exc}"})
+            else:
+                if isinstance(node, ast.Import) and (asname is None or "." not in name):
+                    modules[asname or name.split(".")[0]] = module
     return errors + _module_attribute_errors(tree, ctx, modules) + _withheld_builtin_errors(tree)
-
-
-def _bound_only_by_imports(tree: ast.Module, name: str) -> bool:
-    return not any((isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load))
-                   or (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name)
-                   or (isinstance(node, ast.arg) and node.arg == name)
-                   or (isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names))
-                   for node in ast.walk(tree))
-
-
-def _withheld_builtin_errors(tree: ast.Module) -> list[dict]:
-    """Calls of builtins the snippet does not get (globals(), compile()...), unless it binds
-    the name itself."""
-    bound = _bound_names(tree)
-    return [{"line": node.lineno, "message": f"Line {node.lineno}: {node.func.id}() is not available in the "
-                                            f"sandbox: {WITHHELD_BUILTINS[node.func.id]}"}
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id in WITHHELD_BUILTINS and node.func.id not in bound]
-
-
-def _bound_names(tree: ast.Module) -> set[str]:
-    """Every name the snippet binds: assignments, parameters, definitions, imports."""
-    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.arguments):
-            bound |= {a.arg for a in node.posonlyargs + node.args + node.kwonlyargs + [node.vararg, node.kwarg] if a}
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return bound
 
 
 def _module_attribute_errors(tree: ast.Module, ctx: ExecutionContext, modules: dict) -> list[dict]:
     """`module.name` that the module policy refuses (os.system, sys.setrecursionlimit),
-    for names that nothing but an import binds: the same guard execute() reads through."""
-    rebound = _bound_names(tree) - {name for name in modules if _bound_only_by_imports(tree, name)}
+    for names that nothing but an import statement binds: the same guard execute() reads through."""
+    rebound = _bound_names(tree, plain_imports=False)
     errors, seen = [], set()
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
@@ -171,6 +134,31 @@ def _module_attribute_errors(tree: ast.Module, ctx: ExecutionContext, modules: d
         except Exception:  # noqa: BLE001 - a missing attribute is the run's to report
             pass
     return errors
+
+
+def _withheld_builtin_errors(tree: ast.Module) -> list[dict]:
+    """Calls of builtins the snippet does not get (globals(), compile()...), unless it binds
+    the name itself."""
+    bound = _bound_names(tree)
+    return [{"line": node.lineno, "message": f"Line {node.lineno}: {node.func.id}() is not available in the "
+                                            f"sandbox: {WITHHELD_BUILTINS[node.func.id]}"}
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in WITHHELD_BUILTINS and node.func.id not in bound]
+
+
+def _bound_names(tree: ast.Module, plain_imports: bool = True) -> set[str]:
+    """Every name the snippet binds: assignments, parameters, definitions, `from` imports,
+    and (with `plain_imports`) `import x` statements."""
+    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arguments):
+            bound |= {a.arg for a in node.posonlyargs + node.args + node.kwonlyargs + [node.vararg, node.kwarg] if a}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.ImportFrom) or (plain_imports and isinstance(node, ast.Import)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return bound
 
 
 def _loop_depth(tree: ast.AST) -> int:

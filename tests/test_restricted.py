@@ -1285,3 +1285,27 @@ def test_class_is_refused_with_type_as_the_way():
     assert "use type(x)" in reply["error"], reply
     for code in ("getattr((), '__class__')", "getattr(1, chr(95) * 2 + 'class' + chr(95) * 2)"):
         blocked(code)
+
+
+# --------------------------------------------------------------------- validate sees what execute refuses
+@pytest.mark.parametrize("code,line,needle", [
+    ("import sys\n\nsys.setrecursionlimit(5)", 3, "sys.setrecursionlimit"),
+    ("import os as o\no.fork()", 2, "os.fork"),
+    ("import typing\nhints = typing.get_type_hints", 2, "get_type_hints"),
+    ("x = 1\nnames = globals()", 2, "globals() is not available"),
+    ("code = compile('1', 'x', 'eval')", 1, "compile() is not available"),
+])
+def test_validate_reports_refused_module_attributes_and_withheld_builtins(code, line, needle):
+    errors = validate(code)["validation"]["errors"]
+    assert [e["line"] for e in errors if needle in e["message"]] == [line], errors
+    assert blocked(code)["error_type"] == "security_violation"
+
+
+@pytest.mark.parametrize("code", [
+    "import sys\nsys = {'modules': 1}\nsys['modules']",          # rebound: no longer the module
+    "import sys\ndef f(sys):\n    return sys.modules\nf(type('S', (), {'modules': 1}))",
+    "def globals():\n    return {}\nglobals()",                    # the snippet's own function
+    "import os\nresult = os.path.join('a', 'b')",
+])
+def test_validate_does_not_refuse_what_runs(code):
+    assert validate(code)["validation"]["valid"] is True, validate(code)
