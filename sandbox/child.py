@@ -266,7 +266,8 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
     files = (snippet_files.WORKSPACE_FILES if workspace
              else snippet_files.SCRATCH_FILES if spec.namespaced else None)
     if files == snippet_files.SCRATCH_FILES:
-        os.chdir(snippet_files.SCRATCH)
+        os.makedirs(snippet_files.WORKDIR, exist_ok=True)
+        os.chdir(snippet_files.WORKDIR)
     if workspace:
         os.chdir(artifacts.WORKSPACE)
         try:

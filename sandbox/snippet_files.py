@@ -3,9 +3,11 @@
 - filesystem profile: any path; the kernel layers (mounts, Landlock) decide, and the
   snippet's current directory is the workspace.
 - otherwise, with the mount namespace: the scratch directory, the child's private
-  /tmp (a small tmpfs that goes with the child), which is also the current
-  directory, so that `open("notes.txt", "w")` and `plt.savefig("plot.png")` work.
-  open() refuses paths that resolve outside it, so this holds without the kernel too.
+  /tmp (a small tmpfs that goes with the child), whose empty WORKDIR is the current
+  directory, so that `open("notes.txt", "w")` and `plt.savefig("plot.png")` work
+  (and "/tmp/x.png" too). open() refuses paths that resolve outside /tmp, so this
+  holds without the kernel too. (Not /tmp itself as the current directory: it holds
+  the mount points of a Python installation that lives under /tmp.)
 - otherwise: no open() at all (there is no private directory to give).
 """
 
@@ -15,6 +17,7 @@ import io
 import os
 
 SCRATCH = "/tmp"
+WORKDIR = "/tmp/work"
 WORKSPACE_FILES, SCRATCH_FILES = "workspace", "scratch"
 
 
@@ -43,8 +46,9 @@ def scratch_open(refuse, file, mode="r", buffering=-1, encoding=None, errors=Non
     real = in_scratch(path)
     if real is None:
         raise refuse(f"open({path!r:.100}) is outside the scratch directory {SCRATCH}: without the "
-                     "filesystem profile, open() reaches only that directory (the current one, gone when the "
-                     "run or its session ends): use a plain name such as 'notes.txt', or switch on "
+                     f"filesystem profile, open() reaches only that directory (the current one is {WORKDIR}; all "
+                     "of it is gone when the run or its session ends): use a plain name such as 'notes.txt', or "
+                     "switch on "
                      "SANDBOX_ENABLE_FILESYSTEM=true for a workspace")
     return io.open(real, mode, buffering, encoding, errors, newline)
 

@@ -106,7 +106,7 @@ def test_without_the_profile_the_cwd_is_a_scratch_directory_that_goes_with_the_r
         for restricted in (True, False):
             code = "import os\nopen('left.txt', 'w').write('x')\nresult = [os.getcwd(), os.listdir('.')]"
             r = runner.run(code, restricted=restricted)
-            assert r["success"] and r["result"] == ["/tmp", ["left.txt"]], r
+            assert r["success"] and r["result"] == ["/tmp/work", ["left.txt"]], r
         r = runner.run("import os\nresult = os.path.exists('/workspace')", restricted=False)
         assert r["success"] and r["result"] is False, r
         # each run has its own: what the last one left is gone
@@ -134,9 +134,10 @@ def test_open_is_given_in_the_filesystem_profile_by_path_only():
 def test_open_reaches_only_the_scratch_directory_without_the_profile():
     r = SyncRunner()
     try:
-        reply = r.run("open('notes.txt', 'w').write('hi')\nresult = open('/tmp/notes.txt').read()")
-        assert reply["success"] and reply["result"] == "hi", reply
-        for path in ("/etc/passwd", "../etc/passwd", "/tmp/../proc/self/environ", "/proc/self/status"):
+        reply = r.run("open('notes.txt', 'w').write('hi')\nopen('/tmp/plot.txt', 'w').write('ho')\n"
+                      "result = open('/tmp/work/notes.txt').read() + open('../plot.txt').read()")
+        assert reply["success"] and reply["result"] == "hiho", reply
+        for path in ("/etc/passwd", "../../etc/passwd", "/tmp/../proc/self/environ", "/proc/self/status"):
             reply = r.run(f"result = open({path!r}).read()")
             assert reply["error_type"] == "security_violation", reply
             assert "outside the scratch directory" in reply["error"] and "SANDBOX_ENABLE_FILESYSTEM" in reply["error"]
