@@ -1286,6 +1286,94 @@ with open("bin.dat", "rb") as f:
     result = list(f.read())
 """, FILES)
 
+# ---------------------------------------------------------------- more everyday code (a probe of this session)
+snippet("syntax", """
+from contextlib import contextmanager
+import time
+@contextmanager
+def timer(label):
+    t = time.perf_counter()
+    yield
+    print(label, round(time.perf_counter() - t) >= 0)
+with timer("x"):
+    total = sum(i * i for i in range(1000))
+from enum import Enum, auto
+class Color(Enum):
+    RED = auto()
+    GREEN = auto()
+result = [total, Color.GREEN.value, Color["RED"].name, [c.name for c in Color]]
+""")
+snippet("modules", """
+import itertools, functools, collections
+@functools.cache
+def f(n): return n if n < 2 else f(n - 1) + f(n - 2)
+d = collections.deque([1, 2, 3], maxlen=3); d.append(4)
+x = 5
+result = [f(40), list(itertools.pairwise([1, 2, 3])), list(d), f"{x=}", {"a": 1} | {"b": 2}, (y := 3) + 1]
+""")
+snippet("private", """
+class Temperature:
+    def __init__(self, c): self._c = c
+    @property
+    def f(self): return self._c * 9 / 5 + 32
+    @f.setter
+    def f(self, value): self._c = (value - 32) * 5 / 9
+    @classmethod
+    def from_f(cls, f):
+        t = cls(0); t.f = f; return t
+    @staticmethod
+    def valid(c): return c > -273.15
+t = Temperature.from_f(212)
+result = [round(t._c), Temperature.valid(-300), t.f]
+""")
+snippet("syntax", """
+from typing import NamedTuple, Protocol, TypedDict, Generic, TypeVar
+T = TypeVar("T")
+class Stack(Generic[T]):
+    def __init__(self): self.items: list[T] = []
+    def push(self, x: T) -> None: self.items.append(x)
+    def pop(self) -> T: return self.items.pop()
+class P(NamedTuple):
+    x: int
+    y: int = 0
+class Movie(TypedDict):
+    title: str
+s = Stack[int](); s.push(1); s.push(2)
+m: Movie = {"title": "x"}
+result = [s.pop(), P(1)._replace(y=5), m["title"]]
+""")
+snippet("dunders", """
+class Node:
+    def __init__(self, val, children=None):
+        self.val = val
+        self.children = children or []
+    def __iter__(self):
+        yield self.val
+        for c in self.children:
+            yield from c
+    def __eq__(self, other):
+        return isinstance(other, Node) and self.val == other.val
+    def __hash__(self):
+        return hash(self.val)
+tree = Node(1, [Node(2, [Node(4)]), Node(3)])
+result = [list(tree), Node(1) == Node(1), len({Node(1), Node(1)})]
+""")
+snippet("modules", """
+import string, textwrap, html, urllib.parse
+t = string.Template("Hello $name")
+result = [t.substitute(name="x"), textwrap.shorten("a b c d e f g", width=9), html.escape("<a>"), urllib.parse.urlencode({"q": "a b"}), "abc".translate(str.maketrans("abc", "xyz"))]
+""")
+snippet("algorithms", """
+import copy
+class Config:
+    def __init__(self): self.opts = {"a": [1]}
+    def __repr__(self): return f"Config({self.opts})"
+c = copy.deepcopy(Config())
+c.opts["a"].append(2)
+nums = list(map(lambda x: x ** 2, filter(lambda x: x % 2, range(10))))
+result = [repr(c), nums, sorted({"b": 2, "a": 1}.items(), key=lambda kv: kv[1], reverse=True), any(x > 50 for x in nums), divmod(17, 5)]
+""")
+
 # ---------------------------------------------------------------- scratch directory (no filesystem profile)
 snippet("scratch", """
 with open("scratch_notes.txt", "w") as f:
@@ -1549,6 +1637,24 @@ class Point:
     def __repr__(self):
         return f"{self.__class__.__name__}({self.x}, {self.y})"
 result = repr(Point(1, 2))
+""")
+# Class patterns with keywords: the interpreter reads the attributes itself, outside the
+# guards (case GeneratorType(gi_frame=f) would bind a frame); the refusal names the way round.
+gap("""
+from dataclasses import dataclass
+@dataclass
+class Point:
+    x: int
+    y: int
+def where(p):
+    match p:
+        case Point(x=0, y=0):
+            return "origin"
+        case Point(x=0):
+            return "on the y axis"
+        case _:
+            return "elsewhere"
+result = [where(Point(0, 0)), where(Point(0, 5)), where(Point(1, 1))]
 """)
 # sys.setrecursionlimit: the restricted layer keeps its own limit (deep recursion in C
 # would take the child down); globals() hands out the guards' namespace.
