@@ -395,6 +395,7 @@ class SandboxTools:
         # connections seen calling execute_code: those on a protocol before 2026-07-28 hear of
         # changed tools by a notification on the connection (newer ones listen on the bus)
         self.connections: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> protocol
+        self.notifying: set[asyncio.Task] = set()
         self.registry = upstreams.Registry(settings.tool_servers) if settings.tool_servers else None
         runner.tool_registry, runner.audit = self.registry, audit
         runner.tool_limits = tool_calls.Limits(budget=settings.tool_call_budget,
@@ -676,10 +677,13 @@ def _tools_changed(server, tools: "SandboxTools", bus) -> None:
     description follows, and our clients hear of it: on a subscriptions/listen stream
     (MCP 2026-07-28), or by notifications/tools/list_changed on their connection."""
     _describe_tools(server, tools)
-    asyncio.ensure_future(bus.publish(ToolsListChanged()))
-    for session, version in list(tools.connections.items()):
-        if version not in MODERN_PROTOCOL_VERSIONS:
-            asyncio.ensure_future(_notify_quietly(session))
+    sends = [bus.publish(ToolsListChanged())]
+    sends += [_notify_quietly(session) for session, version in list(tools.connections.items())
+              if version not in MODERN_PROTOCOL_VERSIONS]
+    for send in sends:
+        task = asyncio.ensure_future(send)
+        tools.notifying.add(task)   # a task nobody holds may be collected before it ran
+        task.add_done_callback(tools.notifying.discard)
 
 
 async def _notify_quietly(session) -> None:
