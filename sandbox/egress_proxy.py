@@ -255,7 +255,7 @@ class EgressSession:
 SOCKS_VERSION = b"\x05"
 # our refusal status -> SOCKS reply: 2 not allowed by the ruleset, 4 host unreachable,
 # 7 command not supported, 8 address type not supported (1: general failure)
-SOCKS_REPLY = {403: 2, 429: 2, 502: 4, 400: 1, 407: 7, 408: 1, 501: 7, 505: 8}
+SOCKS_REPLY = {403: 2, 429: 2, 502: 4, 400: 1, 407: 7, 501: 7, 505: 8}
 
 
 async def _socks_request(reader, writer) -> tuple[str, int]:

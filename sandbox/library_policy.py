@@ -74,6 +74,7 @@ WRITABLE_TYPES = {
     "sandbox.snippet_logging.Logger": "logger.propagate = False: the wrapper's one settable attribute",
 }
 
+_TASK_STACK = "a task's stack is the sandbox's frames; use traceback.format_exc() in an except block"
 # attribute name -> (types it is refused on, what to do instead): methods of library objects.
 REFUSED_ATTRIBUTES = {
     "ctypes": (("numpy.ndarray", "numpy.generic"), "ndarray.ctypes hands out raw memory addresses; "
@@ -82,10 +83,8 @@ REFUSED_ATTRIBUTES = {
                                                     "compute with columns, e.g. df['a'] + df['b']"),
     "query": (("pandas.DataFrame",), "DataFrame.query resolves attributes unguarded; "
                                      "filter with a mask, e.g. df[df['a'] > 1]"),
-    "print_stack": (("asyncio.Task",), "a task's stack is the sandbox's frames; use traceback.format_exc() "
-                                       "in an except block"),
-    "get_stack": (("asyncio.Task",), "a task's stack is the sandbox's frames; use traceback.format_exc() "
-                                     "in an except block"),
+    "print_stack": (("asyncio.Task",), _TASK_STACK),
+    "get_stack": (("asyncio.Task",), _TASK_STACK),
 }
 
 # qualified name of a string parser -> refusal: switched off in the child while a

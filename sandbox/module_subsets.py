@@ -56,26 +56,6 @@ WHY = {
 DENIED_TYPES = {"asyncio": ("asyncio.AbstractEventLoop",)}
 
 
-def _asyncio_run(main, *, debug=None):
-    """asyncio.run without a loop factory of the caller's, and with the loop's errors
-    (an exception in a callback, a task's exception never retrieved) reported in the
-    snippet's terms rather than by asyncio's logger with the sandbox's frames."""
-    import asyncio
-    if not asyncio.iscoroutine(main):
-        raise ValueError(f"a coroutine was expected, got {type(main).__name__}: asyncio.run(main())")
-
-    async def quietly():
-        asyncio.get_running_loop().set_exception_handler(_report_loop_error)
-        return await main
-    return asyncio.run(quietly(), debug=debug)
-
-
-def _report_loop_error(loop, context: dict) -> None:
-    exc = context.get("exception")
-    detail = snippet_traceback.describe(exc) if exc is not None else "\n"
-    sys.stderr.write(f"asyncio: {str(context.get('message', 'error'))[:200]}\n{detail}")
-
-
 class Stream:
     """sys.stdout / sys.stderr for a snippet: write and flush, not the file object
     (whose buffer, raw file and class would reach the process's descriptors)."""
@@ -147,9 +127,8 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None) -> Mo
     if name == "traceback":
         return ModuleSubset(name, snippet_traceback.values())
     if name == "asyncio":
-        import asyncio  # only when a snippet asks: the fork server stays small
-        values = {attr: getattr(asyncio, attr) for attr in SUBSETS[name] if hasattr(asyncio, attr)}
-        return ModuleSubset(name, dict(values, run=_asyncio_run))
+        from . import snippet_asyncio  # only when a snippet asks: the fork server stays small
+        return ModuleSubset(name, snippet_asyncio.values())
     module = {"sys": sys, "io": io, "os": os, "os.path": os.path}[name]
     values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
     if name == "sys":
