@@ -394,7 +394,7 @@ class SandboxTools:
                                  max_lifetime=settings.session_max_lifetime)
         # connections seen calling execute_code: those on a protocol before 2026-07-28 hear of
         # changed tools by a notification on the connection (newer ones listen on the bus)
-        self.connections: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> protocol
+        self.connections: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> protocol
         self.notifying: set[asyncio.Task] = set()
         self.registry = upstreams.Registry(settings.tool_servers) if settings.tool_servers else None
         runner.tool_registry, runner.audit = self.registry, audit
@@ -678,7 +678,7 @@ def _tools_changed(server, tools: "SandboxTools", bus) -> None:
     (MCP 2026-07-28), or by notifications/tools/list_changed on their connection."""
     _describe_tools(server, tools)
     sends = [bus.publish(ToolsListChanged())]
-    sends += [_notify_quietly(session) for session, version in list(tools.connections.items())
+    sends += [_notify_quietly(connection) for connection, version in list(tools.connections.items())
               if version not in MODERN_PROTOCOL_VERSIONS]
     for send in sends:
         task = asyncio.ensure_future(send)
@@ -686,10 +686,17 @@ def _tools_changed(server, tools: "SandboxTools", bus) -> None:
         task.add_done_callback(tools.notifying.discard)
 
 
-async def _notify_quietly(session) -> None:
+async def _notify_quietly(connection) -> None:
     """A change notification is advisory: a client gone meanwhile is no error."""
     with contextlib.suppress(Exception):
-        await session.send_tool_list_changed()
+        await connection.send_tool_list_changed()
+
+
+def _connection_of(ctx: Context):
+    """The client's connection. The SDK makes a ServerSession per request, which is
+    gone once the call answered; its connection lives as long as the client does
+    (where an SDK has no such split, the session is the connection)."""
+    return getattr(ctx.session, "_connection", ctx.session)
 
 
 def code_mode_note(stubs: list) -> str:
@@ -919,7 +926,7 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
     ) -> Annotated[CallToolResult, ExecutionResult]:
         if ctx is not None and tools.registry is not None:
             with contextlib.suppress(Exception):
-                tools.connections[ctx.session] = ctx.request_context.protocol_version
+                tools.connections[_connection_of(ctx)] = ctx.request_context.protocol_version
         return await tools.execute(code, timeout, capture_output, allowed_imports, memory_limit, use_container,
                                    files and {name: _file_content(value) for name, value in files.items()},
                                    report_progress=ctx.report_progress if ctx is not None else None,

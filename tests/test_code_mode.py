@@ -177,17 +177,20 @@ def test_a_tool_added_upstream_is_followed(server):
     assert data["success"] and data["result"] == {"result": "grown"}, data
 
 
-def test_our_clients_hear_that_the_tools_changed(tmp_path):
+@pytest.mark.parametrize("later", [0.0, 0.5], ids=["during the call", "after the call"])
+def test_our_clients_hear_that_the_tools_changed(tmp_path, later):
     """An upstream's new tool reaches execute_code's description, and a client that
     called execute_code gets notifications/tools/list_changed (newer clients hear it on
-    a subscriptions/listen stream: the same publication, sandbox/server.py)."""
+    a subscriptions/listen stream: the same publication, sandbox/server.py). A change
+    after the call answered reaches the client too: what the server remembers is the
+    client's connection, not the request that ended."""
     def description(listing: dict) -> str:
         return next(t["description"] for t in listing["result"]["tools"] if t["name"] == "execute_code")
 
     with RawServer({"SANDBOX_TOOL_SERVERS": tool_servers_file(tmp_path)}) as raw:
         raw.initialize()
         before = description(raw.request("tools/list", timeout=60))
-        grew = raw.call_tool("execute_code", {"code": "tools.faults.grow()"}, timeout=60)
+        grew = raw.call_tool("execute_code", {"code": f"tools.faults.grow(later={later})"}, timeout=60)
         assert grew["result"]["structuredContent"]["result"] == {"result": "grew"}, grew
         heard = lambda: any(json.loads(line).get("method") == "notifications/tools/list_changed"  # noqa: E731
                             for line in raw.lines)

@@ -19,6 +19,7 @@ server = MCPServer("fault-server")
 PNG = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
                                      "0000000d4944415478da63f8ffff3f0005fe02fea7d6a8960000000049454e44ae426082")).decode()
 WRITES: list = []
+BACKGROUND: set = set()   # tasks that outlive the call that started them
 
 
 class Sum(BaseModel):
@@ -51,16 +52,23 @@ def environment() -> list:
 
 
 @server.tool(annotations=READ)
-async def grow(ctx: Context) -> str:
-    """Add a tool named grown, and say the list changed."""
+async def grow(ctx: Context, later: float = 0.0) -> str:
+    """Add a tool named grown, and say the list changed (`later` seconds after answering)."""
     def grown() -> str:
         """Appeared at run time."""
         return "grown"
 
-    if server._tool_manager.get_tool("grown") is None:
-        server.add_tool(grown, annotations=READ)
-    await ctx.notify_tools_changed()              # subscriptions/listen (MCP 2026-07-28)
-    await ctx.session.send_tool_list_changed()    # the notification of earlier versions
+    async def change() -> None:
+        await asyncio.sleep(later)
+        if server._tool_manager.get_tool("grown") is None:
+            server.add_tool(grown, annotations=READ)
+        await ctx.notify_tools_changed()              # subscriptions/listen (MCP 2026-07-28)
+        await ctx.session.send_tool_list_changed()    # the notification of earlier versions
+
+    if later:
+        BACKGROUND.add(asyncio.ensure_future(change()))
+    else:
+        await change()
     return "grew"
 
 
