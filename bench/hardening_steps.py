@@ -58,7 +58,7 @@ def _install_wrappers(child, events: list) -> None:
     def report_instead_of_serving(spec, baseline):
         os.write(protocol.STDOUT, json.dumps(events).encode())
         os._exit(0)
-    child._serve_one_request = report_instead_of_serving
+    child._serve = report_instead_of_serving
 
 
 def _reap(pid: int) -> tuple[float, int]:

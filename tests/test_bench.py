@@ -1,0 +1,26 @@
+"""The benchmark's own probes still work against today's child: a bench that
+hangs or measures nothing is found here, not in the next `make bench`. Nothing
+is timed: figures belong in bench/README.md."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from sandbox import child
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_hardening_steps_measures_every_step_of_the_child():
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "hardening_steps.py"), "--json", "--runs", "2"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    res = json.loads(out.stdout)
+    measured = set(res["steps"])
+    assert set(res["layers"]) <= measured, (res["layers"], measured)
+    assert {"start (fds, signals, environment)", "pre-warm"} <= measured, measured
+    assert all(row["n"] == 2 and row["cpu_ms"] > 0 for row in res["steps"].values()), res["steps"]
+    assert set(res["layers"]) <= {name for name, _ in child.HARDENING}
