@@ -29,12 +29,15 @@ if str(ROOT) not in sys.path:
 
 
 def _spec():
-    from sandbox import layers, mounts, seccomp
+    """The basic profile's spec, in the network namespace its children would have
+    (the shared empty one where the fork server would enter it: layers.establish)."""
+    from sandbox import landlock, layers, mounts, namespaces, seccomp
     from sandbox.layer_names import KERNEL_LAYERS
     config = {"max_timeout": 30, "max_memory": 512 << 20, "network": False, "filesystem": False,
               "workspace_size": 64 << 20}
+    shared = os.geteuid() == 0 and landlock.abi_version() >= 6 and namespaces.enter_empty_network()
     return layers._spec(config, KERNEL_LAYERS, seccomp.build_filter(allow_inet=False),
-                        tuple(mounts.readable_paths(network=False)))
+                        tuple(mounts.readable_paths(network=False)), shared)
 
 
 def _install_wrappers(child, events: list) -> None:
@@ -79,7 +82,7 @@ def measure(runs: int) -> dict:
         pipes = [os.pipe() for _ in range(5)]
         (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
         started = time.perf_counter()
-        pid = kernel.clone_process(namespaces.clone_flags())
+        pid = kernel.clone_process(namespaces.clone_flags(own_network=spec.own_network))
         if pid == 0:
             child.run(spec, child.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w,
                                              go=go_r, zygote=own_pidfd))
@@ -101,7 +104,7 @@ def measure(runs: int) -> dict:
     floor_cpu, floor_wall = [], []
     for _ in range(runs):
         started = time.perf_counter()
-        pid = kernel.clone_process(namespaces.clone_flags())
+        pid = kernel.clone_process(namespaces.clone_flags(own_network=spec.own_network))
         if pid == 0:
             os._exit(0)
         floor_cpu.append(_reap(pid)[0])

@@ -60,10 +60,17 @@ class ChildSpec:
     filesystem: bool           # the filesystem profile: a writable /workspace, the snippet's cwd
     workspace_size: int
     readable: tuple            # mounts.readable_paths(), computed once by the zygote
+    empty_network_shared: bool  # the zygote sits in an empty network namespace children may share
 
     @property
     def namespaced(self) -> bool:
         return "namespaces" in self.layers
+
+    @property
+    def own_network(self) -> bool:
+        """A network namespace of the child's own: always with the network profile, and
+        whenever a layer the shared empty one relies on is off (namespaces.py)."""
+        return self.network or not (self.empty_network_shared and {"landlock", "seccomp"} <= self.layers)
 
 
 @dataclass(frozen=True)

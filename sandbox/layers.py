@@ -54,11 +54,14 @@ def establish(zygote, config: dict):
 
     # every import path resolved once here, not per execution
     readable = tuple(mounts.readable_paths(network=network))
+    # children share one empty network namespace only where Landlock scopes abstract sockets
+    shared_network = (os.geteuid() == 0 and abi >= 6 and {"namespaces", "landlock", "seccomp"} <= set(candidates)
+                      and namespaces.enter_empty_network())
     for _attempt in range(len(KERNEL_LAYERS) + 1):
         # the network profile's sockets only inside a network namespace of the child's own
         inet = network and "namespaces" in candidates
         program = seccomp.build_filter(allow_inet=inet) if "seccomp" in candidates else None
-        spec = _spec(config, candidates, program, readable)
+        spec = _spec(config, candidates, program, readable, shared_network)
         probe = zygote.run_one(spec, {"code": PROBE_CODE, "timeout": 10, "restricted": True,
                                       "allowed_modules": [], "memory_limit": 64 << 20,
                                       "capture_output": True})
@@ -75,7 +78,7 @@ def establish(zygote, config: dict):
                            f"status={probe.status} stderr={probe.out['stderr'].text()[:500] if 'stderr' in probe.out else ''!r}")
 
     for name in candidates:
-        report[name] = {"active": True, "detail": _detail(name, config, abi, program, candidates)}
+        report[name] = {"active": True, "detail": _detail(name, config, abi, program, spec)}
     return spec, report
 
 
@@ -90,7 +93,7 @@ def setup_failure_detail(layer: str, setup_error: dict, sysctl_root: str = "/pro
     return detail
 
 
-def _spec(config: dict, layers, program, readable: tuple) -> child_mod.ChildSpec:
+def _spec(config: dict, layers, program, readable: tuple, empty_network_shared: bool) -> child_mod.ChildSpec:
     return child_mod.ChildSpec(
         layers=frozenset(layers),
         network=bool(config["network"]) and "namespaces" in layers,
@@ -100,15 +103,23 @@ def _spec(config: dict, layers, program, readable: tuple) -> child_mod.ChildSpec
         hard_limits=hard_limits(config),
         seccomp_program=program,
         readable=readable,
+        empty_network_shared=empty_network_shared,
     )
 
 
-def _detail(name: str, config: dict, abi: int, program, active) -> str:
+def _detail(name: str, config: dict, abi: int, program, spec: child_mod.ChildSpec) -> str:
     root = os.geteuid() == 0
+    active = spec.layers
     inet = bool(config.get("network")) and "namespaces" in active
     if name == "namespaces":
-        net = ("a network namespace of its own whose only way out is the egress proxy listening at "
-               f"{namespaces.PROXY_URL}" if config.get("network") else "an empty network namespace")
+        if config.get("network"):
+            net = ("a network namespace of its own whose only way out is the egress proxy listening at "
+                   f"{namespaces.PROXY_URL}")
+        elif spec.own_network:
+            net = "an empty network namespace of its own"
+        else:
+            net = ("the fork server's empty network namespace, shared by the sandboxes (loopback down, no IP "
+                   "socket; Landlock refuses another sandbox's abstract sockets)")
         return ("user, pid, mount, ipc and uts namespaces and " + net + "; private root with the Python "
                 "installation read-only, an empty size-capped tmpfs /tmp and a fresh /proc")
     if name == "privilege_drop":

@@ -6,12 +6,19 @@ INSIDE_ID to an unprivileged host id. As root that id is
 SANDBOX_ID (nobody), so a sandbox never holds a host uid that owns
 anything; as an ordinary user it is the user's own uid, the only one it may map.
 
-The network namespace is always the child's own, so nothing it binds (TCP,
-UDP, abstract Unix sockets, which belong to the network namespace) can be
-reached from the host or another sandbox. With the network profile on, the
-child brings up its loopback and listens at PROXY_ADDRESS before it drops its
-capabilities; the listening socket goes to the server's egress proxy
-(egress_proxy.py), the only way out.
+The sandbox never shares the host's network namespace. Without the network
+profile it has no way out at all; as root, when Landlock scopes abstract Unix
+sockets (ABI 6) and seccomp refuses every socket family but AF_UNIX, the
+children share one empty network namespace that the fork server entered at
+start (enter_empty_network), instead of each creating and tearing down its own:
+its loopback stays down and the sandboxes hold no capability over it, seccomp
+leaves them no IP socket, and Landlock refuses to connect or send to an abstract
+socket bound by another sandbox (each child is its own Landlock domain). When
+either of those two layers is off, each child gets a namespace of its own again.
+With the network profile on, the child always gets its own: it brings up its
+loopback and listens at PROXY_ADDRESS before it drops its capabilities; the
+listening socket goes to the server's egress proxy (egress_proxy.py), the only
+way out.
 """
 
 from __future__ import annotations
@@ -35,11 +42,24 @@ PROXY_URL = f"http://{PROXY_ADDRESS[0]}:{PROXY_ADDRESS[1]}"
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
 
-def clone_flags() -> int:
-    """The namespaces a child is cloned into: every profile gets its own,
-    empty network namespace (not even loopback is up)."""
-    return (kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS | kernel.CLONE_NEWPID
-            | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS | kernel.CLONE_NEWNET)
+def clone_flags(own_network: bool = True) -> int:
+    """The namespaces a child is cloned into. Without its own network namespace
+    it stays in the fork server's, the shared empty one (enter_empty_network)."""
+    flags = (kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS | kernel.CLONE_NEWPID
+             | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS)
+    return flags | kernel.CLONE_NEWNET if own_network else flags
+
+
+def enter_empty_network() -> bool:
+    """As root: move the fork server into a new, empty network namespace that the
+    children of the profiles without network can share (creating and tearing down
+    one per execution costs about 0.7 ms of CPU, bench/README.md). The fork server
+    itself needs no network: it talks to the server over pipes it already holds."""
+    try:
+        kernel.unshare(kernel.CLONE_NEWNET)
+    except OSError:
+        return False
+    return True
 
 
 def open_proxy_listener() -> socket.socket:

@@ -366,7 +366,7 @@ class Zygote:
         spec = spec or self.spec
         pipes = [os.pipe() for _ in range(4)] + [go_channel()]  # request, result, stdout, stderr, go
         (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
-        flags = namespaces.clone_flags() if spec.namespaced else 0
+        flags = namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0
         try:
             pid = kernel.clone_process(flags)
         except OSError as exc:

@@ -63,8 +63,12 @@ def test_a_threaded_caller_is_refused():
 
 
 def test_clone_flags_make_every_namespace_network_included():
-    """The network profile too: its way out is the proxy, never the host's namespace."""
+    """The network profile too: its way out is the proxy, never the host's namespace.
+    Without a network namespace of its own, a child stays in the fork server's, the
+    shared empty one (tests/test_shared_network.py); every other namespace is new."""
+    others = (kernel.CLONE_NEWUSER, kernel.CLONE_NEWPID, kernel.CLONE_NEWNS, kernel.CLONE_NEWIPC,
+              kernel.CLONE_NEWUTS)
     flags = namespaces.clone_flags()
-    for flag in (kernel.CLONE_NEWUSER, kernel.CLONE_NEWPID, kernel.CLONE_NEWNS, kernel.CLONE_NEWIPC,
-                 kernel.CLONE_NEWUTS, kernel.CLONE_NEWNET):
-        assert flags & flag
+    assert all(flags & flag for flag in others) and flags & kernel.CLONE_NEWNET
+    shared = namespaces.clone_flags(own_network=False)
+    assert all(shared & flag for flag in others) and not shared & kernel.CLONE_NEWNET
