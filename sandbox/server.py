@@ -666,10 +666,13 @@ MAX_STUBS_IN_DESCRIPTION = 40
 
 
 def _describe_tools(server, tools: "SandboxTools") -> None:
-    """execute_code's description, with the tool stubs known once the upstreams answered."""
+    """execute_code's description once the sandbox is up (does it have a private /tmp
+    for scratch files?), with the tool stubs known once the upstreams answered."""
     tool = server._tool_manager.get_tool("execute_code")
     if tool is not None:
-        tool.description = execute_description(tools.settings, tools.registry.stubs())
+        stubs = tools.registry.stubs() if tools.registry is not None else None
+        scratch = tools.runner.layers().get("namespaces", {}).get("active", False)
+        tool.description = execute_description(tools.settings, stubs, scratch=scratch)
 
 
 def _tools_changed(server, tools: "SandboxTools", bus) -> None:
@@ -815,7 +818,7 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
             tools.registry.listeners.append(lambda stubs: _tools_changed(_server, tools, bus))
             tools.registry.start()
             await tools.registry.wait_connected(UPSTREAM_WAIT)
-            _describe_tools(_server, tools)
+        _describe_tools(_server, tools)
         sweeper = asyncio.ensure_future(tools.sessions.run_sweeper())
         try:
             log_layers(runner.layers())
@@ -850,9 +853,10 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
     return server
 
 
-def execute_description(s: Settings, stubs: list | None = None) -> str:
+def execute_description(s: Settings, stubs: list | None = None, *, scratch: bool = True) -> str:
     """What the model must know before its first call: each call starts fresh, the
-    modules of every enabled profile by name, the limits, where files go."""
+    modules of every enabled profile by name, the limits, where files go (`scratch`:
+    the sandbox has a private /tmp, which only its mount namespace gives)."""
     modules = "; ".join(
         f"{name.replace('_', ' ')}: {', '.join(sorted(profiles.profile_modules_available(name)))}"
         for name in s.enabled_profiles)
@@ -863,7 +867,9 @@ def execute_description(s: Settings, stubs: list | None = None) -> str:
                   "Files: the working directory is a private scratch directory, gone when the call (or its "
                   "session) ends; open() "
                   "and os.listdir/makedirs/remove reach only it, and nothing written there comes back "
-                  "(matplotlib figures still do).")
+                  "(matplotlib figures still do)." if scratch else
+                  "Files: this host runs the sandbox without a mount namespace, so there is no private scratch "
+                  "directory and open() is refused: keep data in memory (io.StringIO, io.BytesIO).")
     return (
         "Run Python in an isolated sandbox; the answer has the printed output (stdout, stderr), the value of "
         "a top-level `result` variable or of the last expression, and any error with its type, line and "

@@ -66,6 +66,9 @@ def test_description_names_every_enabled_profiles_modules_and_the_limits():
     assert "under out/" in with_ds and "filesystem: " in with_ds
     assert "scratch directory" in basic and "Rules:" in basic and "type(x)" in basic
     assert "Rules:" not in execute_description(Settings(restricted_python=False))
+    without_mounts = execute_description(Settings(), scratch=False)   # no mount namespace: no private /tmp
+    assert "private scratch directory, gone" not in without_mounts
+    assert "open() is refused" in without_mounts and "io.StringIO" in without_mounts
 
 
 def test_every_error_type_but_runtime_error_has_a_hint():

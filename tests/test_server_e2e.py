@@ -345,6 +345,15 @@ def test_use_container_names_the_missing_layer():
         assert "SANDBOX_UNSAFE_DISABLE_LAYERS=landlock" in server.stderr_text()
 
 
+def test_without_a_mount_namespace_the_description_promises_no_scratch_directory():
+    """No mount namespace, no private /tmp: the description says open() is refused, as the refusal does."""
+    with blocking_session({"SANDBOX_UNSAFE_DISABLE_LAYERS": "namespaces"}) as server:
+        description = server.tools["execute_code"].description
+        data, _ = execute(server, "open('notes.txt', 'w')")
+    assert "open() is refused" in description and "private scratch directory, gone" not in description
+    assert not data["success"] and "io.StringIO" in data["error"], data
+
+
 def test_missing_layer_message_names_each_layer_and_why():
     from sandbox.server import describe_missing_layers
 
