@@ -6,13 +6,17 @@ binds an abstract stream socket and an abstract datagram socket and waits; the
 second, started while the first waits, connects and sends to both names. Each
 reports the inode of its network namespace, so the test knows whether the two
 shared one; with Landlock or seccomp off they must not, and the second then
-finds nothing under those names at all."""
+finds nothing under those names at all. Last, a process beside the sandboxes, in
+the fork server's namespace, binds the names: no sandbox of any profile reaches
+it, with RestrictedPython on and off."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import secrets
+import subprocess
+import sys
 
 import pytest
 
@@ -105,3 +109,71 @@ def test_get_sandbox_info_says_which_network_namespace_the_sandboxes_have():
         r.close()
     expected = "shared by the sandboxes" if SHARED_HERE else "an empty network namespace of its own"
     assert expected in detail, detail
+
+
+# ----------------------------------------------------------------------------- a socket beside the sandboxes
+
+HOST_LISTENER = r"""
+import ctypes, json, os, select, socket, sys
+zygote, name = int(sys.argv[1]), sys.argv[2].encode()
+target = os.open(f"/proc/{zygote}/ns/net", os.O_RDONLY)
+if os.fstat(target).st_ino != os.stat("/proc/self/ns/net").st_ino:   # (as root: the shared one)
+    assert ctypes.CDLL(None, use_errno=True).setns(target, 0x40000000) == 0, ctypes.get_errno()
+stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+stream.bind(b"\0" + name)
+stream.listen(4)
+datagram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+datagram.bind(b"\0" + name + b"-dgram")
+print("ready", flush=True)
+select.select([sys.stdin], [], [], float(sys.argv[3]))   # the test closes our stdin when the snippet is done
+ready, _, _ = select.select([stream, datagram], [], [], 0)
+print(json.dumps([s.type.name for s in ready]), flush=True)
+"""
+
+REACH_OUT = """
+import socket
+name = b'\\0' + {name!r}
+def attempt(kind, action):
+    s = socket.socket(socket.AF_UNIX, kind)
+    try:
+        action(s)
+        return 'reached'
+    except OSError as exc:
+        return type(exc).__name__
+    finally:
+        s.close()
+result = {{"connect": attempt(socket.SOCK_STREAM, lambda s: s.connect(name)),
+          "sendto": attempt(socket.SOCK_DGRAM, lambda s: s.sendto(b'x', name + b'-dgram'))}}
+"""
+
+
+@pytest.fixture(scope="module", params=["basic", "filesystem", "network"])
+def profile_runner(request):
+    r = SyncRunner(pool_size=1, **({request.param: True} if request.param != "basic" else {}))
+    yield r
+    r.close()
+
+
+@pytest.mark.parametrize("restricted", [True, False], ids=["RestrictedPython on", "RestrictedPython off"])
+def test_a_socket_bound_in_the_fork_servers_namespace_is_out_of_reach(profile_runner, restricted):
+    """What a process beside the sandboxes (in the fork server's network namespace, the
+    one the sandboxes share as root) binds, no sandbox reaches: in every profile, with
+    RestrictedPython on and off (asked to allow the socket module too)."""
+    name = "sbx-beside-" + secrets.token_hex(6)
+    helper = subprocess.Popen([sys.executable, "-c", HOST_LISTENER, str(profile_runner.runner.zygote_pid()),
+                               name, "30"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert helper.stdout.readline().strip() == "ready"
+        answer = profile_runner.run(REACH_OUT.format(name=name.encode()), restricted=restricted,
+                                    allowed=BASIC | {"socket"})
+        helper.stdin.close()
+        heard = helper.stdout.readline()
+    finally:
+        helper.kill()
+        helper.wait()
+    assert heard.strip() == "[]", heard
+    if answer["success"]:
+        assert set(answer["result"]) == {"connect", "sendto"}, answer
+        assert "reached" not in answer["result"].values(), answer
+    else:   # RestrictedPython refuses the socket module itself
+        assert restricted and "socket" in answer["error"], answer
