@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_client import LAUNCHER, RawServer, blocking_session  # noqa: E402
+from mcp_client import LAUNCHER, RawServer, blocking_session, server_env  # noqa: E402
 from npm_packages import installed  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -198,6 +198,34 @@ def test_our_clients_hear_that_the_tools_changed(tmp_path, later):
             raw.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed", 20)
         after = description(raw.request("tools/list"))
     assert "faults.grown(" not in before and "faults.grown(" in after, after
+
+
+def test_a_client_on_the_newest_protocol_hears_the_change_on_a_listen_stream(tmp_path):
+    """The SDK's high-level client negotiates MCP 2026-07-28 (server/discover) and opens a
+    subscriptions/listen stream for tools/list_changed: the change an upstream makes after
+    the call answered arrives there, and tools/list then shows the new stub."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=str(LAUNCHER), args=[],
+                                   env=server_env({"SANDBOX_TOOL_SERVERS": tool_servers_file(tmp_path)}))
+
+    async def scenario():
+        async with Client(params) as client:
+            async with client.listen(tools_list_changed=True) as events:
+                answer = await client.call_tool("execute_code", {"code": "tools.faults.grow(later=0.3)"})
+                with anyio.fail_after(20):
+                    async for event in events:
+                        break
+            listing = await client.list_tools()
+            description = next(t.description for t in listing.tools if t.name == "execute_code")
+            return client.protocol_version, answer.structured_content, type(event).__name__, description
+
+    version, answer, event, description = anyio.run(scenario)
+    assert version == "2026-07-28", version
+    assert answer["success"] and answer["result"] == {"result": "grew"}, answer
+    assert event == "ToolsListChanged" and "faults.grown(" in description, (event, description)
 
 
 def test_an_upstream_gets_none_of_the_servers_environment(server):
