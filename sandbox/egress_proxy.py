@@ -51,6 +51,9 @@ class Refused(Exception):
         self.status = status
 
 
+DROP_MAX = 256   # connections closed unread at most per listener and call end (its backlog is 64)
+
+
 class EgressSession:
     """The proxy of one execution; close() ends it and returns what it did."""
 
@@ -64,13 +67,17 @@ class EgressSession:
         self.tasks: set[asyncio.Task] = set()
         self.closed = False
 
-    def start(self, listener: socket.socket) -> None:
+    def start(self, listener: socket.socket, *, drop_waiting: bool = False) -> None:
         """Accept on the child's listener. A request the fork server handed to
-        a second child (the first was killed before it ran) brings a second one."""
+        a second child (the first was killed before it ran) brings a second one.
+        `drop_waiting`: a session's listener, before its call runs; whatever waits
+        in its backlog was connected between calls and belongs to none."""
         if self.closed:
             listener.close()
             return
         listener.setblocking(False)
+        if drop_waiting:
+            _drop_waiting(listener)
         self.listeners.append(listener)
         self._spawn(self._accept(listener))
 
@@ -103,6 +110,7 @@ class EgressSession:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         for listener in self.listeners:
+            _drop_waiting(listener)   # a session's listener outlives the call: leave nothing for the next
             listener.close()
         return self.records
 
@@ -313,3 +321,15 @@ async def _answer(writer, status: int, reason: str) -> None:
         await asyncio.wait_for(writer.drain(), 5)
     except (ConnectionError, asyncio.TimeoutError):
         pass
+
+
+def _drop_waiting(listener: socket.socket) -> None:
+    """Close, unread, the connections waiting in a listener's backlog (at most
+    DROP_MAX: a backlog holds fewer, and a snippet still connecting cannot keep
+    the server here)."""
+    for _ in range(DROP_MAX):
+        try:
+            connection, _ = listener.accept()
+        except OSError:   # none left (BlockingIOError), or the listener is gone
+            return
+        connection.close()

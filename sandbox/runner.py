@@ -287,7 +287,7 @@ class Runner:
             if session is not None:
                 self._session_calls[session] = request_id
                 if session in self._session_listeners:
-                    egress.start(_duplicate(self._session_listeners[session]))
+                    egress.start(_duplicate(self._session_listeners[session]), drop_waiting=True)
         try:
             zygote = await self._send(request_id, future, op, body, on_output, session)
         except (ConnectionError, RuntimeError) as exc:

@@ -395,3 +395,26 @@ def test_files_in_the_working_directory_survive_in_a_session_and_only_there(serv
         assert data["success"] and data["result"] == [], data
     close(server, first)
     close(server, other)
+
+
+def test_connections_left_waiting_by_one_call_are_not_the_next_calls():
+    """The proxy stops accepting at the connection limit, so a snippet's further
+    connections wait in its listener's backlog. In a session the listener outlives
+    the call: what waits there when a call ends is dropped, not served (and
+    counted) in the next call."""
+    with blocking_session({"SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_NETWORK_MAX_CONNECTIONS": "1",
+                           "SANDBOX_RESTRICTED_PYTHON": "false"}) as server:
+        session = create(server)
+        data, _ = run(server, "import socket\n"
+                              "held = [socket.create_connection(('127.0.0.1', 3128), timeout=5) for _ in range(4)]\n"
+                              "result = len(held)", session)
+        assert data["success"] and data["result"] == 4, data
+        assert len(data["network"]) == 2, data["network"]   # the one within the limit, the one told so
+        data, _ = run(server, "result = len(held)", session)
+        assert data["success"] and data["network"] == [], data
+        data, _ = run(server, "gone = []\n"
+                              "for s in held[2:]:\n"
+                              "    s.settimeout(5)\n"
+                              "    gone.append(s.recv(1) == b'')\n"
+                              "result = gone", session)
+        assert data["success"] and data["result"] == [True, True], data   # closed by the proxy
