@@ -276,8 +276,23 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         copy_locations(new.func, node)
         return new
 
+    def visit_With(self, node):
+        """`with X as name`: what X's __enter__ hands over is vetted like a call's
+        result (`as (a, b)` already unpacks through the guarded iterator)."""
+        node = super().visit_With(node)
+        for item in reversed(node.items):
+            if isinstance(item.optional_vars, ast.Name):
+                name = item.optional_vars.id
+                vet = ast.Assign(targets=[ast.Name(name, ast.Store())],
+                                 value=_vet_call("_vet_entered_", ast.Name(name, ast.Load())))
+                node.body.insert(0, vet)
+                for new in ast.walk(vet):
+                    if "lineno" in new._attributes:   # (not the Load/Store markers)
+                        copy_locations(new, item.optional_vars)
+        return node
+
     def visit_AsyncWith(self, node):
-        return self.visit_With(node)  # the same unpacking guard on `as (a, b)`
+        return self.visit_With(node)  # the same vetting, and the same unpacking guard on `as (a, b)`
 
     def visit_AsyncFor(self, node):
         """`async for T in X`: X's items come through `_getaiter_`, which vets each; a

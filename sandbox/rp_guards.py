@@ -210,6 +210,12 @@ class ExecutionContext(ModulePolicy):
     def vet_one(self, value):
         return self.vet_params(value)[0]
 
+    def vet_entered(self, value):
+        """_vet_entered_: what `with X as name` binds (X.__enter__'s result)."""
+        if type(value) not in PLAIN_TYPES and needs_vet(value):
+            return self.vet(value, "the value of `with ... as`")
+        return value
+
     def getiter(self, ob):
         """_getiter_: iteration, comprehensions and unpacking; every item is vetted."""
         if type(ob) in PLAIN_ITERABLES:
@@ -568,6 +574,7 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
         "_vet_params_": ctx.vet_params,
         "_vet_kwargs_": ctx.vet_kwargs,
         "_vet_one_": ctx.vet_one,
+        "_vet_entered_": ctx.vet_entered,
         "_print_": lambda getattr_: Printer(stdout, getattr_),
         "_super_attr_": ctx.super_attr,
         FALLBACK_GETATTR: public_getattr,

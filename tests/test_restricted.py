@@ -1309,3 +1309,51 @@ def test_validate_reports_refused_module_attributes_and_withheld_builtins(code, 
 ])
 def test_validate_does_not_refuse_what_runs(code):
     assert validate(code)["validation"]["valid"] is True, validate(code)
+
+
+# --------------------------------------------------------------------- with ... as
+class _Entered:
+    """A library context manager stand-in whose __enter__ hands over `value`."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        return self.value
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("code", [
+    "with leaky as t:\n    pass",
+    "with leaky as (a, b):\n    pass",
+    "with io.StringIO() as s, leaky as t:\n    pass",
+    "import asyncio\nasync def m():\n    async with aleaky as t:\n        return 1\nasyncio.run(m())",
+])
+def test_what_a_context_manager_hands_over_is_vetted(code):
+    """`with X as name` binds X.__enter__()'s result without a call the guards see: it is
+    vetted like one (here a library hands over a class the policy denies)."""
+    import types
+
+    class _AsyncEntered(_Entered):
+        async def __aenter__(self):
+            return self.value
+
+        async def __aexit__(self, *exc):
+            return False
+
+    denied = types.FunctionType
+    value = (denied, 1) if "(a, b)" in code else denied
+    out = io.StringIO()
+    reply = restricted.execute("import io\n" + code, restricted=True, allowed_modules=BASIC, stdout=out, stderr=out,
+                               names={"leaky": _Entered(value), "aleaky": _AsyncEntered(value)})
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply
+    assert "FunctionType" in reply["error"] or "LambdaType" in reply["error"], reply
+
+
+def test_ordinary_with_statements_run_unchanged():
+    result, _ = ok("import io, contextlib\nwith io.StringIO('text') as f:\n    a = f.read()\n"
+                   "with contextlib.suppress(KeyError), io.StringIO('x') as g:\n    b = g.read()\n"
+                   "with contextlib.nullcontext((1, 2)) as (c, d):\n    pass\nresult = [a, b, c + d]")
+    assert result == ["text", "x", 3]
