@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_client import LAUNCHER, RawServer, blocking_session, server_env  # noqa: E402
+from mcp_client import LAUNCHER, RawServer, blocking_session, server_command, server_env  # noqa: E402
 from npm_packages import installed  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -208,7 +208,8 @@ def test_a_client_on_the_newest_protocol_hears_the_change_on_a_listen_stream(tmp
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(command=str(LAUNCHER), args=[],
+    command, *args = server_command()   # (this interpreter: an ordinary user's run has no .venv)
+    params = StdioServerParameters(command=command, args=args,
                                    env=server_env({"SANDBOX_TOOL_SERVERS": tool_servers_file(tmp_path)}))
 
     async def scenario():
