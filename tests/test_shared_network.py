@@ -39,7 +39,7 @@ own = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 own.connect(name)
 peer, _ = stream.accept()
 peer.close(); own.close()
-ready, _, _ = select.select([stream, datagram], [], [], 4.0)
+ready, _, _ = select.select([stream, datagram], [], [], 6.0)
 result = {{"netns": os.stat('/proc/self/ns/net').st_ino, "own connection": True,
           "heard from outside": [s.type.name for s in ready]}}
 """
@@ -71,7 +71,7 @@ def run_pair(runner: SyncRunner) -> tuple[dict, dict]:
 
     async def both():
         first = asyncio.ensure_future(runner.runner.execute(request(LISTENER)))
-        await asyncio.sleep(1.0)   # the listener is bound by now
+        await asyncio.sleep(2.0)   # the listener (a pooled child) is bound by now
         second = await runner.runner.execute(request(PROBE))
         return await first, second
 
