@@ -304,21 +304,25 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         node.iter = self._async_items(node.iter)
         return node
 
-    def _async_items(self, iterable):
-        new = ast.Call(func=ast.Name("_getaiter_", ast.Load()), args=[iterable], keywords=[])
+    def _async_items(self, iterable, unpack_spec=None):
+        args = [iterable] if unpack_spec is None else [iterable, unpack_spec]
+        new = ast.Call(func=ast.Name("_getaiter_", ast.Load()), args=args, keywords=[])
+        for part in ast.walk(new):
+            if "lineno" in part._attributes and not hasattr(part, "lineno"):
+                copy_locations(part, iterable)
         copy_locations(new, iterable)
         copy_locations(new.func, iterable)
         return new
 
     def visit_comprehension(self, node):
+        """`async for T in X` in a comprehension: X's items come through `_getaiter_`,
+        which vets each; a tuple target is unpacked there by the usual guard (a
+        comprehension has no body to put the unpacking in)."""
         if not node.is_async:
             return super().visit_comprehension(node)
-        if not isinstance(node.target, ast.Name):
-            self.error(node, "an async comprehension takes one name (`async for item in ...`): unpack the "
-                             "item inside the expression or in an `async for` loop")
-            return node
         node = self.node_contents_visit(node)
-        node.iter = self._async_items(node.iter)
+        spec = self.gen_unpack_spec(node.target) if isinstance(node.target, ast.Tuple) else None
+        node.iter = self._async_items(node.iter, spec)
         return node
 
     def visit_Lambda(self, node):

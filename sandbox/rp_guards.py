@@ -222,11 +222,15 @@ class ExecutionContext(ModulePolicy):
             return ob
         return self._vetted_items(ob)
 
-    async def aiter(self, ob):
-        """_getaiter_: `async for` and async comprehensions; every item is vetted."""
+    async def aiter(self, ob, unpack_spec=None):
+        """_getaiter_: `async for` and async comprehensions; every item is vetted. With
+        `unpack_spec` (an async comprehension's tuple target), each item is unpacked
+        by the guarded unpacking, which vets every element."""
         async for item in ob:
             if type(item) not in PLAIN_TYPES and needs_vet(item):
                 item = self.vet(item, "an item of async iteration")
+            if unpack_spec is not None:
+                item = guarded_unpack_sequence(item, unpack_spec, self.getiter)
             yield item
 
     def _vetted_items(self, ob):

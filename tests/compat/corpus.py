@@ -1556,6 +1556,16 @@ result = asyncio.run(main())
 """)
 snippet("async", """
 import asyncio
+async def rows():
+    for i, name in enumerate(["ada", "grace", "linus"]):
+        await asyncio.sleep(0)
+        yield i, name
+async def main():
+    return {name: i async for i, name in rows()}
+result = asyncio.run(main())
+""")
+snippet("async", """
+import asyncio
 async def slow():
     await asyncio.sleep(10)
 async def main():
