@@ -44,8 +44,8 @@ result = {{"netns": os.stat('/proc/self/ns/net').st_ino, "own connection": True,
           "heard from outside": [s.type.name for s in ready]}}
 """
 
-PROBE = """
-import os, socket
+REACH_OUT = """
+import socket
 name = {name!r}
 def attempt(kind, action):
     s = socket.socket(socket.AF_UNIX, kind)
@@ -56,11 +56,10 @@ def attempt(kind, action):
         return type(exc).__name__
     finally:
         s.close()
-result = {{"netns": os.stat('/proc/self/ns/net').st_ino,
-          "connect": attempt(socket.SOCK_STREAM, lambda s: s.connect(name)),
+result = {{"connect": attempt(socket.SOCK_STREAM, lambda s: s.connect(name)),
           "sendto": attempt(socket.SOCK_DGRAM, lambda s: s.sendto(b'x', name + b'-dgram'))}}
 """
-
+PROBE = REACH_OUT + "import os\nresult['netns'] = os.stat('/proc/self/ns/net').st_ino\n"
 
 def run_pair(runner: SyncRunner) -> tuple[dict, dict]:
     name = b"\0sbx-shared-net-" + secrets.token_hex(6).encode()
@@ -130,22 +129,6 @@ ready, _, _ = select.select([stream, datagram], [], [], 0)
 print(json.dumps([s.type.name for s in ready]), flush=True)
 """
 
-REACH_OUT = """
-import socket
-name = b'\\0' + {name!r}
-def attempt(kind, action):
-    s = socket.socket(socket.AF_UNIX, kind)
-    try:
-        action(s)
-        return 'reached'
-    except OSError as exc:
-        return type(exc).__name__
-    finally:
-        s.close()
-result = {{"connect": attempt(socket.SOCK_STREAM, lambda s: s.connect(name)),
-          "sendto": attempt(socket.SOCK_DGRAM, lambda s: s.sendto(b'x', name + b'-dgram'))}}
-"""
-
 
 @pytest.fixture(scope="module", params=["basic", "filesystem", "network"])
 def profile_runner(request):
@@ -164,7 +147,7 @@ def test_a_socket_bound_in_the_fork_servers_namespace_is_out_of_reach(profile_ru
                                name, "30"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert helper.stdout.readline().strip() == "ready"
-        answer = profile_runner.run(REACH_OUT.format(name=name.encode()), restricted=restricted,
+        answer = profile_runner.run(REACH_OUT.format(name=b"\0" + name.encode()), restricted=restricted,
                                     allowed=BASIC | {"socket"})
         helper.stdin.close()
         heard = helper.stdout.readline()
