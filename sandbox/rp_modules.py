@@ -481,7 +481,9 @@ class ModulePolicy:
         if isinstance(value, _INTERNAL_TYPES) or value is _BUILTINS_DICT:
             if isinstance(value, types.ModuleType):
                 return self.module_value(value, where, kind)
-            raise self.refuse(kind, f"{where} is a {type(value).__name__}, which is not available")
+            raise self.refuse(kind, f"{where} is a {type(value).__name__}, which is not available: frames, code "
+                                    "objects and tracebacks stay out of reach (for an error's text: str(e) or "
+                                    "traceback.format_exc())")
         key = id(value)
         if key in self.replacements:
             return self.replacements[key]
@@ -492,6 +494,7 @@ class ModulePolicy:
         if key in library_policy.keyword_guards:
             return library_policy.keyword_guard(value, self.refuse_call)
         if key in DENIED_OBJECTS or (value is builtins.open and not self.permits("io")):
-            raise self.refuse(kind, f"{where} ({DENIED_OBJECTS.get(key, 'open')}) is not "
-                                    "available in the sandbox")
+            raise self.refuse(kind, f"{where} ({DENIED_OBJECTS.get(key, 'open')}) is not available in the "
+                                    "sandbox: use the builtins and module functions the snippet has by name "
+                                    "(def or lambda for functions, class statements for classes)")
         return value
