@@ -285,10 +285,8 @@ class _SnippetPolicy(RestrictingNodeTransformer):
                 name = item.optional_vars.id
                 vet = ast.Assign(targets=[ast.Name(name, ast.Store())],
                                  value=_vet_call("_vet_entered_", ast.Name(name, ast.Load())))
+                _locate(vet, item.optional_vars)
                 node.body.insert(0, vet)
-                for new in ast.walk(vet):
-                    if "lineno" in new._attributes:   # (not the Load/Store markers)
-                        copy_locations(new, item.optional_vars)
         return node
 
     def visit_AsyncWith(self, node):
@@ -305,11 +303,11 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return node
 
     def _async_items(self, iterable, unpack_spec=None):
-        args = [iterable] if unpack_spec is None else [iterable, unpack_spec]
+        args = [iterable]
+        if unpack_spec is not None:
+            _locate(unpack_spec, iterable)
+            args.append(unpack_spec)
         new = ast.Call(func=ast.Name("_getaiter_", ast.Load()), args=args, keywords=[])
-        for part in ast.walk(new):
-            if "lineno" in part._attributes and not hasattr(part, "lineno"):
-                copy_locations(part, iterable)
         copy_locations(new, iterable)
         copy_locations(new.func, iterable)
         return new

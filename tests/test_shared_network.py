@@ -59,7 +59,15 @@ def attempt(kind, action):
 result = {{"connect": attempt(socket.SOCK_STREAM, lambda s: s.connect(name)),
           "sendto": attempt(socket.SOCK_DGRAM, lambda s: s.sendto(b'x', name + b'-dgram'))}}
 """
-PROBE = REACH_OUT + "import os\nresult['netns'] = os.stat('/proc/self/ns/net').st_ino\n"
+PROBE = REACH_OUT + """
+import os
+result['netns'] = os.stat('/proc/self/ns/net').st_ino
+try:   # what is bound in the namespace, by name: /proc/net/unix
+    open('/proc/net/unix').close()
+    result['proc net'] = 'readable'
+except OSError as exc:
+    result['proc net'] = type(exc).__name__
+"""
 
 def run_pair(runner: SyncRunner) -> tuple[dict, dict]:
     name = b"\0sbx-shared-net-" + secrets.token_hex(6).encode()
@@ -94,8 +102,9 @@ def test_sandboxes_cannot_reach_each_other_through_a_network_namespace(runner):
     assert "reached" not in (probe["connect"], probe["sendto"]), probe
     shared = listener["netns"] == probe["netns"]
     assert shared == (SHARED_HERE and mode == "every layer"), (mode, listener, probe)
-    if shared:  # Landlock's scope refuses another domain's abstract socket
+    if shared:  # Landlock's scope refuses another domain's abstract socket, and hides the names
         assert probe["connect"] == "PermissionError" and probe["sendto"] == "PermissionError", probe
+        assert probe["proc net"] == "PermissionError", probe
     else:       # a namespace of its own: nothing is bound under that name
         assert probe["connect"] == "ConnectionRefusedError" and probe["sendto"] == "ConnectionRefusedError", probe
 
