@@ -19,6 +19,8 @@ from __future__ import annotations
 import functools
 import sys
 
+from . import stand_ins
+
 # qualified name -> what to do instead. Re-exports are covered: the check is by object.
 REFUSED_OBJECTS = {
     "numpy.lib.stride_tricks.as_strided":
@@ -58,6 +60,53 @@ REPLACED_OBJECTS = {
     "matplotlib.use": _agg_only,
     "matplotlib.pyplot.switch_backend": _agg_only,
 }
+
+# Classes and functions that build an array over raw memory (a buffer, a file) with a
+# dtype the caller names. An array of Python object pointers built that way holds whatever
+# addresses the bytes say: a forged object, and through it all of the interpreter's
+# memory. The snippet gets stand-ins that refuse such arrays (the classes: a subclass
+# that isinstance and class statements treat as the real one; the functions: a wrapper).
+RAW_MEMORY_TYPES = ("numpy.ndarray", "numpy.recarray", "numpy.memmap", "numpy.ma.mrecords.MaskedRecords")
+RAW_MEMORY_FUNCTIONS = ("numpy.rec.fromstring", "numpy.rec.fromfile", "numpy.rec.array")
+_RAW_OBJECTS_ADVICE = ("an array of Python objects read from raw memory (a buffer, bytes or a file) is refused: "
+                       "its items would be whatever addresses the bytes hold; build object arrays from values, "
+                       "e.g. numpy.array([...], dtype=object), and read buffers with numeric dtypes")
+
+
+def holds_raw_objects(value) -> bool:
+    """An array of object pointers over memory that numpy did not fill with objects:
+    its own dtype has objects, but some array it views does not, or its memory
+    belongs to something that is not an array (bytes, a bytearray, a memory map)."""
+    numpy = sys.modules.get("numpy")
+    dtype = getattr(value, "dtype", None) if numpy is not None and isinstance(value, numpy.ndarray) else None
+    if dtype is None or not dtype.hasobject:
+        return False
+    while isinstance(value, numpy.ndarray):
+        if not value.dtype.hasobject:
+            return True
+        if value.base is None:
+            return False  # it owns its memory: numpy put the objects there
+        value = value.base
+    return True
+
+
+def _checked_array_type(real, refuse):
+    """The snippet's `real` (numpy.ndarray, ...): a stand-in that refuses arrays holding raw objects."""
+    def check_made(made):
+        if holds_raw_objects(made):
+            raise refuse(f"{real.__module__}.{real.__name__}(): {_RAW_OBJECTS_ADVICE}")
+    return stand_ins.stand_in(real, check_made=check_made)
+
+
+def _checked_array_function(function, qualified, refuse):
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        made = function(*args, **kwargs)
+        if holds_raw_objects(made):
+            raise refuse(f"{qualified}(): {_RAW_OBJECTS_ADVICE}")
+        return made
+    return checked
+
 
 # qualified name -> {keyword: its position}: a truthy value, passed either way, is
 # refused (the call goes through otherwise).
@@ -133,6 +182,14 @@ def resolve() -> None:
         value = lookup(qualified)
         if value is not None:
             replaced_ids[id(value)] = replacement
+    for qualified in RAW_MEMORY_TYPES:
+        value = lookup(qualified)
+        if isinstance(value, type):
+            replaced_ids[id(value)] = functools.partial(_checked_array_type, value)
+    for qualified in RAW_MEMORY_FUNCTIONS:
+        value = lookup(qualified)
+        if callable(value):
+            replaced_ids[id(value)] = functools.partial(_checked_array_function, value, qualified)
     for qualified, keywords in REFUSED_KEYWORDS.items():
         value = lookup(qualified)
         if value is not None:

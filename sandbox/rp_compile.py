@@ -172,15 +172,23 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             self.error(node, "Augmented assignment of this target is not allowed.")
             return node
         n_temps = 1 if isinstance(target, ast.Attribute) else 2
+        # the name as read (mangled by _private_attribute): a dunder may be read, never written
+        attr = getter.args[1].value if isinstance(target, ast.Attribute) else None
+        if attr is not None and attr.startswith("_") and not private_names.private_name_allowed(attr):
+            self.error(node, f'"{attr}" cannot be assigned: the interpreter\'s special names and the '
+                             "sandbox's guard names are read-only here; use an ordinary attribute name")
+            return node
         temps = [self.gen_tmp_name() for _ in range(n_temps)]
         body = [ast.Assign(targets=[ast.Name(t, ast.Store())], value=expr)
                 for t, expr in zip(temps, getter.args)]
         read = ast.Call(func=getter.func, args=[ast.Name(t, ast.Load()) for t in temps]
                         + getter.args[n_temps:], keywords=[])
-        written = ast.Call(func=ast.Name("_write_", ast.Load()),
+        # a private name only on the snippet's own objects, as for `obj._x = v`
+        write_guard = "_write_private_" if attr is not None and attr.startswith("_") else "_write_"
+        written = ast.Call(func=ast.Name(write_guard, ast.Load()),
                            args=[ast.Name(temps[0], ast.Load())], keywords=[])
         if isinstance(target, ast.Attribute):
-            store = ast.Attribute(value=written, attr=target.attr, ctx=ast.Store())
+            store = ast.Attribute(value=written, attr=attr, ctx=ast.Store())
         else:
             store = ast.Subscript(value=written, slice=ast.Name(temps[1], ast.Load()),
                                   ctx=ast.Store())

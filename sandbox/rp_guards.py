@@ -23,6 +23,7 @@ from RestrictedPython.Guards import (
 from RestrictedPython.Utilities import utility_builtins
 
 from . import library_policy, module_subsets, private_names, safe_format, snippet_files
+from .own_attributes import OwnAttributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, SUPER_METHODS
 from .rp_modules import (
@@ -122,6 +123,8 @@ class ExecutionContext(ModulePolicy):
                     if default is raise_:
                         raise
                     return default
+                if name == "__dict__" and type(value) is dict:
+                    return OwnAttributes(obj, self.setattr, self.delattr)
                 return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
         refusal = None
         if type(name) is str and name in FORMAT_NAMES:
@@ -401,6 +404,8 @@ class ExecutionContext(ModulePolicy):
                         raise ctx.refuse("attribute_blocked", f"type() of this value is "
                                                               f"{result.__name__}, which is not available; "
                                                               "use callable(x) or isinstance(x, ...)")
+                    if needs_vet(result):
+                        return ctx.vet(result, "type() of this value")  # a class's stand-in
                     return result
                 if len(args) != 3:
                     raise TypeError("type() takes 1 or 3 arguments")

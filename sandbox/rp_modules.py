@@ -19,7 +19,7 @@ import sys
 import types
 import typing
 
-from . import library_policy, module_subsets, profiles
+from . import library_policy, module_subsets, profiles, stand_ins
 from .results import cap_text
 from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused, MAX_EVENT_DETAIL
 
@@ -57,12 +57,35 @@ _TYPES_ALLOWED = frozenset({
 _BUILTINS_DICT = vars(builtins)
 _INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
 FORMAT_NAMES = frozenset({"format", "format_map"})
+
+
+def _simple_namespace(refuse):
+    """types.SimpleNamespace(**names) sets attributes by name, past the setattr guard: a
+    dunder among them (__reduce_ex__, __deepcopy__, numpy's __array_interface__) is read
+    by library code as the object's own protocol. Only names not starting with "_"."""
+    def check_arguments(args, kwargs):
+        names = list(kwargs)
+        for arg in args:  # (3.13: a mapping as well)
+            if type(arg) is not dict:
+                raise refuse("types.SimpleNamespace(): pass the attributes as keyword arguments or a dict")
+            names += list(arg)
+        for name in names:
+            if type(name) is not str or name.startswith("_"):
+                raise refuse(f"types.SimpleNamespace(): the attribute name {name!r:.80} is not allowed: names "
+                             "there do not start with '_' (keep other keys in a dict)")
+    return stand_ins.stand_in(types.SimpleNamespace, check_arguments=check_arguments)
+
+
+# Standard-library classes the snippet gets as a stand-in (stand_ins.py), made once per
+# execution; library_policy.replaced_ids holds the libraries' own.
+STAND_INS = {id(types.SimpleNamespace): _simple_namespace}
+
 # Values that getattr/getitem results are checked against (cheaply, by identity) before vet().
 _VET_IDS = frozenset(DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),
                                          id(operator.methodcaller), id(operator.setitem),
                                          id(operator.delitem), id(functools.update_wrapper),
                                          id(functools.wraps), id(dataclasses.make_dataclass),
-                                         id(dataclasses.dataclass)}
+                                         id(dataclasses.dataclass)} | set(STAND_INS)
 
 
 def _deny_type(cls) -> None:
@@ -105,7 +128,9 @@ def needs_vet(value) -> bool:
     return type(value) not in PLAIN_TYPES and (
         id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
         or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
-        or id(value) in library_policy.replaced_ids)
+        or id(value) in library_policy.replaced_ids
+        # list[X] and numpy.typing.NDArray call their class: X must pass too
+        or (type(value) is types.GenericAlias and needs_vet(value.__origin__)))
 
 
 def _hidden_danger(container):
@@ -487,8 +512,13 @@ class ModulePolicy:
         key = id(value)
         if key in self.replacements:
             return self.replacements[key]
-        if key in library_policy.replaced_ids:
-            return library_policy.replaced_ids[key](self.refuse_call)
+        factory = library_policy.replaced_ids.get(key) or STAND_INS.get(key)
+        if factory is not None:
+            # made once per execution: the stand-in for a class keeps its identity
+            made = self.replacements[key] = factory(self.refuse_call)
+            return made
+        if type(value) is types.GenericAlias:
+            return types.GenericAlias(self.vet(value.__origin__, where, kind), value.__args__)
         if key in library_policy.refused_ids:
             raise self.refuse(kind, f"{where}: {library_policy.refused_ids[key]}")
         if key in library_policy.keyword_guards:

@@ -298,3 +298,153 @@ def test_recursion_is_as_deep_as_in_plain_python():
     assert works(code) == 950
     reply, _ = run("def f(n):\n    return f(n + 1) + 1\nf(0)")
     assert reply["error_type"] == "runtime_error" and "RecursionError" in reply["error"]
+
+
+# ---------------------------------------------------------------- 4. names chosen past the setattr guard
+# An instance attribute named like a protocol (__reduce_ex__, __deepcopy__, numpy's
+# __array_interface__) is read by library code from the instance: copy then rebuilds
+# and writes onto any object the snippet holds, numpy reads any memory address.
+
+COPY_WRITE = """
+import copy, string, types
+target = string.Template('x')
+def reduce_ex(*args):
+    return (lambda: target, (), {'delimiter': '%'})
+SETUP
+copy.copy(HOLDER)
+print('ESCAPED:' + target.delimiter if target.delimiter == '%' else 'held')
+"""
+
+
+@pytest.mark.parametrize("setup, holder", [
+    ("ns = types.SimpleNamespace(**{'__reduce_ex__': reduce_ex})", "ns"),
+    ("ns = types.SimpleNamespace(**dict([('__reduce_ex__', reduce_ex)]))", "ns"),
+    ("ns = list(map(types.SimpleNamespace, [], []))\nns = types.SimpleNamespace(**{'__deepcopy__': 1})", "ns"),
+    ("T = type(types.SimpleNamespace())\nns = T(**{'__reduce_ex__': reduce_ex})", "ns"),
+    ("class N(types.SimpleNamespace):\n    def __init__(self, **kw):\n        super().__init__(**kw)\n"
+     "ns = N(**{'__reduce_ex__': reduce_ex})", "ns"),
+    ("class O:\n    pass\no = O()\no.__dict__['__reduce_ex__'] = reduce_ex", "o"),
+    ("class O:\n    pass\no = O()\no.__dict__.update({'__reduce_ex__': reduce_ex})", "o"),
+    ("class O:\n    pass\no = O()\no.__dict__.setdefault('__reduce_ex__', reduce_ex)", "o"),
+    ("class O:\n    pass\no = O()\no.__dict__ |= {'__reduce_ex__': reduce_ex}", "o"),
+])
+def test_protocol_names_cannot_be_set_on_an_instance(setup, holder):
+    refused(COPY_WRITE.replace("SETUP", setup).replace("HOLDER", holder))
+
+
+def test_an_own_dict_written_around_its_methods_does_not_reach_the_object():
+    """dict.update(o.__dict__, ...) and dict.__setitem__ write into the copy the snippet
+    got, not into the instance: the copy protocol stays unreachable."""
+    code = COPY_WRITE.replace("SETUP", "class O:\n    pass\no = O()\n"
+                              "dict.update(o.__dict__, {'__reduce_ex__': reduce_ex})").replace("HOLDER", "o")
+    reply, out = run(code)
+    assert reply["success"] and out.strip() == "held", (reply, out)
+
+
+def test_namespaces_and_own_dicts_still_work():
+    assert works("import types, json\n"
+                 "ns = types.SimpleNamespace(a=1, b='x')\nns.c = 3\n"
+                 "class N(types.SimpleNamespace):\n    pass\n"
+                 "class P:\n    def __init__(self, **kw):\n        self.__dict__.update(kw)\n"
+                 "p = P(a=1, b=[2])\np.__dict__['c'] = 3\np.__dict__.setdefault('d', 4)\n"
+                 "del p.__dict__['a']\np.__dict__['_private'] = 5\n"
+                 "result = [ns == types.SimpleNamespace(a=1, b='x', c=3), isinstance(ns, types.SimpleNamespace),\n"
+                 "          type(ns) is types.SimpleNamespace, isinstance(N(a=1), types.SimpleNamespace),\n"
+                 "          N(a=1).a, json.loads(json.dumps(p.__dict__)), p.c, p.d, hasattr(p, 'a'),\n"
+                 "          p.__dict__.pop('d'), hasattr(p, 'd')]") == [
+        True, True, True, True, 1, {"b": [2], "c": 3, "d": 4, "_private": 5}, 3, 4, False, 4, False]
+
+
+@pytest.mark.parametrize("code", [
+    "class O:\n    pass\no = O()\no.__dict__ |= {'e': 5}",
+    "def f():\n    pass\nf.__doc__ += 'x'",
+    "class C:\n    pass\nC.__qualname__ += 'x'",
+])
+def test_augmented_assignment_never_writes_a_dunder(code):
+    reply = refused(code)
+    assert "cannot be assigned" in reply["error"], reply
+
+
+def test_augmented_assignment_of_a_private_name_follows_the_private_rule():
+    refused("import string\nclass T(string.Template):\n    def go(self):\n        self._x += 1\n"
+            "T('x').go()")
+    assert works("class C:\n    def __init__(self):\n        self._n = 1\n        self.__m = 1\n"
+                 "    def bump(self):\n        self._n += 2\n        self.__m += 3\n"
+                 "        return [self._n, self.__m]\nresult = C().bump()") == [3, 4]
+
+
+# ---------------------------------------------------------------- 5. raw memory (data science)
+# An array of object pointers over bytes the snippet wrote is a forged object, and
+# through a forged bytearray all of the interpreter's memory.
+
+FORGED = """
+import numpy as np
+x = ['target']
+raw = bytearray(id(x).to_bytes(8, 'little'))
+MAKE
+print('ESCAPED:forged' if a.tolist()[0] is x or 'target' in str(a) else 'held')
+"""
+
+
+@needs_data_science
+@pytest.mark.parametrize("make", [
+    "a = np.ndarray((1,), dtype=object, buffer=raw)",
+    "a = np.ndarray((1,), object, raw)",
+    "a = np.ndarray((1,), dtype=[('o', 'O')], buffer=raw)['o']",
+    "a = np.ndarray((1,), dtype=np.dtype(('O', (1,))), buffer=raw)[0]",
+    "a = type(np.zeros(1))((1,), object, raw)",
+    "a = list(map(np.ndarray, [(1,)], [object], [raw]))[0]",
+    "import numpy.typing as npt\na = npt.NDArray((1,), object, raw)",
+    "a = np.ndarray[int, np.dtype[np.float64]]((1,), object, raw)",
+    "class A(np.ndarray):\n    pass\na = A((1,), dtype=object, buffer=raw)",
+    "a = np.recarray((1,), dtype=[('o', 'O')], buf=raw)['o']",
+    "a = np.rec.fromstring(bytes(raw), dtype=[('o', 'O')])['o']",
+    "a = np.rec.array(bytes(raw), dtype=[('o', 'O')])['o']",
+    "a = np.memmap('/dev/zero', dtype=object, mode='r', shape=(1,))",
+    "import numpy.ma.mrecords as mr\na = mr.MaskedRecords((1,), dtype=[('o', 'O')], buf=raw)['o']",
+])
+def test_object_arrays_over_raw_memory_are_refused(make):
+    refused(FORGED.replace("MAKE", make), allowed=DS)
+
+
+@needs_data_science
+@pytest.mark.parametrize("holder", [
+    "types.SimpleNamespace(**{'__array_interface__': interface})",
+    "O()\nholder.__dict__['__array_interface__'] = interface",
+])
+def test_array_interface_cannot_name_an_address(holder):
+    code = ("import numpy as np, types\nclass O:\n    pass\nx = bytearray(b'secret')\n"
+            "interface = {'data': (id(x), False), 'shape': (8,), 'typestr': '|u1', 'version': 3}\n"
+            f"holder = {holder}\na = np.asarray(holder)\n"
+            "print('ESCAPED:read' if a.dtype == np.uint8 else 'held')")
+    refused(code, allowed=DS)
+
+
+@needs_data_science
+def test_the_raw_memory_doors_are_real_without_restricted_python():
+    """Plain Python builds the forged array: the refusals above are the layer's doing."""
+    def forge():
+        import numpy as np
+        x = ["target"]
+        a = np.ndarray((1,), dtype=object, buffer=bytearray(id(x).to_bytes(8, "little")))
+        return a[0] is x
+    payload, status = run_in_child(forge)
+    assert payload == {"value": True}, (payload, status)
+
+
+@needs_data_science
+def test_arrays_still_work_as_usual():
+    assert works("import numpy as np\n"
+                 "a = np.ndarray((2,), dtype=float, buffer=np.arange(2.0))\n"
+                 "b = np.ndarray((2, 3))\n"
+                 "o = np.array([1, 'x'], dtype=object)\n"
+                 "s = np.zeros(2, dtype=[('a', 'O'), ('b', 'i8')])\n"
+                 "class MyArr(np.ndarray):\n    pass\n"
+                 "m = np.arange(3).view(MyArr)\n"
+                 "r = np.rec.array([(1, 'a')], dtype=[('x', 'i8'), ('y', 'O')])\n"
+                 "n = np.rec.fromstring(bytes(16), dtype=[('a', 'i8'), ('b', 'f8')])\n"
+                 "result = [a.tolist(), b.shape, type(b) is np.ndarray, isinstance(o, np.ndarray), o[1:].tolist(),\n"
+                 "          s['a'].tolist(), isinstance(m, MyArr), isinstance(m, np.ndarray),\n"
+                 "          isinstance(np.zeros(1), MyArr), issubclass(np.recarray, np.ndarray),\n"
+                 "          r.y.tolist(), n.a.tolist(), str(np.ndarray[int])]", allowed=DS) == [
+        [0.0, 1.0], [2, 3], True, True, ["x"], [0, 0], True, True, False, True, ["a"], [0], "numpy.ndarray[int]"]

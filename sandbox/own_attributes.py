@@ -1,0 +1,62 @@
+"""`obj.__dict__` of the snippet's own object, as the snippet sees it.
+
+The real instance dict would take any key, and a dunder key becomes a protocol that
+library code reads from the instance (copy's __reduce_ex__ and __deepcopy__, numpy's
+__array_interface__, which names a raw memory address). The snippet gets a copy of
+the attributes instead (a dict: json.dumps and ** work) whose writes go onto the
+object through the setattr guard, so `self.__dict__.update(kwargs)` and
+`obj.__dict__[name] = value` work for ordinary names and are refused for the others.
+A copy kept in a variable does not see attribute changes made after it was read.
+"""
+
+from __future__ import annotations
+
+_MISSING = object()
+
+
+class OwnAttributes(dict):
+    __slots__ = ("_owner", "_setattr", "_delattr")
+
+    def __init__(self, owner, setattr_guard, delattr_guard):
+        super().__init__({k: v for k, v in vars(owner).items() if not (k.startswith("__") and k.endswith("__"))})
+        self._owner, self._setattr, self._delattr = owner, setattr_guard, delattr_guard
+
+    def __setitem__(self, key, value):
+        self._setattr(self._owner, key, value)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        self._delattr(self._owner, key)
+        dict.__delitem__(self, key)
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return dict.__getitem__(self, key)
+
+    def pop(self, key, default=_MISSING):
+        if key in self:
+            value = dict.__getitem__(self, key)
+            del self[key]
+            return value
+        if default is _MISSING:
+            raise KeyError(key)
+        return default
+
+    def popitem(self):
+        if not self:
+            raise KeyError("popitem(): dictionary is empty")
+        key = next(reversed(self))
+        return key, self.pop(key)
+
+    def clear(self):
+        for key in list(self):
+            del self[key]

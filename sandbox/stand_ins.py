@@ -1,0 +1,40 @@
+"""A class handed to the snippet in place of a real one whose constructor is a door.
+
+The stand-in is a subclass of the real class: `isinstance(x, StandIn)` and
+`issubclass(c, StandIn)` answer as for the real class, a class statement may
+derive from it, and constructing it runs `check` on the arguments and on what
+was made before the snippet sees anything. Constructing the stand-in itself makes
+an instance of the real class, so values look and behave as usual.
+"""
+
+from __future__ import annotations
+
+
+def stand_in(real: type, *, check_arguments=None, check_made=None) -> type:
+    """`check_arguments(args, kwargs)` and `check_made(value)` raise to refuse; the
+    arguments are checked again in __init__, which a subclass reaches through super()."""
+
+    class StandInMeta(type(real)):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, real) if cls is made_class else type.__instancecheck__(cls, obj)
+
+        def __subclasscheck__(cls, sub):
+            return issubclass(sub, real) if cls is made_class else type.__subclasscheck__(cls, sub)
+
+    def __new__(cls, *args, **kwargs):
+        if check_arguments is not None:
+            check_arguments(args, kwargs)
+        made = real(*args, **kwargs) if cls is made_class else real.__new__(cls, *args, **kwargs)
+        if check_made is not None:
+            check_made(made)
+        return made
+
+    namespace = {"__new__": __new__, "__module__": real.__module__, "__qualname__": real.__qualname__,
+                 "__doc__": real.__doc__}
+    if check_arguments is not None and real.__init__ is not object.__init__:
+        def __init__(self, *args, **kwargs):
+            check_arguments(args, kwargs)
+            real.__init__(self, *args, **kwargs)
+        namespace["__init__"] = __init__
+    made_class = StandInMeta(real.__name__, (real,), namespace)
+    return made_class
