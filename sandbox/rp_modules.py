@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import collections
 import contextlib
+import copy
 import dataclasses
 import decimal
 import enum
@@ -76,9 +77,26 @@ def _simple_namespace(refuse):
     return stand_ins.stand_in(types.SimpleNamespace, check_arguments=check_arguments)
 
 
-# Standard-library classes the snippet gets as a stand-in (stand_ins.py), made once per
-# execution; library_policy.replaced_ids holds the libraries' own.
+def _copy_replace(refuse):
+    """copy.replace(obj, **changes) (3.13) calls obj's __replace__, and SimpleNamespace's
+    sets every name it is given: the same names as SimpleNamespace() only. (Dataclasses
+    and named tuples take only their fields, whose names never start with "_" here.)"""
+    real = copy.replace
+
+    def replace(obj, /, **changes):
+        for name in changes:
+            if type(name) is not str or name.startswith("_"):
+                raise refuse(f"copy.replace(): the name {name!r:.80} is not allowed: the names of fields "
+                             "and attributes here do not start with '_'")
+        return real(obj, **changes)
+    return replace
+
+
+# Standard-library objects the snippet gets a stand-in for (a class: stand_ins.py), made
+# once per execution; library_policy.replaced_ids holds the libraries' own.
 STAND_INS = {id(types.SimpleNamespace): _simple_namespace}
+if hasattr(copy, "replace"):
+    STAND_INS[id(copy.replace)] = _copy_replace
 
 # Values that getattr/getitem results are checked against (cheaply, by identity) before vet().
 _VET_IDS = frozenset(DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),

@@ -319,7 +319,7 @@ print('ESCAPED:' + target.delimiter if target.delimiter == '%' else 'held')
 @pytest.mark.parametrize("setup, holder", [
     ("ns = types.SimpleNamespace(**{'__reduce_ex__': reduce_ex})", "ns"),
     ("ns = types.SimpleNamespace(**dict([('__reduce_ex__', reduce_ex)]))", "ns"),
-    ("ns = list(map(types.SimpleNamespace, [], []))\nns = types.SimpleNamespace(**{'__deepcopy__': 1})", "ns"),
+    ("ns = types.SimpleNamespace({'__reduce_ex__': reduce_ex})", "ns"),  # (a mapping: 3.13)
     ("T = type(types.SimpleNamespace())\nns = T(**{'__reduce_ex__': reduce_ex})", "ns"),
     ("class N(types.SimpleNamespace):\n    def __init__(self, **kw):\n        super().__init__(**kw)\n"
      "ns = N(**{'__reduce_ex__': reduce_ex})", "ns"),
@@ -330,6 +330,16 @@ print('ESCAPED:' + target.delimiter if target.delimiter == '%' else 'held')
 ])
 def test_protocol_names_cannot_be_set_on_an_instance(setup, holder):
     refused(COPY_WRITE.replace("SETUP", setup).replace("HOLDER", holder))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="copy.replace is new in Python 3.13")
+def test_copy_replace_sets_no_protocol_name():
+    """SimpleNamespace.__replace__ sets every name copy.replace passes it."""
+    refused(COPY_WRITE.replace("SETUP", "ns = copy.replace(types.SimpleNamespace(a=1), **{'__reduce_ex__': reduce_ex})")
+            .replace("HOLDER", "ns"))
+    assert works("import copy, types, collections\nP = collections.namedtuple('P', 'x y')\n"
+                 "ns = copy.replace(types.SimpleNamespace(a=1), b=2)\n"
+                 "result = [ns.a, ns.b, copy.replace(P(1, 2), y=5)]") == [1, 2, [1, 5]]
 
 
 def test_an_own_dict_written_around_its_methods_does_not_reach_the_object():
