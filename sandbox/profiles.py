@@ -156,6 +156,17 @@ def python_layer_claim(enabled_profiles: Iterable[str], restricted: bool) -> str
         return ("defence in depth: numpy, pandas, scipy, sympy and matplotlib carry eval, unpickling, "
                 "dynamic imports and raw memory; the known doors are refused, but the kernel layers are "
                 "the boundary")
+    doors = []
+    if "filesystem" in enabled_profiles:
+        doors.append("the filesystem profile's open(), io, pathlib, shutil, glob, tempfile, zipfile and tarfile "
+                     "reach the paths the process may: the mount namespace and Landlock confine them to the "
+                     "workspace and the read-only Python installation")
+    if "network" in enabled_profiles:
+        doors.append("the network profile's sockets and HTTP clients reach what the process may: its own "
+                     "network namespace and the egress proxy's allow-list confine them")
+    if doors:
+        return ("holds on its own in these profiles except at the doors they open, which the kernel layers "
+                "alone confine: " + "; ".join(doors))
     return "holds on its own in these profiles; the kernel layers are a second, independent boundary"
 
 

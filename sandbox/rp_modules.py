@@ -13,8 +13,10 @@ import decimal
 import enum
 import functools
 import importlib
+import io
 import keyword
 import operator
+import os
 import string
 import sys
 import types
@@ -92,9 +94,20 @@ def _copy_replace(refuse):
     return replace
 
 
+def _file_io(refuse):
+    """io.FileIO (the filesystem profile's full io module) by path only, as open(): an
+    integer would reach the fds the sandbox itself uses (the result and request pipes)."""
+    def check_arguments(args, kwargs):
+        file = args[0] if args else kwargs.get("file")
+        if not isinstance(file, (str, bytes, os.PathLike)) or len(args) > 3 or "opener" in kwargs:
+            raise refuse("io.FileIO(): files in the sandbox are named by path, not by file descriptor "
+                         "(and without an opener): io.FileIO('data.bin', 'rb')")
+    return stand_ins.stand_in(io.FileIO, check_arguments=check_arguments)
+
+
 # Standard-library objects the snippet gets a stand-in for (a class: stand_ins.py), made
 # once per execution; library_policy.replaced_ids holds the libraries' own.
-STAND_INS = {id(types.SimpleNamespace): _simple_namespace}
+STAND_INS = {id(types.SimpleNamespace): _simple_namespace, id(io.FileIO): _file_io}
 if hasattr(copy, "replace"):
     STAND_INS[id(copy.replace)] = _copy_replace
 
@@ -530,6 +543,8 @@ class ModulePolicy:
         key = id(value)
         if key in self.replacements:
             return self.replacements[key]
+        if value is builtins.open and self.permits("io"):
+            return self.open  # io.open is open(): the profile's, by path only
         factory = library_policy.replaced_ids.get(key) or STAND_INS.get(key)
         if factory is not None:
             # made once per execution: the stand-in for a class keeps its identity

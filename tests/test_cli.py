@@ -90,6 +90,13 @@ def test_check_says_what_the_python_layer_claims_with_data_science():
     assert [w["setting"] for w in report["weakened_by"]] == ["SANDBOX_ENABLE_DATA_SCIENCE"]
 
 
+def test_check_names_the_doors_that_only_the_kernel_layers_confine():
+    done = cli("check", "--json", env={"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_ENABLE_NETWORK": "true"})
+    claim = json.loads(done.stdout)["python_layer"]
+    assert claim.startswith("holds on its own in these profiles except at the doors"), claim
+    assert "pathlib" in claim and "Landlock" in claim and "egress proxy" in claim, claim
+
+
 def test_check_json_and_required_layers():
     done = cli("check", "--json")
     assert done.returncode == 0

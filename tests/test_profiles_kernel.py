@@ -131,6 +131,33 @@ def test_open_is_given_in_the_filesystem_profile_by_path_only():
         runner.close()
 
 
+@pytest.mark.parametrize("code", [
+    "import io\nio.open(4, 'wb').write(b'forged')",
+    "import io\nio.FileIO(4, 'w').write(b'forged')",
+    "import io\nio.FileIO(file=4, mode='w').write(b'forged')",
+    "import io\nio.FileIO('x', 'w', True, lambda path, flags: 4).write(b'forged')",
+    "import io\nT = type(open('a.bin', 'wb', buffering=0))\nT(4, 'w').write(b'forged')",
+    "import io\nf = io.FileIO(3)\nresult = f.read()",  # the request pipe
+])
+def test_io_names_files_by_path_only_in_the_filesystem_profile(fs_runner, code):
+    """The full io module of the filesystem profile: io.open is open(), and io.FileIO
+    takes no descriptor either, so the sandbox's own pipes stay out of reach."""
+    from sandbox import profiles
+    r = fs_runner.run(code, allowed=profiles.allowed_modules(["basic", "filesystem"]))
+    assert not r["success"] and r["error_type"] in ("runtime_error", "security_violation"), r
+    assert "named by path" in r["error"], r
+
+
+def test_io_by_path_still_works_in_the_filesystem_profile(fs_runner):
+    from sandbox import profiles
+    r = fs_runner.run("import io\nwith io.open('a.txt', 'w') as f:\n    f.write('hi')\n"
+                      "with io.FileIO('b.bin', 'wb') as g:\n    g.write(b'x')\n"
+                      "raw = open('b.bin', 'rb', buffering=0)\n"
+                      "result = [io.open('a.txt').read(), isinstance(raw, io.FileIO), raw.read().decode()]",
+                      allowed=profiles.allowed_modules(["basic", "filesystem"]))
+    assert r["success"] and r["result"] == ["hi", True, "x"], r
+
+
 def test_open_reaches_only_the_scratch_directory_without_the_profile():
     r = SyncRunner()
     try:
