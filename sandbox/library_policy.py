@@ -11,7 +11,7 @@ defence in depth (profiles.python_layer_claim says so wherever it is shown).
 Every entry names what to do instead. `resolve()` runs in the fork server after
 the profile's libraries are imported, so children look entries up by id; it runs
 again (`refresh()`) whenever a snippet's import brought in new modules, and the
-string parsers loaded by such an import are switched off for the rest of the run.
+functions SWITCHED_OFF names that such an import loaded are switched off for the rest of the run.
 """
 
 from __future__ import annotations
@@ -136,12 +136,18 @@ REFUSED_ATTRIBUTES = {
     "get_stack": (("asyncio.Task",), _TASK_STACK),
 }
 
-# qualified name of a string parser -> refusal: switched off in the child while a
-# restricted snippet runs, so every path to it (sympify("..."), S("..."),
-# expr.subs("x", 1), Matrix("...")) refuses instead of evaluating.
-STRING_PARSERS = {
+_NO_FILE_URLS = ("the network profile reaches the network only: file:// URLs are refused; read files with "
+                 "open() (the filesystem profile gives a workspace)")
+# qualified name of a function (of a module or a class) -> refusal: switched off in the
+# child while a restricted snippet runs, so every path to it refuses instead of running:
+# sympy's string parser (sympify("..."), S("..."), expr.subs("x", 1), Matrix("...")),
+# urllib's local files (urlopen("file:///..."), urlretrieve, the legacy URLopener).
+SWITCHED_OFF = {
     "sympy.parsing.sympy_parser.parse_expr":
         "sympy does not parse strings in the sandbox: build expressions from sympy.symbols('x') and operators",
+    "urllib.request.FileHandler.file_open": _NO_FILE_URLS,
+    "urllib.request.URLopener.open_file": _NO_FILE_URLS,
+    "urllib.request.URLopener.open_local_file": _NO_FILE_URLS,
 }
 
 refused_ids: dict[int, str] = {}      # id(object) -> advice, for the objects of loaded modules
@@ -229,9 +235,9 @@ def keyword_guard(function, refuse):
     return guarded
 
 
-class StringParsersOff:
-    """While a restricted snippet runs (and reports), each loaded string parser is
-    replaced with a refusal; `apply()` again after an import catches parsers that
+class SwitchedOff:
+    """While a restricted snippet runs (and reports), each loaded entry of SWITCHED_OFF
+    is replaced with a refusal; `apply()` again after an import catches modules that
     import loaded. Put back on exit, so the process keeps no trace of one run's policy
     (a pooled child pre-warms in restricted mode)."""
 
@@ -240,22 +246,26 @@ class StringParsersOff:
         self.saved: dict[str, tuple] = {}
 
     def apply(self) -> None:
-        for qualified, message in STRING_PARSERS.items():
-            module_name, _, attr = qualified.rpartition(".")
-            module = sys.modules.get(module_name)
-            if qualified in self.saved or module is None or not hasattr(module, attr):
+        for qualified, message in SWITCHED_OFF.items():
+            owner_name, _, attr = qualified.rpartition(".")
+            owner = lookup(owner_name)
+            if qualified in self.saved or owner is None or not hasattr(owner, attr):
                 continue
 
-            def parser(*args, _message=message, **kwargs):
+            def switched_off(*args, _message=message, **kwargs):
                 raise self.refuse(_message)
-            self.saved[qualified] = (module, attr, getattr(module, attr))
-            setattr(module, attr, parser)
+            # as stored (a class's staticmethod stays one); None when the class inherits it
+            self.saved[qualified] = (owner, attr, vars(owner).get(attr))
+            setattr(owner, attr, switched_off)
 
     def __enter__(self):
         self.apply()
         return self
 
     def __exit__(self, *exc):
-        for module, attr, original in self.saved.values():
-            setattr(module, attr, original)
+        for owner, attr, original in self.saved.values():
+            if original is None:
+                delattr(owner, attr)
+            else:
+                setattr(owner, attr, original)
         self.saved.clear()

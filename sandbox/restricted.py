@@ -62,7 +62,7 @@ _ENUM_META = getattr(enum, "EnumType", None) or enum.EnumMeta
 @contextlib.contextmanager
 def _run_policy(ctx: "ExecutionContext"):
     """Checks placed inside library code generators while a restricted snippet runs:
-    the enum functional API's names, the data-science libraries' string parsers.
+    the enum functional API's names, the functions library_policy switches off.
     Undone afterwards (a pooled child pre-warms in restricted mode)."""
     original = _ENUM_META.__dict__["_create_"]
 
@@ -71,10 +71,10 @@ def _run_policy(ctx: "ExecutionContext"):
 
     _ENUM_META._create_ = checked_create
     try:
-        with library_policy.StringParsersOff(ctx.refuse_call) as ctx.parsers:
+        with library_policy.SwitchedOff(ctx.refuse_call) as ctx.switched_off:
             yield
     finally:
-        ctx.parsers = None
+        ctx.switched_off = None
         _ENUM_META._create_ = original
 
 

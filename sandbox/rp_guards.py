@@ -74,7 +74,7 @@ class ExecutionContext(ModulePolicy):
         self.Formatter = safe_format.bind(self.getattr, self.getitem)
         self.replacements[id(string.Formatter)] = self.Formatter
         self.type = self._make_type()
-        self.parsers: library_policy.StringParsersOff | None = None  # set while the snippet runs
+        self.switched_off: library_policy.SwitchedOff | None = None  # set while the snippet runs
 
     # -- events and refusals
     def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):

@@ -354,8 +354,8 @@ class ModulePolicy:
             return self._import(name, fromlist, level)
         finally:
             library_policy.refresh()
-            if self.parsers is not None:
-                self.parsers.apply()
+            if self.switched_off is not None:
+                self.switched_off.apply()
 
     def _import(self, name, fromlist, level):
         if type(fromlist) is list and level == 0 and type(name) is str:

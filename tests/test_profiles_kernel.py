@@ -1,5 +1,7 @@
-"""The network and filesystem profiles are enforced below Python: each test
-runs with RestrictedPython off, so only the kernel layers decide."""
+"""The network and filesystem profiles are enforced below Python: most tests run
+with RestrictedPython off, so only the kernel layers decide. The rules the Python
+layer adds to a profile's door (files by path only, no file:// through urllib) are
+tried with it on."""
 
 from __future__ import annotations
 
@@ -44,6 +46,28 @@ def test_network_on_reaches_a_local_server(local_http):
         # other socket families stay closed in the network profile
         r = runner.run("import socket\nsocket.socket(socket.AF_PACKET, socket.SOCK_RAW)", restricted=False)
         assert r["error_type"] == "runtime_error", r
+    finally:
+        runner.close()
+
+
+@pytest.mark.parametrize("code", [
+    "import urllib.request\nresult = urllib.request.urlopen('file://{path}').read()",
+    "import urllib.request\nresult = urllib.request.urlretrieve('file://{path}')[0]",
+    "import urllib.request\nresult = urllib.request.build_opener().open('file://{path}').read()",
+    "import urllib.request\nresult = urllib.request.URLopener().open('file://{path}').read()",
+])
+def test_the_network_profile_reads_no_file_through_urllib(code):
+    """A file of the Python installation, which the sandbox can read: urllib's file://
+    handlers are switched off while a restricted snippet runs."""
+    import os
+    from sandbox import profiles
+    runner = SyncRunner(network=True, network_policy=egress_policy.parse("127.0.0.1"))
+    try:
+        r = runner.run(code.format(path=os.__file__), allowed=profiles.allowed_modules(["basic", "network"]))
+        assert not r["success"] and "file:// URLs are refused" in r["error"], r
+        r = runner.run(code.format(path=os.__file__), restricted=False,
+                       allowed=profiles.allowed_modules(["basic", "network"]))
+        assert r["success"], r  # the door is real without the Python layer (the kernel's view)
     finally:
         runner.close()
 
