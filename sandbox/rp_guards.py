@@ -250,8 +250,11 @@ class ExecutionContext(ModulePolicy):
         return True
 
     def super_attr(self, sup, name):
-        """`super().<dunder>` for the snippet's own objects only."""
-        if type(sup) is not super or name not in SUPER_METHODS or not self.owns(sup.__self__):
+        """`super().<dunder>` for the snippet's own objects only, and from one of its own
+        classes: super(LibraryClass, obj) would skip past the checks a stand-in class
+        (stand_ins.py) makes in its own __init__."""
+        if (type(sup) is not super or name not in SUPER_METHODS or not self.owns(sup.__self__)
+                or sup.__thisclass__ not in self.classes):
             raise self.refuse("attribute_blocked", f"super().{name!s:.80} is only available "
                                                    "inside the snippet's own classes")
         return getattr(sup, name)

@@ -323,6 +323,8 @@ print('ESCAPED:' + target.delimiter if target.delimiter == '%' else 'held')
     ("T = type(types.SimpleNamespace())\nns = T(**{'__reduce_ex__': reduce_ex})", "ns"),
     ("class N(types.SimpleNamespace):\n    def __init__(self, **kw):\n        super().__init__(**kw)\n"
      "ns = N(**{'__reduce_ex__': reduce_ex})", "ns"),
+    ("class N(types.SimpleNamespace):\n    pass\nns = N(a=1)\n"
+     "super(types.SimpleNamespace, ns).__init__(**{'__reduce_ex__': reduce_ex})", "ns"),  # past the stand-in
     ("class O:\n    pass\no = O()\no.__dict__['__reduce_ex__'] = reduce_ex", "o"),
     ("class O:\n    pass\no = O()\no.__dict__.update({'__reduce_ex__': reduce_ex})", "o"),
     ("class O:\n    pass\no = O()\no.__dict__.setdefault('__reduce_ex__', reduce_ex)", "o"),
