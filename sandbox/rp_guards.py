@@ -305,14 +305,17 @@ class ExecutionContext(ModulePolicy):
             for base in cls.__mro__)
 
     def vars(self, *args):
-        """vars(obj): a copy of the attributes of the snippet's own objects (the
-        library's are not its to list). Without an argument, like globals() and
-        locals(), it is not available: the namespace is the guards' too."""
+        """vars(obj): the attributes of the snippet's own objects, as obj.__dict__ gives
+        them (own_attributes.py: writes reach the object through the setattr guard); the
+        library's are not its to list. Without an argument, like globals() and locals(),
+        it is not available: the namespace is the guards' too."""
         if len(args) != 1:
             raise self.refuse("call_blocked", "vars() needs an object of the snippet's own (vars(obj)); "
                                               "the snippet's names are simply its variables", SandboxRefused)
         (obj,) = args
         if self.only_snippet_classes(obj) and hasattr(obj, "__dict__"):
+            if type(vars(obj)) is dict:
+                return OwnAttributes(obj, self.setattr, self.delattr)
             return {k: v for k, v in vars(obj).items() if not (k.startswith("__") and k.endswith("__"))}
         raise self.refuse("call_blocked", f"vars() of {describe_value(obj)} is not available: it works on the "
                                           "snippet's own objects; use dir() and getattr() for others",

@@ -367,6 +367,13 @@ def test_namespaces_and_own_dicts_still_work():
         True, True, True, True, 1, {"b": [2], "c": 3, "d": 4, "_private": 5}, 3, 4, False, 4, False]
 
 
+def test_vars_of_an_own_object_writes_through_like_its_dict():
+    """vars(self).update(kw) used to update a copy and lose the values silently."""
+    assert works("class P:\n    def __init__(self, **kw):\n        vars(self).update(kw)\n"
+                 "p = P(a=1)\nvars(p)['b'] = 2\nresult = [p.a, p.b, vars(p)]") == [1, 2, {"a": 1, "b": 2}]
+    refused("class O:\n    pass\nvars(O())['__reduce_ex__'] = 1")
+
+
 @pytest.mark.parametrize("code", [
     "class O:\n    pass\no = O()\no.__dict__ |= {'e': 5}",
     "def f():\n    pass\nf.__doc__ += 'x'",
