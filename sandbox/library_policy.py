@@ -61,39 +61,54 @@ REPLACED_OBJECTS = {
     "matplotlib.pyplot.switch_backend": _agg_only,
 }
 
-# Classes and functions that build an array over raw memory (a buffer, a file) with a
-# dtype the caller names. An array of Python object pointers built that way holds whatever
-# addresses the bytes say: a forged object, and through it all of the interpreter's
-# memory. The snippet gets stand-ins that refuse such arrays (the classes: a subclass
-# that isinstance and class statements treat as the real one; the functions: a wrapper).
-RAW_MEMORY_TYPES = ("numpy.ndarray", "numpy.recarray", "numpy.memmap", "numpy.ma.mrecords.MaskedRecords")
-RAW_MEMORY_FUNCTIONS = ("numpy.rec.fromstring", "numpy.rec.fromfile", "numpy.rec.array")
-_RAW_OBJECTS_ADVICE = ("an array of Python objects read from raw memory (a buffer, bytes or a file) is refused: "
-                       "its items would be whatever addresses the bytes hold; build object arrays from values, "
-                       "e.g. numpy.array([...], dtype=object), and read buffers with numeric dtypes")
+# Classes and functions that lay an array over memory (a buffer, a file) with a dtype the
+# caller names. Object pointers read from bytes the snippet wrote are a forged object, and
+# through a forged bytearray all of the interpreter's memory; numbers laid over an object
+# array's pointers forge them the other way round. The snippet gets stand-ins that refuse
+# both (the classes: a subclass that isinstance and class statements treat as the real
+# one; the functions: a wrapper).
+RAW_MEMORY_TYPES = ("numpy.ndarray", "numpy.recarray", "numpy.memmap", "numpy.char.chararray",
+                    "numpy.ma.mrecords.MaskedRecords")
+RAW_MEMORY_FUNCTIONS = ("numpy.frombuffer", "numpy.rec.fromstring", "numpy.rec.fromfile", "numpy.rec.array")
+_RAW_OBJECTS_ADVICE = ("Python objects and raw bytes never share memory in the sandbox (object pointers read from "
+                       "bytes, or bytes laid over an object array, forge references): build object arrays from "
+                       "values, e.g. numpy.array([...], dtype=object), and read buffers with numeric dtypes")
 
 
-def holds_raw_objects(value) -> bool:
-    """An array of object pointers over memory that numpy did not fill with objects:
-    its own dtype has objects, but some array it views does not, or its memory
-    belongs to something that is not an array (bytes, a bytearray, a memory map)."""
+def mixes_objects_and_bytes(value) -> bool:
+    """An array whose items and the memory under them disagree about Python objects:
+    object pointers over memory numpy did not fill with objects (bytes, a file, a numeric
+    array), or numbers over an object array's pointers."""
     numpy = sys.modules.get("numpy")
-    dtype = getattr(value, "dtype", None) if numpy is not None and isinstance(value, numpy.ndarray) else None
-    if dtype is None or not dtype.hasobject:
+    if numpy is None or not isinstance(value, numpy.ndarray):
         return False
-    while isinstance(value, numpy.ndarray):
-        if not value.dtype.hasobject:
-            return True
-        if value.base is None:
-            return False  # it owns its memory: numpy put the objects there
-        value = value.base
-    return True
+    objects = value.dtype.hasobject
+    memory = value
+    while True:
+        if isinstance(memory, memoryview):
+            memory = memory.obj
+        elif isinstance(memory, numpy.ndarray):
+            if memory.dtype.hasobject != objects:
+                return True
+            if memory.base is None:
+                return False  # it owns its memory: numpy put there what its dtype says
+            memory = memory.base
+        else:
+            return objects  # bytes, a bytearray, a memory map: numbers only
+
+
+def holds_objects(value) -> bool:
+    """An object array, or a memoryview of one: its buffer is its object pointers."""
+    numpy = sys.modules.get("numpy")
+    if isinstance(value, memoryview):
+        value = value.obj
+    return numpy is not None and isinstance(value, numpy.ndarray) and value.dtype.hasobject
 
 
 def _checked_array_type(real, refuse):
-    """The snippet's `real` (numpy.ndarray, ...): a stand-in that refuses arrays holding raw objects."""
+    """The snippet's `real` (numpy.ndarray, ...): a stand-in that refuses such arrays."""
     def check_made(made):
-        if holds_raw_objects(made):
+        if mixes_objects_and_bytes(made):
             raise refuse(f"{real.__module__}.{real.__name__}(): {_RAW_OBJECTS_ADVICE}")
     return stand_ins.stand_in(real, check_made=check_made)
 
@@ -102,9 +117,53 @@ def _checked_array_function(function, qualified, refuse):
     @functools.wraps(function)
     def checked(*args, **kwargs):
         made = function(*args, **kwargs)
-        if holds_raw_objects(made):
+        if mixes_objects_and_bytes(made):
             raise refuse(f"{qualified}(): {_RAW_OBJECTS_ADVICE}")
         return made
+    return checked
+
+
+def _no_object_buffer(args, kwargs):
+    if any(holds_objects(value) for value in (*args, *kwargs.values())):
+        return ("an object array's buffer is its object pointers, and writing bytes into it forges references: "
+                "read into a bytearray, then build arrays from it with a numeric dtype")
+    return None
+
+
+def _no_unchecked_resize(args, kwargs):
+    if kwargs.get("refcheck", True) is not True:
+        return ("resize(refcheck=False) frees memory that other views of the array still use: use "
+                "numpy.resize(a, shape), which copies, or a.reshape(shape)")
+    return None
+
+
+# method name -> (types it is guarded on, None for any; a check of the call's arguments
+# that returns why it is refused, or None): the snippet gets the method wrapped.
+GUARDED_METHODS = {
+    **{name: (None, _no_object_buffer)
+       for name in ("readinto", "readinto1", "recv_into", "recvfrom_into", "recvmsg_into")},
+    "resize": (("numpy.ndarray",), _no_unchecked_resize),
+}
+
+
+def guarded_method(obj, name: str, method, refuse):
+    """`method` (obj.name, already looked up) wrapped in its GUARDED_METHODS check, when
+    obj is one of the entry's types (or a subclass, or an instance of one)."""
+    type_names, check = GUARDED_METHODS[name]
+    if type_names is not None:
+        kinds = tuple(t for t in map(lookup, type_names) if isinstance(t, type))
+        cls = obj if isinstance(obj, type) else type(obj)
+        if not (kinds and issubclass(cls, kinds)) or not callable(method):
+            return method
+    elif not callable(method):
+        return method
+
+    @functools.wraps(method)
+    def checked(*args, **kwargs):
+        why = check(args, kwargs)
+        if why is not None:
+            raise refuse(f"{name}(): {why}")
+        return method(*args, **kwargs)
     return checked
 
 
@@ -124,8 +183,11 @@ WRITABLE_TYPES = {
 }
 
 _TASK_STACK = "a task's stack is the sandbox's frames; use traceback.format_exc() in an except block"
-# attribute name -> (types it is refused on, what to do instead): methods of library objects.
+# attribute name -> (types it is refused on, what to do instead[, only when this holds of
+# the object]): methods and attributes of library objects.
 REFUSED_ATTRIBUTES = {
+    "data": (("numpy.ndarray",), "an object array's memory is its object pointers, and writing into it forges "
+                                 "references: use its items (a[i], a.tolist())", lambda array: array.dtype.hasobject),
     "ctypes": (("numpy.ndarray", "numpy.generic"), "ndarray.ctypes hands out raw memory addresses; "
                                                   "use the array's own methods"),
     "eval": (("pandas.DataFrame", "pandas.Series"), "DataFrame.eval resolves attributes unguarded; "
@@ -200,7 +262,7 @@ def resolve() -> None:
         value = lookup(qualified)
         if value is not None:
             keyword_guards[id(value)] = (qualified, keywords)
-    for name, (type_names, _advice) in REFUSED_ATTRIBUTES.items():
+    for name, (type_names, *_advice_and_condition) in REFUSED_ATTRIBUTES.items():
         found = tuple(t for t in map(lookup, type_names) if isinstance(t, type))
         if found:
             _attribute_types[name] = found
@@ -217,7 +279,9 @@ def attribute_refusal(obj, name: str) -> str | None:
     """Why `obj.name` is refused, or None."""
     types_ = _attribute_types.get(name)
     if types_ and isinstance(obj, types_):
-        return f"{type(obj).__name__}.{name} is refused: {REFUSED_ATTRIBUTES[name][1]}"
+        _types, advice, *condition = REFUSED_ATTRIBUTES[name]
+        if not condition or condition[0](obj):
+            return f"{type(obj).__name__}.{name} is refused: {advice}"
     return None
 
 

@@ -147,6 +147,8 @@ class ExecutionContext(ModulePolicy):
                     return self.check_container(value, f"{describe_value(obj)}.{name}")
                 if needs_vet(value):
                     value = self.vet(value, f"{describe_value(obj)}.{name}")
+                if type(name) is str and name in library_policy.GUARDED_METHODS:
+                    value = library_policy.guarded_method(obj, name, value, self.refuse_call)
                 return value
         exc_type, message = refusal
         if issubclass(exc_type, AttributeError):

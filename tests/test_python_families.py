@@ -426,6 +426,43 @@ def test_object_arrays_over_raw_memory_are_refused(make):
     refused(FORGED.replace("MAKE", make), allowed=DS)
 
 
+FORGED_OVER_OBJECTS = """
+import numpy as np, io
+x = ['target']
+a = np.array([None], dtype=object)
+address = id(x).to_bytes(8, 'little')
+WRITE
+print('ESCAPED:forged' if a[0] is x else 'held')
+"""
+
+
+@needs_data_science
+@pytest.mark.parametrize("write", [
+    "io.BytesIO(address).readinto(a)",
+    "io.BytesIO.readinto(io.BytesIO(address), a)",
+    "list(map(io.BytesIO(address).readinto, [a]))",
+    "io.BytesIO(address).readinto1(a)",
+    "m = a.data.cast('B')\nm[0:8] = address",
+    "v = np.frombuffer(a, dtype=np.int64)\nv[0] = int.from_bytes(address, 'little')",
+    "v = np.ndarray((1,), dtype=np.int64, buffer=a)\nv[0] = int.from_bytes(address, 'little')",
+    "c = np.char.chararray((1,), itemsize=8, buffer=a)\nc[0] = address",
+    "r = np.rec.fromstring(a, dtype=[('i', 'i8')])\nr['i'][0] = int.from_bytes(address, 'little')",
+])
+def test_bytes_laid_over_an_object_array_are_refused(write):
+    refused(FORGED_OVER_OBJECTS.replace("WRITE", write), allowed=DS)
+
+
+@needs_data_science
+def test_resize_never_skips_its_reference_check():
+    reply = refused("import numpy as np\na = np.zeros(4)\nb = a[:]\na.resize(10**6, refcheck=False)", allowed=DS)
+    assert "numpy.resize" in reply["error"], reply
+    assert works("import numpy as np, io\na = np.zeros(4)\na.resize(6)\nb = bytearray(3)\n"
+                 "io.BytesIO(b'abc').readinto(b)\n"
+                 "result = [a.shape, bytes(b).decode(), bytes(np.arange(2, dtype=np.uint8).data).hex(),\n"
+                 "          np.frombuffer(b'\\x01\\x02', dtype=np.uint8).tolist()]", allowed=DS) == [
+        [6], "abc", "0001", [1, 2]]
+
+
 @needs_data_science
 @pytest.mark.parametrize("holder", [
     "types.SimpleNamespace(**{'__array_interface__': interface})",
