@@ -61,6 +61,43 @@ REPLACED_OBJECTS = {
     "matplotlib.pyplot.switch_backend": _agg_only,
 }
 
+# Library classes that run str.format on a format string the snippet gives, with an
+# argument it may choose: a field such as {x.__globals__} walks attributes past the
+# guards. Their stand-in takes format strings whose fields are names or positions only.
+FORMAT_STRING_TYPES = ("matplotlib.ticker.StrMethodFormatter",)
+_FORMAT_FIELDS_ADVICE = ("format fields here are names or positions with a format spec, e.g. '{x:,.2f}', "
+                         "never attributes or items ({x.attr}, {x[0]}): compute the value first")
+
+
+def plain_format_fields(fmt) -> bool:
+    """Every replacement field of `fmt` (nested ones in format specs too) is a bare name or index."""
+    import string
+    if not isinstance(fmt, str):
+        return True  # not a format string: the class's own error
+    try:
+        fields = list(string.Formatter().parse(fmt))
+    except ValueError:
+        return True  # malformed: str.format refuses it itself
+    return all((name is None or ("." not in name and "[" not in name)) and plain_format_fields(spec or "")
+               for _text, name, spec, _conversion in fields)
+
+
+def _checked_format_type(real, refuse):
+    def check(fmt):
+        if not plain_format_fields(fmt):
+            raise refuse(f"{real.__module__}.{real.__name__}: {_FORMAT_FIELDS_ADVICE}")
+
+    def check_arguments(args, kwargs):
+        check(args[0] if args else kwargs.get("fmt"))
+    stand_in = stand_ins.stand_in(real, check_arguments=check_arguments)
+
+    def __call__(self, *args, **kwargs):  # (a subclass of the snippet's may set self.fmt later)
+        check(self.fmt)
+        return real.__call__(self, *args, **kwargs)
+    stand_in.__call__ = __call__
+    return stand_in
+
+
 # Classes and functions that lay an array over memory (a buffer, a file) with a dtype the
 # caller names. Object pointers read from bytes the snippet wrote are a forged object, and
 # through a forged bytearray all of the interpreter's memory; numbers laid over an object
@@ -254,6 +291,10 @@ def resolve() -> None:
         value = lookup(qualified)
         if isinstance(value, type):
             replaced_ids[id(value)] = functools.partial(_checked_array_type, value)
+    for qualified in FORMAT_STRING_TYPES:
+        value = lookup(qualified)
+        if isinstance(value, type):
+            replaced_ids[id(value)] = functools.partial(_checked_format_type, value)
     for qualified in RAW_MEMORY_FUNCTIONS:
         value = lookup(qualified)
         if callable(value):

@@ -24,7 +24,12 @@ def stand_in(real: type, *, check_arguments=None, check_made=None) -> type:
     def __new__(cls, *args, **kwargs):
         if check_arguments is not None:
             check_arguments(args, kwargs)
-        made = real(*args, **kwargs) if cls is made_class else real.__new__(cls, *args, **kwargs)
+        if cls is made_class:
+            made = real(*args, **kwargs)
+        elif real.__new__ is object.__new__:
+            made = object.__new__(cls)  # (it takes no arguments when __new__ is overridden)
+        else:
+            made = real.__new__(cls, *args, **kwargs)
         if check_made is not None:
             check_made(made)
         return made

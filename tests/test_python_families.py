@@ -504,3 +504,25 @@ def test_arrays_still_work_as_usual():
                  "          isinstance(np.zeros(1), MyArr), issubclass(np.recarray, np.ndarray),\n"
                  "          r.y.tolist(), n.a.tolist(), str(np.ndarray[int])]", allowed=DS) == [
         [0.0, 1.0], [2, 3], True, True, ["x"], [0, 0], True, True, False, True, ["a"], [0], "numpy.ndarray[int]"]
+
+
+# ---------------------------------------------------------------- 6. format strings run by library code
+# str.format walks attributes and items of its arguments: a library that formats a
+# string the snippet gave, with an argument the snippet chose, walks them past the guards.
+
+@needs_data_science
+@pytest.mark.parametrize("code", [
+    "f = t.StrMethodFormatter('{x.__globals__}')\nprint(f(lambda: 0, 0))",
+    "f = t.StrMethodFormatter('{x[0].__class__}')\nprint(f([1], 0))",
+    "f = t.StrMethodFormatter('{x:{pos.__class__}}')\nprint(f(1.0, 0))",
+    "class F(t.StrMethodFormatter):\n    pass\nf = F('{x}')\nf.fmt = '{x.__globals__}'\nprint(f(lambda: 0, 0))",
+])
+def test_matplotlib_formats_no_attribute_of_its_argument(code):
+    reply = refused("import matplotlib.ticker as t\n" + code, allowed=DS)
+    assert "names or positions" in reply["error"], reply
+
+
+@needs_data_science
+def test_matplotlib_format_strings_still_work():
+    assert works("import matplotlib.ticker as t\nf = t.StrMethodFormatter('{x:,.2f} ({pos})')\n"
+                 "result = [f(1234.5, 1), isinstance(f, t.StrMethodFormatter)]", allowed=DS) == ["1,234.50 (1)", True]
