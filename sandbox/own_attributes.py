@@ -11,6 +11,8 @@ A copy kept in a variable does not see attribute changes made after it was read.
 
 from __future__ import annotations
 
+import copy
+
 _MISSING = object()
 
 
@@ -60,3 +62,10 @@ class OwnAttributes(dict):
     def clear(self):
         for key in list(self):
             del self[key]
+
+    # a copy is a plain dict: copying has no object to write to
+    def __copy__(self):
+        return dict(self)
+
+    def __deepcopy__(self, memo):
+        return copy.deepcopy(dict(self), memo)

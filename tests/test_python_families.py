@@ -367,6 +367,13 @@ def test_namespaces_and_own_dicts_still_work():
         True, True, True, True, 1, {"b": [2], "c": 3, "d": 4, "_private": 5}, 3, 4, False, 4, False]
 
 
+def test_an_own_dict_copies_as_a_plain_dict():
+    assert works("import copy\nclass O:\n    def __init__(self):\n        self.a = [1]\no = O()\n"
+                 "c, d, e = copy.copy(o.__dict__), copy.deepcopy(vars(o)), o.__dict__.copy()\n"
+                 "d['a'].append(2)\nresult = [type(c) is dict, c, d, e, o.a]") == [
+        True, {"a": [1]}, {"a": [1, 2]}, {"a": [1]}, [1]]
+
+
 def test_vars_of_an_own_object_writes_through_like_its_dict():
     """vars(self).update(kw) used to update a copy and lose the values silently."""
     assert works("class P:\n    def __init__(self, **kw):\n        vars(self).update(kw)\n"
