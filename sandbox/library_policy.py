@@ -187,6 +187,8 @@ def guarded_method(obj, name: str, method, refuse):
     """`method` (obj.name, already looked up) wrapped in its GUARDED_METHODS check, when
     obj is one of the entry's types (or a subclass, or an instance of one)."""
     type_names, check = GUARDED_METHODS[name]
+    if type(obj) is super:
+        obj = obj.__self__  # super().resize: the method as that object (or class) has it
     if type_names is not None:
         kinds = tuple(t for t in map(lookup, type_names) if isinstance(t, type))
         cls = obj if isinstance(obj, type) else type(obj)

@@ -21,8 +21,9 @@ import string
 import sys
 import types
 import typing
+from xml.etree import ElementTree
 
-from . import library_policy, module_subsets, profiles, stand_ins
+from . import library_policy, module_subsets, profiles, snippet_files, stand_ins
 from .results import cap_text
 from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused, MAX_EVENT_DETAIL
 
@@ -62,10 +63,12 @@ _INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.Trac
 FORMAT_NAMES = frozenset({"format", "format_map"})
 
 
-def _simple_namespace(refuse):
+def _simple_namespace(ctx):
     """types.SimpleNamespace(**names) sets attributes by name, past the setattr guard: a
     dunder among them (__reduce_ex__, __deepcopy__, numpy's __array_interface__) is read
     by library code as the object's own protocol. Only names not starting with "_"."""
+    refuse = ctx.refuse_call
+
     def check_arguments(args, kwargs):
         names = list(kwargs)
         for arg in args:  # (3.13: a mapping as well)
@@ -79,11 +82,11 @@ def _simple_namespace(refuse):
     return stand_ins.stand_in(types.SimpleNamespace, check_arguments=check_arguments)
 
 
-def _copy_replace(refuse):
+def _copy_replace(ctx):
     """copy.replace(obj, **changes) (3.13) calls obj's __replace__, and SimpleNamespace's
     sets every name it is given: the same names as SimpleNamespace() only. (Dataclasses
     and named tuples take only their fields, whose names never start with "_" here.)"""
-    real = copy.replace
+    real, refuse = copy.replace, ctx.refuse_call
 
     def replace(obj, /, **changes):
         for name in changes:
@@ -94,20 +97,34 @@ def _copy_replace(refuse):
     return replace
 
 
-def _file_io(refuse):
+def _file_io(ctx):
     """io.FileIO (the filesystem profile's full io module) by path only, as open(): an
     integer would reach the fds the sandbox itself uses (the result and request pipes)."""
     def check_arguments(args, kwargs):
         file = args[0] if args else kwargs.get("file")
         if not isinstance(file, (str, bytes, os.PathLike)) or len(args) > 3 or "opener" in kwargs:
-            raise refuse("io.FileIO(): files in the sandbox are named by path, not by file descriptor "
+            raise ctx.refuse_call("io.FileIO(): files in the sandbox are named by path, not by file descriptor "
                          "(and without an opener): io.FileIO('data.bin', 'rb')")
     return stand_ins.stand_in(io.FileIO, check_arguments=check_arguments)
 
 
-# Standard-library objects the snippet gets a stand-in for (a class: stand_ins.py), made
-# once per execution; library_policy.replaced_ids holds the libraries' own.
-STAND_INS = {id(types.SimpleNamespace): _simple_namespace, id(io.FileIO): _file_io}
+def _opened_by_snippet(function, position: int, keyword: str):
+    """`function`, whose path argument the execution's open() opens (snippet_files.OPENING_FUNCTIONS)."""
+    return lambda ctx: snippet_files.through_open(function, function.__name__, position, keyword, ctx.open)
+
+
+# Standard-library objects the snippet gets a stand-in for (a class: stand_ins.py), each
+# made once per execution from the execution's context; library_policy.replaced_ids
+# holds the libraries' own.
+STAND_INS = {
+    id(types.SimpleNamespace): _simple_namespace,
+    id(io.FileIO): _file_io,
+    # files opened by path with the real open(): the snippet's open() instead
+    id(ElementTree.ElementTree): lambda ctx: stand_ins.stand_in(
+        ElementTree.ElementTree, check_arguments=snippet_files.element_tree_checks),
+    **{id(function): _opened_by_snippet(function, *where)
+       for function, where in snippet_files.OPENING_FUNCTIONS.items()},
+}
 if hasattr(copy, "replace"):
     STAND_INS[id(copy.replace)] = _copy_replace
 
@@ -545,10 +562,12 @@ class ModulePolicy:
             return self.replacements[key]
         if value is builtins.open and self.permits("io"):
             return self.open  # io.open is open(): the profile's, by path only
-        factory = library_policy.replaced_ids.get(key) or STAND_INS.get(key)
-        if factory is not None:
-            # made once per execution: the stand-in for a class keeps its identity
-            made = self.replacements[key] = factory(self.refuse_call)
+        # made once per execution: the stand-in for a class keeps its identity
+        if key in library_policy.replaced_ids:
+            made = self.replacements[key] = library_policy.replaced_ids[key](self.refuse_call)
+            return made
+        if key in STAND_INS:
+            made = self.replacements[key] = STAND_INS[key](self)
             return made
         if type(value) is types.GenericAlias:
             return types.GenericAlias(self.vet(value.__origin__, where, kind), value.__args__)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import os
+from xml.etree import ElementTree
 
 SCRATCH = "/tmp"
 WORKDIR = "/tmp/work"
@@ -114,3 +115,72 @@ def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
     os_functions = {"listdir": listdir, "makedirs": makedirs, "mkdir": mkdir, "remove": remove, "unlink": remove,
                     "rmdir": rmdir, "rename": rename, "replace": replace, "walk": walk}
     return os_functions, {name: query(name) for name in PATH_QUERIES}
+
+
+# Functions and methods of allowed modules that open the path they are given with the
+# real open(): the snippet's versions open it with the snippet's own open() (the
+# profile's policy above) and pass the file on. function -> (position of the path among
+# its arguments, its keyword); method name -> (its class, position, keyword).
+OPENING_FUNCTIONS = {
+    ElementTree.parse: (0, "source"),
+    ElementTree.iterparse: (0, "source"),
+}
+OPENING_METHODS = {
+    "parse": (ElementTree.ElementTree, 0, "source"),
+    "write": (ElementTree.ElementTree, 0, "file_or_filename"),
+}
+
+
+def opening_method(obj, name: str, method, snippet_open):
+    """obj.name (already looked up) through `through_open` when it is one of OPENING_METHODS:
+    on an instance, or unbound on the class (the path then comes after self)."""
+    cls, position, keyword = OPENING_METHODS[name]
+    if type(obj) is super:
+        obj = obj.__self__  # super().parse: the method as that object (or class) has it
+    if isinstance(obj, cls):
+        return through_open(method, name, position, keyword, snippet_open)
+    if isinstance(obj, type) and issubclass(obj, cls):
+        return through_open(method, name, position + 1, keyword, snippet_open)
+    return method
+
+
+def element_tree_checks(args, kwargs):
+    """ElementTree(element, file): a path there is parsed with the real open()."""
+    file = kwargs.get("file", args[1] if len(args) > 1 else None)
+    if _is_path(file):
+        raise TypeError("ElementTree(file=path) is not available in the sandbox: use "
+                        "xml.etree.ElementTree.parse(path), which returns the tree")
+
+
+def _is_path(value) -> bool:
+    return isinstance(value, (str, bytes, os.PathLike))
+
+
+def through_open(function, name: str, position: int, keyword: str, snippet_open):
+    """`function` with a path argument opened by `snippet_open` first (read, or written:
+    in text mode when ElementTree.write is asked for encoding="unicode")."""
+    def opened(*args, **kwargs):
+        if keyword in kwargs:
+            path = kwargs[keyword]
+        elif len(args) > position:
+            path = args[position]
+        else:
+            return function(*args, **kwargs)
+        if not _is_path(path):
+            return function(*args, **kwargs)
+        mode = "rb"
+        if name == "write":
+            encoding = kwargs.get("encoding", args[position + 1] if len(args) > position + 1 else None)
+            mode = "w" if isinstance(encoding, str) and encoding.lower() == "unicode" else "wb"
+        file = snippet_open(path, mode, encoding="utf-8") if mode == "w" else snippet_open(path, mode)
+        if keyword in kwargs:
+            kwargs[keyword] = file
+        else:
+            args = (*args[:position], file, *args[position + 1:])
+        if name == "iterparse":
+            return function(*args, **kwargs)  # it reads lazily: the file closes when collected
+        with file:
+            return function(*args, **kwargs)
+    opened.__name__ = getattr(function, "__name__", name)
+    opened.__doc__ = getattr(function, "__doc__", None)
+    return opened

@@ -463,6 +463,8 @@ def test_bytes_laid_over_an_object_array_are_refused(write):
 def test_resize_never_skips_its_reference_check():
     reply = refused("import numpy as np\na = np.zeros(4)\nb = a[:]\na.resize(10**6, refcheck=False)", allowed=DS)
     assert "numpy.resize" in reply["error"], reply
+    refused("import numpy as np\nclass A(np.ndarray):\n    def grow(self):\n"
+            "        super().resize(10**6, refcheck=False)\nnp.zeros(4).view(A).grow()", allowed=DS)
     assert works("import numpy as np, io\na = np.zeros(4)\na.resize(6)\nb = bytearray(3)\n"
                  "io.BytesIO(b'abc').readinto(b)\n"
                  "result = [a.shape, bytes(b).decode(), bytes(np.arange(2, dtype=np.uint8).data).hex(),\n"

@@ -151,3 +151,44 @@ def test_a_failing_stream_reports_in_the_snippets_terms():
         "lg = logging.getLogger('bad')\nlg.addHandler(logging.StreamHandler(Bad()))\nlg.propagate = False\n"
         "lg.error('x')\nresult = 1")
     assert reply["success"] and "--- Logging error ---" in err and "disk full" in err and ".py" not in err, err
+
+
+# ------------------------------------------------------------------ xml.etree.ElementTree
+# Its functions take a file name and open it with the real open(); the snippet's open them
+# with its own open() (no file at all in this process, which has no private directory).
+
+@pytest.mark.parametrize("code", [
+    "result = ET.parse(PATH).getroot().text",
+    "result = [e.text for _, e in ET.iterparse(PATH)]",
+    "result = ET.ElementTree().parse(PATH).text",
+    "result = ET.ElementTree(file=PATH).getroot().text",
+    "class T(ET.ElementTree):\n    def load(self, p):\n        return super().parse(p)\nresult = T().load(PATH).text",
+    "result = ET.ElementTree.parse(ET.ElementTree(), PATH).text",
+])
+def test_element_tree_reads_no_file_past_open(tmp_path, code):
+    secret = tmp_path / "host.xml"
+    secret.write_text("<secret>HOST-ONLY</secret>")
+    reply, out, err = run("import xml.etree.ElementTree as ET\n" + code.replace("PATH", repr(str(secret))))
+    assert not reply["success"] and "HOST-ONLY" not in seen(reply, out, err), reply
+    assert "open()" in reply["error"] or "ET.parse" in reply["error"] or ".parse(path)" in reply["error"], reply
+
+
+@pytest.mark.parametrize("code", [
+    "ET.ElementTree(ET.Element('a')).write(PATH)",
+    "ET.ElementTree(ET.Element('a')).write(PATH, encoding='unicode')",
+    "ET.ElementTree.write(ET.ElementTree(ET.Element('a')), file_or_filename=PATH)",
+])
+def test_element_tree_writes_no_file_past_open(tmp_path, code):
+    target = tmp_path / "written.xml"
+    reply, _out, _err = run("import xml.etree.ElementTree as ET\n" + code.replace("PATH", repr(str(target))))
+    assert not reply["success"] and not target.exists(), reply
+
+
+def test_element_tree_files_work_where_open_does(child):
+    reply, out, _err = child(
+        "import xml.etree.ElementTree as ET, io\n"
+        "t = ET.ElementTree(ET.fromstring('<a><b>1</b></a>'))\n"
+        "t.write('out.xml')\nt.write('text.xml', encoding='unicode')\nb = io.BytesIO()\nt.write(b)\n"
+        "result = [ET.parse('out.xml').getroot().find('b').text, ET.tostring(ET.parse('text.xml').getroot()).decode(),\n"
+        "          [e.tag for _, e in ET.iterparse('out.xml')], isinstance(t, ET.ElementTree), b.getvalue().decode()]")
+    assert reply["success"] and reply["result"] == ["1", "<a><b>1</b></a>", ["b", "a"], True, "<a><b>1</b></a>"], reply
