@@ -187,7 +187,7 @@ def guarded_method(obj, name: str, method, refuse):
     """`method` (obj.name, already looked up) wrapped in its GUARDED_METHODS check, when
     obj is one of the entry's types (or a subclass, or an instance of one)."""
     type_names, check = GUARDED_METHODS[name]
-    if type(obj) is super:
+    if type(obj) is super and obj.__self__ is not None:
         obj = obj.__self__  # super().resize: the method as that object (or class) has it
     if type_names is not None:
         kinds = tuple(t for t in map(lookup, type_names) if isinstance(t, type))
@@ -321,10 +321,15 @@ def refresh() -> None:
 def attribute_refusal(obj, name: str) -> str | None:
     """Why `obj.name` is refused, or None."""
     types_ = _attribute_types.get(name)
-    if types_ and isinstance(obj, types_):
-        _types, advice, *condition = REFUSED_ATTRIBUTES[name]
-        if not condition or condition[0](obj):
-            return f"{type(obj).__name__}.{name} is refused: {advice}"
+    if type(obj) is super and obj.__self__ is not None:
+        obj = obj.__self__  # super().query in a subclass: the same method
+    if not types_:
+        return None
+    _types, advice, *condition = REFUSED_ATTRIBUTES[name]
+    if isinstance(obj, types_) and (not condition or condition[0](obj)):
+        return f"{type(obj).__name__}.{name} is refused: {advice}"
+    if isinstance(obj, type) and issubclass(obj, types_) and not condition:
+        return f"{obj.__name__}.{name} is refused: {advice}"  # unbound: DataFrame.query(df, ...)
     return None
 
 

@@ -135,7 +135,7 @@ def opening_method(obj, name: str, method, snippet_open):
     """obj.name (already looked up) through `through_open` when it is one of OPENING_METHODS:
     on an instance, or unbound on the class (the path then comes after self)."""
     cls, position, keyword = OPENING_METHODS[name]
-    if type(obj) is super:
+    if type(obj) is super and obj.__self__ is not None:
         obj = obj.__self__  # super().parse: the method as that object (or class) has it
     if isinstance(obj, cls):
         return through_open(method, name, position, keyword, snippet_open)

@@ -84,6 +84,14 @@ DOORS = {
                 "columns"),
     "df_query": ("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})\nresult = len(df.query('a > 1'))",
                  "mask"),
+    "df_query_unbound": ("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})\n"
+                         "result = len(pd.DataFrame.query(df, 'a > 1'))", "mask"),
+    "df_eval_unbound": ("import pandas as pd\ndf = pd.DataFrame({'a': [1]})\n"
+                        "result = str(pd.DataFrame.eval(df, 'a + 1'))", "columns"),
+    "df_query_super": ("import pandas as pd\nclass D(pd.DataFrame):\n    def q(self):\n"
+                       "        return super().query('a > 1')\nresult = len(D({'a': [1, 2]}).q())", "mask"),
+    "ndarray_ctypes_super": ("import numpy as np\nclass A(np.ndarray):\n    def c(self):\n"
+                             "        return super().ctypes.data\nresult = np.zeros(2).view(A).c()", "methods"),
     "read_pickle": ("import pandas as pd\nresult = pd.read_pickle('x.pkl')", "read_csv"),
     "accessor": ("import pandas as pd\n@pd.api.extensions.register_dataframe_accessor('geo')\n"
                  "class G:\n    def __init__(self, df):\n        self.df = df\nresult = 1", "not allowed"),
