@@ -17,6 +17,7 @@ functions SWITCHED_OFF names that such an import loaded are switched off for the
 from __future__ import annotations
 
 import functools
+import string
 import sys
 
 from . import stand_ins
@@ -64,14 +65,12 @@ REPLACED_OBJECTS = {
 # Library classes that run str.format on a format string the snippet gives, with an
 # argument it may choose: a field such as {x.__globals__} walks attributes past the
 # guards. Their stand-in takes format strings whose fields are names or positions only.
-FORMAT_STRING_TYPES = ("matplotlib.ticker.StrMethodFormatter",)
 _FORMAT_FIELDS_ADVICE = ("format fields here are names or positions with a format spec, e.g. '{x:,.2f}', "
                          "never attributes or items ({x.attr}, {x[0]}): compute the value first")
 
 
 def plain_format_fields(fmt) -> bool:
     """Every replacement field of `fmt` (nested ones in format specs too) is a bare name or index."""
-    import string
     if not isinstance(fmt, str):
         return True  # not a format string: the class's own error
     try:
@@ -104,9 +103,6 @@ def _checked_format_type(real, refuse):
 # array's pointers forge them the other way round. The snippet gets stand-ins that refuse
 # both (the classes: a subclass that isinstance and class statements treat as the real
 # one; the functions: a wrapper).
-RAW_MEMORY_TYPES = ("numpy.ndarray", "numpy.recarray", "numpy.memmap", "numpy.char.chararray",
-                    "numpy.ma.mrecords.MaskedRecords")
-RAW_MEMORY_FUNCTIONS = ("numpy.frombuffer", "numpy.rec.fromstring", "numpy.rec.fromfile", "numpy.rec.array")
 _RAW_OBJECTS_ADVICE = ("Python objects and raw bytes never share memory in the sandbox (object pointers read from "
                        "bytes, or bytes laid over an object array, forge references): build object arrays from "
                        "values, e.g. numpy.array([...], dtype=object), and read buffers with numeric dtypes")
@@ -150,14 +146,25 @@ def _checked_array_type(real, refuse):
     return stand_ins.stand_in(real, check_made=check_made)
 
 
-def _checked_array_function(function, qualified, refuse):
+def _checked_array_function(function, refuse):
     @functools.wraps(function)
     def checked(*args, **kwargs):
         made = function(*args, **kwargs)
         if mixes_objects_and_bytes(made):
-            raise refuse(f"{qualified}(): {_RAW_OBJECTS_ADVICE}")
+            raise refuse(f"{function.__module__}.{function.__name__}(): {_RAW_OBJECTS_ADVICE}")
         return made
     return checked
+
+
+# qualified name -> a factory of the stand-in the snippet gets, given the real object
+# and the guards' refusal.
+STAND_INS = {
+    **dict.fromkeys(("numpy.ndarray", "numpy.recarray", "numpy.memmap", "numpy.char.chararray",
+                     "numpy.ma.mrecords.MaskedRecords"), _checked_array_type),
+    **dict.fromkeys(("numpy.frombuffer", "numpy.rec.fromstring", "numpy.rec.fromfile", "numpy.rec.array"),
+                    _checked_array_function),
+    "matplotlib.ticker.StrMethodFormatter": _checked_format_type,
+}
 
 
 def _no_object_buffer(args, kwargs):
@@ -289,18 +296,10 @@ def resolve() -> None:
         value = lookup(qualified)
         if value is not None:
             replaced_ids[id(value)] = replacement
-    for qualified in RAW_MEMORY_TYPES:
-        value = lookup(qualified)
-        if isinstance(value, type):
-            replaced_ids[id(value)] = functools.partial(_checked_array_type, value)
-    for qualified in FORMAT_STRING_TYPES:
-        value = lookup(qualified)
-        if isinstance(value, type):
-            replaced_ids[id(value)] = functools.partial(_checked_format_type, value)
-    for qualified in RAW_MEMORY_FUNCTIONS:
+    for qualified, factory in STAND_INS.items():
         value = lookup(qualified)
         if callable(value):
-            replaced_ids[id(value)] = functools.partial(_checked_array_function, value, qualified)
+            replaced_ids[id(value)] = functools.partial(factory, value)
     for qualified, keywords in REFUSED_KEYWORDS.items():
         value = lookup(qualified)
         if value is not None:
