@@ -114,9 +114,9 @@ def _opened_by_snippet(function, position: int, keyword: str):
 
 
 # Standard-library objects the snippet gets a stand-in for (a class: stand_ins.py), each
-# made once per execution from the execution's context; library_policy.replaced_ids
+# made once per execution from the execution's context; library_policy.STAND_INS
 # holds the libraries' own.
-STAND_INS = {
+STDLIB_STAND_INS = {
     id(types.SimpleNamespace): _simple_namespace,
     id(io.FileIO): _file_io,
     # files opened by path with the real open(): the snippet's open() instead
@@ -126,14 +126,14 @@ STAND_INS = {
        for function, where in snippet_files.OPENING_FUNCTIONS.items()},
 }
 if hasattr(copy, "replace"):
-    STAND_INS[id(copy.replace)] = _copy_replace
+    STDLIB_STAND_INS[id(copy.replace)] = _copy_replace
 
 # Values that getattr/getitem results are checked against (cheaply, by identity) before vet().
 _VET_IDS = frozenset(DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),
                                          id(operator.methodcaller), id(operator.setitem),
                                          id(operator.delitem), id(functools.update_wrapper),
                                          id(functools.wraps), id(dataclasses.make_dataclass),
-                                         id(dataclasses.dataclass)} | set(STAND_INS)
+                                         id(dataclasses.dataclass)} | set(STDLIB_STAND_INS)
 
 
 def _deny_type(cls) -> None:
@@ -566,8 +566,8 @@ class ModulePolicy:
         if key in library_policy.replaced_ids:
             made = self.replacements[key] = library_policy.replaced_ids[key](self.refuse_call)
             return made
-        if key in STAND_INS:
-            made = self.replacements[key] = STAND_INS[key](self)
+        if key in STDLIB_STAND_INS:
+            made = self.replacements[key] = STDLIB_STAND_INS[key](self)
             return made
         if type(value) is types.GenericAlias:
             return types.GenericAlias(self.vet(value.__origin__, where, kind), value.__args__)
