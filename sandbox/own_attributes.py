@@ -16,12 +16,21 @@ import copy
 _MISSING = object()
 
 
+def own_attributes(owner, setattr_guard, delattr_guard) -> "OwnAttributes":
+    """The view of `owner`'s attributes (the guards have checked that it is the snippet's)."""
+    view = dict.__new__(OwnAttributes)
+    dict.update(view, {k: v for k, v in vars(owner).items() if not (k.startswith("__") and k.endswith("__"))})
+    view._owner, view._setattr, view._delattr = owner, setattr_guard, delattr_guard
+    return view
+
+
 class OwnAttributes(dict):
     __slots__ = ("_owner", "_setattr", "_delattr")
 
-    def __init__(self, owner, setattr_guard, delattr_guard):
-        super().__init__({k: v for k, v in vars(owner).items() if not (k.startswith("__") and k.endswith("__"))})
-        self._owner, self._setattr, self._delattr = owner, setattr_guard, delattr_guard
+    def __init__(self, *args, **kwargs):
+        # type(obj.__dict__) reaches this class: made by the snippet, it would copy the
+        # private attributes of any object
+        raise TypeError("this view of an object's attributes is made by obj.__dict__ or vars(obj) only")
 
     def __setitem__(self, key, value):
         self._setattr(self._owner, key, value)

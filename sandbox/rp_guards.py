@@ -23,7 +23,7 @@ from RestrictedPython.Guards import (
 from RestrictedPython.Utilities import utility_builtins
 
 from . import library_policy, module_subsets, private_names, safe_format, snippet_files
-from .own_attributes import OwnAttributes
+from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, SUPER_METHODS
 from .rp_modules import (
@@ -124,7 +124,7 @@ class ExecutionContext(ModulePolicy):
                         raise
                     return default
                 if name == "__dict__" and type(value) is dict:
-                    return OwnAttributes(obj, self.setattr, self.delattr)
+                    return own_attributes(obj, self.setattr, self.delattr)
                 return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
         refusal = None
         if type(name) is str and name in FORMAT_NAMES:
@@ -319,7 +319,7 @@ class ExecutionContext(ModulePolicy):
         (obj,) = args
         if self.only_snippet_classes(obj) and hasattr(obj, "__dict__"):
             if type(vars(obj)) is dict:
-                return OwnAttributes(obj, self.setattr, self.delattr)
+                return own_attributes(obj, self.setattr, self.delattr)
             return {k: v for k, v in vars(obj).items() if not (k.startswith("__") and k.endswith("__"))}
         raise self.refuse("call_blocked", f"vars() of {describe_value(obj)} is not available: it works on the "
                                           "snippet's own objects; use dir() and getattr() for others",

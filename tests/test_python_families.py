@@ -374,6 +374,15 @@ def test_an_own_dict_copies_as_a_plain_dict():
         True, {"a": [1]}, {"a": [1, 2]}, {"a": [1]}, [1]]
 
 
+def test_the_view_class_makes_no_view_of_a_foreign_object():
+    """type(obj.__dict__) reaches the view's class: called on a library object it would copy
+    that object's private attributes (here the real logging.Logger behind the snippet's)."""
+    reply = refused("import logging\nclass O:\n    pass\nView = type(O().__dict__)\n"
+                    "print('ESCAPED:' + str(View(logging.getLogger('x'), print, print)))",
+                    error_types=("runtime_error", "security_violation"))
+    assert "vars(obj)" in reply["error"], reply
+
+
 def test_vars_of_an_own_object_writes_through_like_its_dict():
     """vars(self).update(kw) used to update a copy and lose the values silently."""
     assert works("class P:\n    def __init__(self, **kw):\n        vars(self).update(kw)\n"
