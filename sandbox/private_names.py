@@ -9,15 +9,18 @@ so no snippet name can shadow or reach a guard.
 
 Attributes: a private attribute (`self._balance`, `obj._x`) is read or written
 only on the snippet's own objects, those whose classes are all the snippet's
-(or object / a built-in exception): a subclass of a library class must not
-reach that library's private state. A few private attributes of other objects
+(or built-in classes such as object, dict and the exceptions, or MARKER_BASES):
+a subclass of a library class must not reach that library's private state, nor
+redefine it (rp_guards.check_overrides). A few private attributes of other objects
 are public API in all but name (PRIVATE_API). Dunder reads are allowed from
 SAFE_DUNDERS only; everything else that starts with "_" stays refused.
 """
 
 from __future__ import annotations
 
+import abc
 import re
+import typing
 
 _RESERVED = re.compile(r"^_.*_$|^_tmp\d+$|^_sandbox|^__.*__$")
 
@@ -42,6 +45,17 @@ SAFE_DUNDERS = {
     "__suppress_context__": ("exception",),
     "__dict__": ("own",),
 }
+
+
+# Library bases that only mark a class (an abstract base, a generic, a protocol) and keep
+# no state of their own: a subclass of one of them is as much the snippet's as one of
+# object, so `self._items` works in `class Stack(Generic[T])` and `class Shape(ABC)`.
+MARKER_BASES = (abc.ABC, typing.Generic, typing.Protocol)
+
+# Names a class's machinery sets on the classes it makes, whatever their body says
+# (type(): __dict__ and __weakref__ descriptors; ABCMeta and typing.Protocol: their
+# bookkeeping): not the snippet overriding a library base (rp_guards.check_overrides).
+CLASS_MACHINERY_NAMES = frozenset({"__dict__", "__weakref__", "_abc_impl", "_is_protocol", "_is_runtime_protocol"})
 
 
 def private_name_allowed(name: str) -> bool:

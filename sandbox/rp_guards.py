@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import collections
 import dataclasses
+import enum
 import functools
 import operator
 import string
@@ -303,10 +304,14 @@ class ExecutionContext(ModulePolicy):
         if type(ob) is types.FunctionType:
             return ob.__globals__ is self.globals
         cls = ob if isinstance(ob, type) else type(ob)
-        return cls in self.classes and all(
-            base in self.classes or base is object or (base.__module__ == "builtins"
-                                                        and issubclass(base, BaseException))
-            for base in cls.__mro__)
+        return cls in self.classes and all(map(self.snippet_side, cls.__mro__))
+
+    def snippet_side(self, base: type) -> bool:
+        """One of the snippet's classes, a built-in class (object, dict, an exception: none
+        has a private attribute) or a marker base (private_names.MARKER_BASES): its
+        attributes are the snippet's."""
+        return base in self.classes or base in private_names.MARKER_BASES or (
+            base.__module__ == "builtins" and not issubclass(base, type))
 
     def vars(self, *args):
         """vars(obj): the attributes of the snippet's own objects, as obj.__dict__ gives
@@ -378,8 +383,36 @@ class ExecutionContext(ModulePolicy):
         """__build_class__: remember the classes the snippet defines (they are writable)."""
         cls = builtins.__build_class__(func, name, *bases, **kwargs)
         if isinstance(cls, type):
+            self.check_overrides(cls)
             self.classes.add(cls)
         return cls
+
+    def check_overrides(self, cls: type) -> None:
+        """Library code trusts its own classes' attributes: contextlib's redirect_stdout
+        sets `getattr(sys, self._stream)`, dataclasses pastes a Field's `name` into source
+        it exec()s. A snippet's subclass of a library class may add names and override
+        methods, but not define a private name of the library's, nor put a data
+        descriptor (a property, a slot) where the library has a name: a property
+        answers each read anew, so a value checked once is not the value used."""
+        library_bases = [base for base in cls.__mro__[1:] if not self.snippet_side(base)]
+        if not library_bases:
+            return
+        for name, value in vars(cls).items():
+            if name in private_names.CLASS_MACHINERY_NAMES or type(value) is enum.property:
+                continue  # (an enum member whose name a mixin type has: enum's own redirect)
+            private = name.startswith("_") and not name.startswith("__") and not name.endswith("_")
+            data_descriptor = hasattr(type(value), "__set__") or hasattr(type(value), "__delete__")
+            if private and data_descriptor:
+                owner = library_bases[0]
+            elif private or data_descriptor:
+                owner = next((base for base in library_bases if name in vars(base)), None)
+            else:
+                continue
+            if owner is not None:
+                what = "a private name" if private else "a property or slot"
+                raise self.refuse("attribute_blocked", f"class {cls.__name__}: {name!r:.80} cannot be {what} here: "
+                                  f"{owner.__module__}.{owner.__qualname__} relies on its own attributes; give "
+                                  "yours another name (methods may be overridden)")
 
     # -- classes made at run time: the class-body policy applies to their namespace too
     def check_namespace(self, namespace, where: str) -> None:
@@ -422,6 +455,7 @@ class ExecutionContext(ModulePolicy):
                 name, bases, namespace = args
                 ctx.check_namespace(namespace, "type()")
                 made = type(name, bases, dict(namespace), **kwargs)
+                ctx.check_overrides(made)
                 ctx.classes.add(made)
                 return made
 
@@ -439,6 +473,7 @@ class ExecutionContext(ModulePolicy):
                 raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
                                                        "field names are identifiers that do not start with '_'")
         made = dataclasses.make_dataclass(cls_name, fields, **kwargs)
+        self.check_overrides(made)
         self.classes.add(made)
         return made
 

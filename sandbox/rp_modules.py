@@ -23,7 +23,7 @@ import types
 import typing
 from xml.etree import ElementTree
 
-from . import library_policy, module_subsets, profiles, snippet_files, stand_ins
+from . import library_policy, module_subsets, private_names, profiles, snippet_files, stand_ins
 from .results import cap_text
 from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused, MAX_EVENT_DETAIL
 
@@ -108,6 +108,33 @@ def _file_io(ctx):
     return stand_ins.stand_in(io.FileIO, check_arguments=check_arguments)
 
 
+def _cached_property(ctx):
+    """functools.cached_property stores its value in `instance.__dict__[self.attrname]`, and
+    a subclass of the snippet's may set attrname itself: a dunder there (__reduce_ex__) is
+    then the object's own protocol to copy. The stand-in reads the name once and stores
+    under it only a name the snippet could assign itself."""
+    real = functools.cached_property
+    missing = object()
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        name = self.attrname
+        if type(name) is not str or name.startswith("__") or (
+                name.startswith("_") and not private_names.private_name_allowed(name)):
+            raise ctx.refuse_call(f"functools.cached_property: the attribute name {name!r:.80} is not allowed: "
+                                  "use it as a decorator on a method with an ordinary name")
+        cache = instance.__dict__
+        value = cache.get(name, missing)
+        if value is missing:
+            value = self.func(instance)
+            cache[name] = value
+        return value
+    stand_in = stand_ins.stand_in(real)
+    stand_in.__get__ = __get__
+    return stand_in
+
+
 def _opened_by_snippet(function, position: int, keyword: str):
     """`function`, whose path argument the execution's open() opens (snippet_files.OPENING_FUNCTIONS)."""
     return lambda ctx: snippet_files.through_open(function, function.__name__, position, keyword, ctx.open)
@@ -119,6 +146,7 @@ def _opened_by_snippet(function, position: int, keyword: str):
 STDLIB_STAND_INS = {
     id(types.SimpleNamespace): _simple_namespace,
     id(io.FileIO): _file_io,
+    id(functools.cached_property): _cached_property,
     # files opened by path with the real open(): the snippet's open() instead
     id(ElementTree.ElementTree): lambda ctx: stand_ins.stand_in(
         ElementTree.ElementTree, check_arguments=snippet_files.element_tree_checks),
@@ -316,6 +344,7 @@ class Printer:
     def __init__(self, stream, getattr_):
         self._stream = stream
         self._getattr = getattr_
+        self._sys_stdout = sys.stdout  # another one later: the snippet's contextlib.redirect_stdout
         self._text: list[str] = []
         self._size = 0
 
@@ -333,8 +362,8 @@ class Printer:
 
     def _call_print(self, *objects, **kwargs):
         if kwargs.get("file") is None:
-            kwargs["file"] = self
-        else:
+            kwargs["file"] = self if sys.stdout is self._sys_stdout else sys.stdout
+        if kwargs["file"] is not self:
             self._getattr(kwargs["file"], "write")
         print(*objects, **kwargs)
 

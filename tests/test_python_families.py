@@ -329,6 +329,12 @@ print('ESCAPED:' + target.delimiter if target.delimiter == '%' else 'held')
     ("class O:\n    pass\no = O()\no.__dict__.update({'__reduce_ex__': reduce_ex})", "o"),
     ("class O:\n    pass\no = O()\no.__dict__.setdefault('__reduce_ex__', reduce_ex)", "o"),
     ("class O:\n    pass\no = O()\no.__dict__ |= {'__reduce_ex__': reduce_ex}", "o"),
+    # functools.cached_property stores under self.attrname, which a subclass sets
+    ("import functools\nclass P(functools.cached_property):\n    def __set_name__(self, owner, name):\n"
+     "        self.attrname = '__reduce_ex__'\nclass O:\n    x = P(lambda self: reduce_ex)\no = O()\no.x", "o"),
+    ("import functools\nclass P(functools.cached_property):\n    def plant(self):\n"
+     "        self.attrname = '__reduce_ex__'\nclass O:\n    x = P(lambda self: reduce_ex)\n"
+     "vars(O)['x'].plant()\no = O()\no.x", "o"),
 ])
 def test_protocol_names_cannot_be_set_on_an_instance(setup, holder):
     refused(COPY_WRITE.replace("SETUP", setup).replace("HOLDER", holder))
@@ -342,6 +348,15 @@ def test_copy_replace_sets_no_protocol_name():
     assert works("import copy, types, collections\nP = collections.namedtuple('P', 'x y')\n"
                  "ns = copy.replace(types.SimpleNamespace(a=1), b=2)\n"
                  "result = [ns.a, ns.b, copy.replace(P(1, 2), y=5)]") == [1, 2, [1, 5]]
+
+
+def test_cached_property_still_caches_under_its_own_name():
+    assert works("import functools\nclass C:\n    calls = 0\n    @functools.cached_property\n    def total(self):\n"
+                 "        C.calls += 1\n        return 42\n    @functools.cached_property\n    def _part(self):\n"
+                 "        return 7\nc = C()\n"
+                 "result = [c.total, c.total, C.calls, c._part, isinstance(C.__dict__['total'] if False else "
+                 "functools.cached_property(len), functools.cached_property), sorted(vars(c))]"
+                 ) == [42, 42, 1, 7, True, ["_part", "total"]]
 
 
 def test_an_own_dict_written_around_its_methods_does_not_reach_the_object():
@@ -544,3 +559,89 @@ def test_matplotlib_formats_no_attribute_of_its_argument(code):
 def test_matplotlib_format_strings_still_work():
     assert works("import matplotlib.ticker as t\nf = t.StrMethodFormatter('{x:,.2f} ({pos})')\n"
                  "result = [f(1234.5, 1), isinstance(f, t.StrMethodFormatter)]", allowed=DS) == ["1,234.50 (1)", True]
+
+
+# ---------------------------------------------------------------- 5. a subclass's word about itself
+# Library code trusts its own classes' attributes: contextlib's redirect_stdout swaps
+# getattr(sys, self._stream), dataclasses pastes a Field's name into source it exec()s.
+# A snippet's subclass may add names and override methods, but not define the library's
+# private names, nor put a data descriptor (a property answers each read anew, so what
+# was checked is not what is used) where the library has a name.
+
+FIELD_NAME = "'a=0, **k):\\n raise RuntimeError(chr(69) + \"SCAPED\")\\n #'"
+
+
+@pytest.mark.parametrize("code", [
+    "import contextlib\nclass R(contextlib.redirect_stdout):\n    _stream = 'version'\nwith R('x'):\n    pass",
+    "import contextlib\nclass R(contextlib.redirect_stderr):\n    @property\n    def _stream(self):\n"
+    "        return 'version'\nwith R('x'):\n    pass",
+    "import contextlib\nclass R(contextlib.redirect_stdout):\n    @property\n    def _old_targets(self):\n"
+    "        return []\nwith R('x'):\n    pass",
+    "import contextlib\nclass R(contextlib.redirect_stdout):\n    def _stream(self):\n        return 'version'",
+    "import contextlib\nR = type('R', (contextlib.redirect_stdout,), {'x': 1})\nclass S(R):\n    _stream = 'version'",
+    # a Field whose name is source text
+    "import dataclasses\nclass F(dataclasses.Field):\n    @property\n    def name(self):\n        return NAME\n"
+    "    @name.setter\n    def name(self, v):\n        pass\n@dataclasses.dataclass\nclass C:\n"
+    "    x: int = F(dataclasses.MISSING, dataclasses.MISSING, False, True, None, True, {}, False)",
+    "import dataclasses\nF = type('F', (dataclasses.Field,), {'name': property(lambda self: NAME)})",
+    "import dataclasses\nF = dataclasses.make_dataclass('F', [], bases=(dataclasses.Field,), "
+    "namespace={'name': property(lambda self: NAME)})",
+    "import dataclasses\nclass F(dataclasses.Field):\n    __slots__ = ('name',)",
+    "import dataclasses\nclass F(dataclasses.Field):\n    @property\n    def type(self):\n        return int",
+])
+def test_a_subclass_cannot_redefine_what_the_library_trusts(code):
+    reply = refused(code.replace("NAME", FIELD_NAME))
+    assert "relies on its own attributes" in reply["error"], reply
+
+
+def test_subclasses_of_library_classes_still_work():
+    """Methods override, new names (private ones too, where the base keeps no state:
+    an ABC, a Generic, a Protocol, an exception) and enum members named like a mixin's method."""
+    assert works("""
+import abc, collections, contextlib, enum, io, json, typing
+class Shape(abc.ABC):
+    def __init__(self, side):
+        self._side = side
+    @abc.abstractmethod
+    def area(self): ...
+class Square(Shape):
+    def area(self):
+        return self._side ** 2
+T = typing.TypeVar('T')
+class Stack(typing.Generic[T]):
+    def __init__(self):
+        self._items = []
+    def push(self, item: T):
+        self._items.append(item)
+        return self
+class Mode(str, enum.Enum):
+    upper = 'U'
+    READ = 'r'
+class Point(collections.namedtuple('Point', 'x y')):
+    __slots__ = ()
+    @property
+    def norm(self):
+        return (self.x ** 2 + self.y ** 2) ** 0.5
+class Encoder(json.JSONEncoder):
+    item_separator = ';'
+    def default(self, o):
+        return sorted(o)
+class Failure(Exception):
+    def __init__(self, code):
+        super().__init__(code)
+        self._code = code
+    @property
+    def code(self):
+        return self._code
+class Bag(dict):
+    def _count(self):
+        return len(self)
+    @property
+    def size(self):
+        return self._count()
+buffer = io.StringIO()
+with contextlib.redirect_stdout(buffer):
+    print('hi')
+result = [Square(3).area(), Stack().push(1)._items, Mode('U').value, Point(3, 4).norm,
+          json.dumps([{1, 2}], cls=Encoder), Failure(7).code, Bag(a=1).size, buffer.getvalue()]
+""") == [9, [1], "U", 5.0, "[[1;2]]", 7, 1, "hi\n"]
