@@ -19,6 +19,9 @@ SAFE_DUNDERS only; everything else that starts with "_" stays refused.
 from __future__ import annotations
 
 import abc
+import collections.abc
+import contextlib
+import numbers
 import re
 import typing
 
@@ -49,8 +52,12 @@ SAFE_DUNDERS = {
 
 # Library bases that only mark a class (an abstract base, a generic, a protocol) and keep
 # no state of their own: a subclass of one of them is as much the snippet's as one of
-# object, so `self._items` works in `class Stack(Generic[T])` and `class Shape(ABC)`.
-MARKER_BASES = (abc.ABC, typing.Generic, typing.Protocol)
+# object, so `self._items` works in `class Stack(Generic[T])`, `class Shape(ABC)` and
+# `class Registry(collections.abc.MutableMapping)`.
+MARKER_BASES = frozenset({abc.ABC, typing.Generic, typing.Protocol, contextlib.AbstractContextManager,
+                          contextlib.AbstractAsyncContextManager,
+                          *(value for module in (collections.abc, numbers) for value in vars(module).values()
+                            if isinstance(value, type) and isinstance(value, abc.ABCMeta))})
 
 # Names a class's machinery sets on the classes it makes, whatever their body says
 # (type(): __dict__ and __weakref__ descriptors; ABCMeta and typing.Protocol: their

@@ -342,9 +342,8 @@ class Printer:
     _PRINTED_CAP = 1 << 20
 
     def __init__(self, stream, getattr_):
-        self._stream = stream
+        self._stream = stream  # (sys.stdout while the snippet runs, unless it redirected it)
         self._getattr = getattr_
-        self._sys_stdout = sys.stdout  # another one later: the snippet's contextlib.redirect_stdout
         self._text: list[str] = []
         self._size = 0
 
@@ -362,7 +361,7 @@ class Printer:
 
     def _call_print(self, *objects, **kwargs):
         if kwargs.get("file") is None:
-            kwargs["file"] = self if sys.stdout is self._sys_stdout else sys.stdout
+            kwargs["file"] = self if sys.stdout is self._stream else sys.stdout  # contextlib.redirect_stdout
         if kwargs["file"] is not self:
             self._getattr(kwargs["file"], "write")
         print(*objects, **kwargs)

@@ -598,7 +598,7 @@ def test_subclasses_of_library_classes_still_work():
     """Methods override, new names (private ones too, where the base keeps no state:
     an ABC, a Generic, a Protocol, an exception) and enum members named like a mixin's method."""
     assert works("""
-import abc, collections, contextlib, enum, io, json, typing
+import abc, collections, collections.abc, contextlib, enum, io, json, typing
 class Shape(abc.ABC):
     def __init__(self, side):
         self._side = side
@@ -639,9 +639,24 @@ class Bag(dict):
     @property
     def size(self):
         return self._count()
+class Registry(collections.abc.MutableMapping):
+    def __init__(self):
+        self._data = {}
+    def __getitem__(self, key):
+        return self._data[key]
+    def __setitem__(self, key, value):
+        self._data[key] = value
+    def __delitem__(self, key):
+        del self._data[key]
+    def __iter__(self):
+        return iter(self._data)
+    def __len__(self):
+        return len(self._data)
+registry = Registry()
+registry['a'] = 1
 buffer = io.StringIO()
 with contextlib.redirect_stdout(buffer):
     print('hi')
 result = [Square(3).area(), Stack().push(1)._items, Mode('U').value, Point(3, 4).norm,
-          json.dumps([{1, 2}], cls=Encoder), Failure(7).code, Bag(a=1).size, buffer.getvalue()]
-""") == [9, [1], "U", 5.0, "[[1;2]]", 7, 1, "hi\n"]
+          json.dumps([{1, 2}], cls=Encoder), Failure(7).code, Bag(a=1).size, dict(registry), buffer.getvalue()]
+""") == [9, [1], "U", 5.0, "[[1;2]]", 7, 1, {"a": 1}, "hi\n"]

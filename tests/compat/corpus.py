@@ -174,6 +174,67 @@ for _i, _v in enumerate("abc"):
     pass
 result = [_i, _v]
 """)
+snippet("private", """
+from collections.abc import MutableMapping
+class CaseInsensitiveDict(MutableMapping):
+    def __init__(self, data=None):
+        self._store = {}
+        self.update(data or {})
+    def __getitem__(self, key):
+        return self._store[key.lower()]
+    def __setitem__(self, key, value):
+        self._store[key.lower()] = value
+    def __delitem__(self, key):
+        del self._store[key.lower()]
+    def __iter__(self):
+        return iter(self._store)
+    def __len__(self):
+        return len(self._store)
+headers = CaseInsensitiveDict({"Content-Type": "json"})
+result = [headers["content-type"], len(headers), "CONTENT-TYPE" in headers]
+""")
+snippet("private", """
+from abc import ABC, abstractmethod
+class Shape(ABC):
+    def __init__(self, name):
+        self._name = name
+    @abstractmethod
+    def area(self) -> float: ...
+    def describe(self):
+        return f"{self._name}: {self.area():.2f}"
+class Circle(Shape):
+    def __init__(self, r):
+        super().__init__("circle")
+        self._r = r
+    def area(self):
+        return 3.14159 * self._r ** 2
+result = Circle(2).describe()
+""")
+snippet("private", """
+from typing import Generic, TypeVar, Optional
+T = TypeVar("T")
+class Stack(Generic[T]):
+    def __init__(self) -> None:
+        self._items: list[T] = []
+    def push(self, item: T) -> None:
+        self._items.append(item)
+    def pop(self) -> Optional[T]:
+        return self._items.pop() if self._items else None
+s: Stack[int] = Stack()
+for i in range(3):
+    s.push(i)
+result = [s.pop(), s.pop(), len(s._items)]
+""")
+snippet("private", """
+import contextlib, io
+def noisy():
+    print("working...")
+    return 42
+buffer = io.StringIO()
+with contextlib.redirect_stdout(buffer):
+    value = noisy()
+result = [value, buffer.getvalue().strip()]
+""")
 
 # ---------------------------------------------------------------- dunders a script reads
 snippet("dunders", """
