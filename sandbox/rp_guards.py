@@ -104,9 +104,13 @@ class ExecutionContext(ModulePolicy):
             return safe_format.format_method(self.Formatter, obj, name)
         if type(obj) is module_subsets.ModuleSubset and type(name) is str and not name.startswith("_"):
             try:
-                return getattr(obj, name)
+                value = getattr(obj, name)
             except AttributeError as exc:  # a part of sys/io the subset leaves out: a refusal
                 raise self.refuse("attribute_blocked", str(exc)) from None
+            # (vetted as any value: sys's were read from the real sys, which library code could change)
+            if type(value) in CONTAINER_TYPES:
+                return self.check_container(value, f"{describe_value(obj)}.{name}")
+            return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
         if isinstance(obj, safe_format.GuardedFormatter) and type(name) is str and not name.startswith("_"):
             return getattr(obj, name)  # its lookups are guarded: format, vformat, get_field... are safe
         if type(name) is str and name.startswith("_"):

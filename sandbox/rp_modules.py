@@ -13,6 +13,7 @@ import decimal
 import enum
 import functools
 import importlib
+import importlib.machinery
 import io
 import keyword
 import operator
@@ -43,6 +44,11 @@ for _mod, _names in {
     enum: ("global_enum",),
     types: ("FunctionType", "LambdaType", "CodeType", "FrameType", "TracebackType",
             "ModuleType", "CellType", "MethodType", "new_class", "prepare_class"),
+    # the import system's finders and loaders read any file and run any module (a loader's
+    # get_data(path), load_module()), wherever one surfaces (a list of sys.meta_path)
+    importlib.machinery: ("BuiltinImporter", "FrozenImporter", "PathFinder", "FileFinder", "SourceFileLoader",
+                          "SourcelessFileLoader", "ExtensionFileLoader", "NamespaceLoader", "ModuleSpec",
+                          "WindowsRegistryFinder"),
     builtins: ("eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr",
                "hasattr", "vars", "globals", "locals", "dir", "breakpoint", "input", "help",
                "exit", "quit"),
@@ -59,7 +65,10 @@ _TYPES_ALLOWED = frozenset({
     "BuiltinMethodType",
 })
 _BUILTINS_DICT = vars(builtins)
-_INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
+_INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType,
+                   importlib.machinery.ModuleSpec, importlib.machinery.FileFinder,
+                   importlib.machinery.SourceFileLoader, importlib.machinery.SourcelessFileLoader,
+                   importlib.machinery.ExtensionFileLoader)
 FORMAT_NAMES = frozenset({"format", "format_map"})
 
 
@@ -583,8 +592,8 @@ class ModulePolicy:
             if isinstance(value, types.ModuleType):
                 return self.module_value(value, where, kind)
             raise self.refuse(kind, f"{where} is a {type(value).__name__}, which is not available: frames, code "
-                                    "objects and tracebacks stay out of reach (for an error's text: str(e) or "
-                                    "traceback.format_exc())")
+                                    "objects, tracebacks and the import system's loaders stay out of reach (for "
+                                    "an error's text: str(e) or traceback.format_exc(); for a module: import it)")
         key = id(value)
         if key in self.replacements:
             return self.replacements[key]

@@ -660,3 +660,37 @@ with contextlib.redirect_stdout(buffer):
 result = [Square(3).area(), Stack().push(1)._items, Mode('U').value, Point(3, 4).norm,
           json.dumps([{1, 2}], cls=Encoder), Failure(7).code, Bag(a=1).size, dict(registry), buffer.getvalue()]
 """) == [9, [1], "U", 5.0, "[[1;2]]", 7, 1, {"a": 1}, "hi\n"]
+
+
+SYS_SWAP = """
+import contextlib
+class Swap(contextlib.redirect_stdout):
+    reads = 0
+    @property
+    def _stream(self):
+        type(self).reads += 1
+        return ('meta_path', 'sandbox_junk', 'version')[type(self).reads - 1]
+with Swap(None):
+    pass
+import sys
+finders = sys.version
+print('ESCAPED:' + str(finders[-1]))
+"""
+
+
+def test_the_import_systems_finders_never_reach_the_snippet(monkeypatch):
+    """The second wall under the first: with the override check switched off, real
+    sys.meta_path reaches the sys subset, but neither the list nor a finder in it (whose
+    loader reads any file) gets to the snippet. In a forked child: sys is changed."""
+    from sandbox import rp_guards
+    monkeypatch.setattr(rp_guards.ExecutionContext, "check_overrides", lambda self, cls: None)
+
+    def execute():
+        out = io.StringIO()
+        reply = restricted.execute(SYS_SWAP, restricted=True, allowed_modules=BASIC, stdout=out, stderr=out)
+        return reply, out.getvalue(), isinstance(sys.version, list)
+    payload, status = run_in_child(execute)
+    reply, out, swapped = payload["value"]
+    assert swapped, "the swap did not happen: the test no longer exercises the second wall"
+    assert "ESCAPED" not in out and reply["error_type"] == "security_violation", (reply, out)
+    assert "importlib.machinery" in reply["error"], reply
