@@ -159,8 +159,8 @@ def python_layer_claim(enabled_profiles: Iterable[str], restricted: bool) -> str
     doors = []
     if "filesystem" in enabled_profiles:
         doors.append("the filesystem profile's open(), io, pathlib, shutil, glob, tempfile, zipfile and tarfile "
-                     "reach the paths the process may: the mount namespace and Landlock confine them to the "
-                     "workspace and the read-only Python installation")
+                     "reach the paths the process may (/proc/self/fd/ and its own pipes included): the mount "
+                     "namespace and Landlock confine them to the workspace and the read-only Python installation")
     if "network" in enabled_profiles:
         doors.append("the network profile's sockets and HTTP clients reach what the process may: its own "
                      "network namespace and the egress proxy's allow-list confine them")
