@@ -209,9 +209,15 @@ class ExecutionContext(ModulePolicy):
         calls snippet functions back with values no guard has seen)."""
         for value in values:
             if type(value) not in PLAIN_TYPES and needs_vet(value):
-                return tuple(self.vet(v, "an argument") if type(v) not in PLAIN_TYPES and needs_vet(v)
+                return tuple(self._vet_argument(v) if type(v) not in PLAIN_TYPES and needs_vet(v)
                              else v for v in values)
         return values
+
+    def _vet_argument(self, value):
+        # __exit__(self, exc_type, exc, tb) and ExitStack callbacks get the traceback
+        # whenever the body raised: None there, so that the snippet's own exception goes on
+        # (traceback.format_exc() gives its text)
+        return None if type(value) is types.TracebackType else self.vet(value, "an argument")
 
     def vet_kwargs(self, kwargs):
         for value in kwargs.values():

@@ -694,3 +694,24 @@ def test_the_import_systems_finders_never_reach_the_snippet(monkeypatch):
     assert swapped, "the swap did not happen: the test no longer exercises the second wall"
     assert "ESCAPED" not in out and reply["error_type"] == "security_violation", (reply, out)
     assert "importlib.machinery" in reply["error"], reply
+
+
+@pytest.mark.parametrize("code", [
+    "class CM:\n    def __enter__(self):\n        return self\n    def __exit__(self, t, e, tb):\n"
+    "        self.seen = (t, tb)\n        return False\ncm = CM()\ntry:\n    with cm:\n        raise ValueError('x')\n"
+    "except ValueError:\n    result = [cm.seen[0] is ValueError, cm.seen[1] is None]",
+    "import contextlib\nseen = []\ndef cb(t, e, tb):\n    seen.append(tb)\n    return True\n"
+    "with contextlib.ExitStack() as stack:\n    stack.push(cb)\n    raise KeyError('k')\nresult = [True, seen[0] is None]",
+])
+def test_a_callback_gets_none_for_a_traceback_and_the_exception_goes_on(code):
+    """__exit__ and ExitStack callbacks get the traceback whenever the body raised: it
+    is None for the snippet (a traceback leads to frames), and the snippet's own
+    exception is not replaced by a refusal."""
+    assert works(code) == [True, True]
+
+
+def test_a_callback_still_gets_no_frame():
+    """(The refusal happens in the loop's callback, which asyncio reports on stderr.)"""
+    reply, out = run("import asyncio\nasync def main():\n    t = asyncio.current_task()\n    t.add_done_callback(cb)\n"
+                     "def cb(x):\n    print('ESC' + 'APED' + str(x.get_stack()))\nasyncio.run(main())")
+    assert "ESCAPED" not in out and "Task.get_stack is refused" in out, (reply, out)

@@ -946,6 +946,32 @@ from statistics import *
 result = [floor(sqrt(17)), mean([1, 2, 3]), round(pi, 2)]
 """)
 
+snippet("syntax", """
+import time
+class Timer:
+    def __init__(self, label):
+        self.label = label
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+    def __exit__(self, exc_type, exc, tb):
+        self.elapsed = time.perf_counter() - self.start
+        self.failed = exc_type is not None
+        return False
+def parse(text):
+    with Timer("parse") as t:
+        try:
+            return int(text), t
+        finally:
+            pass
+try:
+    with Timer("bad") as timer:
+        parse("x")
+except ValueError as e:
+    result = [type(e).__name__, timer.failed, timer.elapsed >= 0]
+""")
+
+
 # ---------------------------------------------------------------- everyday algorithms
 snippet("algorithms", """
 def is_prime(n):
