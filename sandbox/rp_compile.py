@@ -44,6 +44,9 @@ EXTRA_MAGIC_METHODS = frozenset(
 )
 # `super().<name>` may reach these (the methods a snippet class may define or inherit).
 SUPER_METHODS = ALLOWED_FUNC_NAMES | EXTRA_MAGIC_METHODS
+# `object.<name>(obj, ...)`: a frozen dataclass's __post_init__ sets its fields this way; the
+# guards give the snippet's own objects only (rp_guards.ExecutionContext.object_method).
+OBJECT_METHODS = frozenset({"__setattr__", "__delattr__"})
 # The guard every snippet `__getattr__` is decorated with, outermost (rp_guards.public_getattr).
 FALLBACK_GETATTR = "_public_getattr_"
 
@@ -142,6 +145,9 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         if node.attr.startswith("_") and private_names.private_name_allowed(node.attr):
             return self._private_attribute(node)
         if node.attr in private_names.SAFE_DUNDERS and isinstance(node.ctx, ast.Load):
+            return self._safe_dunder_read(node)
+        if (node.attr in OBJECT_METHODS and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
+                and node.value.id == "object"):
             return self._safe_dunder_read(node)
         # `super().__init__(...)`: the dunder is allowed only on a super() call and is looked
         # up at run time by _super_attr_, which checks the super object.

@@ -26,7 +26,7 @@ from RestrictedPython.Utilities import utility_builtins
 from . import library_policy, module_subsets, private_names, safe_format, snippet_files
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
-from .rp_compile import FALLBACK_GETATTR, SUPER_METHODS
+from .rp_compile import FALLBACK_GETATTR, OBJECT_METHODS, SUPER_METHODS
 from .rp_modules import (
     DENIED_OBJECTS,
     ModulePolicy,
@@ -99,6 +99,8 @@ class ExecutionContext(ModulePolicy):
     # -- attribute guards
     def getattr(self, obj, name, default=raise_):
         """_getattr_ and the getattr builtin: safer_getattr, plus value vetting."""
+        if obj is object and type(name) is str and name in OBJECT_METHODS:
+            return self.object_method(name)
         if type(name) is str and name in FORMAT_NAMES and (
                 isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))):
             return safe_format.format_method(self.Formatter, obj, name)
@@ -388,6 +390,19 @@ class ExecutionContext(ModulePolicy):
                 raise self.refuse("attribute_blocked", f"{what} of {name!r:.80} is not allowed")
             return self.write_private(obj)
         return self.write_guard(obj)
+
+    def object_method(self, name: str):
+        """object.__setattr__ / object.__delattr__ (a frozen dataclass's __post_init__ sets its
+        fields with them) on the snippet's own objects, with setattr's name rules."""
+        real = getattr(object, name)
+
+        def method(obj, attr, *value):
+            if not self.owns(obj) or self._settable(obj, attr, f"object.{name}") is not obj:
+                raise self.refuse("attribute_blocked", f"object.{name}() works on the snippet's own objects "
+                                                       f"only, not on {describe_value(obj)}")
+            return real(obj, attr, *value)
+        method.__name__ = method.__qualname__ = name
+        return method
 
     def build_class(self, func, name, *bases, **kwargs):
         """__build_class__: remember the classes the snippet defines (they are writable)."""

@@ -137,3 +137,31 @@ def test_star_imports_bind_what_the_module_policy_hands_out():
                  "from typing import *\nget_type_hints", "from random import *\n_os"):
         reply = run(code)
         assert not reply["success"], (code, reply)
+
+
+def test_object_setattr_sets_a_frozen_dataclass_field():
+    """object.__setattr__ is how a frozen dataclass's __post_init__ sets a field."""
+    reply = run("from dataclasses import dataclass, asdict\n@dataclass(frozen=True)\nclass Money:\n"
+                "    amount: float\n    currency: str = 'usd'\n    def __post_init__(self):\n"
+                "        object.__setattr__(self, 'amount', round(self.amount, 2))\n"
+                "        object.__setattr__(self, 'currency', self.currency.upper())\n"
+                "class A:\n    pass\na = A()\nobject.__setattr__(a, '_x', 1)\nobject.__delattr__(a, '_x')\n"
+                "result = [asdict(Money(3.14159)), vars(a)]")
+    assert reply["success"] and reply["result"] == [{"amount": 3.14, "currency": "USD"}, {}], reply
+
+
+@pytest.mark.parametrize("code", [
+    "import string\nt = string.Template('x')\nobject.__setattr__(t, 'template', 'y')",  # not the snippet's
+    "import string\nobject.__setattr__(string.Template, 'delimiter', '%')",
+    "import types\nobject.__setattr__(types.SimpleNamespace(a=1), '__reduce_ex__', print)",
+    "class A:\n    pass\nobject.__setattr__(A(), '__class__', int)",                    # never a dunder
+    "class A:\n    pass\nobject.__setattr__(A(), '__reduce_ex__', print)",
+    "class A:\n    pass\nobject.__setattr__(A(), '_getattr_', print)",                  # never a guard name
+    "import collections\nclass D(collections.OrderedDict):\n    pass\n"
+    "object.__setattr__(D(), '_OrderedDict__root', None)",                              # a library base's state
+    "object.__getattribute__(1, 'real')", "object.__subclasses__()", "object.__dict__",
+    "x = 1\nx.__setattr__('a', 1)",
+])
+def test_object_setattr_is_setattr_on_the_snippets_own_objects(code):
+    reply = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply

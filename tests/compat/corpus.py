@@ -972,6 +972,25 @@ except ValueError as e:
 """)
 
 
+snippet("syntax", """
+from dataclasses import dataclass, field
+@dataclass(frozen=True)
+class Email:
+    address: str
+    domain: str = field(init=False)
+    def __post_init__(self):
+        normalized = self.address.strip().lower()
+        object.__setattr__(self, "address", normalized)
+        object.__setattr__(self, "domain", normalized.split("@")[1])
+e = Email("  Ada@Example.COM ")
+try:
+    e.address = "x"
+except Exception as err:
+    frozen = type(err).__name__
+result = [e.address, e.domain, frozen, e == Email("ada@example.com")]
+""")
+
+
 # ---------------------------------------------------------------- everyday algorithms
 snippet("algorithms", """
 def is_prime(n):
