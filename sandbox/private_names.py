@@ -11,7 +11,7 @@ Attributes: a private attribute (`self._balance`, `obj._x`) is read or written
 only on the snippet's own objects, those whose classes are all the snippet's
 (or built-in classes such as object, dict and the exceptions, or MARKER_BASES):
 a subclass of a library class must not reach that library's private state, nor
-redefine it (rp_guards.check_overrides). A few private attributes of other objects
+redefine it (rp_guards.ExecutionContext.check_class). A few private attributes of other objects
 are public API in all but name (PRIVATE_API). Dunder reads are allowed from
 SAFE_DUNDERS only; everything else that starts with "_" stays refused.
 """
@@ -58,12 +58,6 @@ MARKER_BASES = frozenset({abc.ABC, typing.Generic, typing.Protocol, contextlib.A
                           contextlib.AbstractAsyncContextManager,
                           *(value for module in (collections.abc, numbers) for value in vars(module).values()
                             if isinstance(value, type) and isinstance(value, abc.ABCMeta))})
-
-# Names a class's machinery sets on the classes it makes, whatever their body says
-# (type(): __dict__ and __weakref__ descriptors; ABCMeta and typing.Protocol: their
-# bookkeeping): not the snippet overriding a library base (rp_guards.check_overrides).
-CLASS_MACHINERY_NAMES = frozenset({"__dict__", "__weakref__", "_abc_impl", "_is_protocol", "_is_runtime_protocol"})
-
 
 def private_name_allowed(name: str) -> bool:
     """A variable, function, parameter or attribute name starting with "_"

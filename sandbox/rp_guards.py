@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import collections
 import dataclasses
+import dis
 import enum
 import functools
 import operator
@@ -34,6 +35,7 @@ from .rp_modules import (
     CONTAINER_TYPES,
     Events,
     FORMAT_NAMES,
+    ClassWrite,
     ForeignWrite,
     PLAIN_ITERABLES,
     PLAIN_TYPES,
@@ -60,6 +62,7 @@ class ExecutionContext(ModulePolicy):
         self.proxies: dict[tuple[str, int], ModuleProxy] = {}
         self.subsets: dict[str, module_subsets.ModuleSubset] = {}
         self.classes: set[type] = set()
+        self.defined: dict[type, set] = {}  # a snippet class -> the names the snippet gave it (check_class)
         self.globals: dict = {}
         self.replacements = {
             id(operator.attrgetter): self.attrgetter,
@@ -361,7 +364,7 @@ class ExecutionContext(ModulePolicy):
     def write_private(self, ob):
         """_write_private_: `obj._x = ...` only on the snippet's own objects."""
         if self.only_snippet_classes(ob):
-            return ob
+            return ClassWrite(ob, self) if isinstance(ob, type) else ob
         raise self.refuse("attribute_blocked", f"private attributes (names starting with _) of "
                                                f"{describe_value(ob)} cannot be written: only those of the "
                                                "snippet's own classes can")
@@ -370,8 +373,10 @@ class ExecutionContext(ModulePolicy):
         """_write_: full_write_guard's pass-through for dict and list, plus the snippet's own
         objects; everything else gets item writes only (see ForeignWrite)."""
         cls = type(ob)
-        if cls is dict or cls is list or self.owns(ob) or cls in library_policy.writable_types:
+        if cls is dict or cls is list or cls in library_policy.writable_types:
             return ob
+        if self.owns(ob):
+            return ClassWrite(ob, self) if isinstance(ob, type) else ob
         return ForeignWrite(ob, self)
 
     def setattr(self, obj, name, value):
@@ -408,36 +413,50 @@ class ExecutionContext(ModulePolicy):
         """__build_class__: remember the classes the snippet defines (they are writable)."""
         cls = builtins.__build_class__(func, name, *bases, **kwargs)
         if isinstance(cls, type):
-            self.check_overrides(cls)
-            self.classes.add(cls)
+            self.check_class(cls, class_body_names(func))
         return cls
 
-    def check_overrides(self, cls: type) -> None:
-        """Library code trusts its own classes' attributes: contextlib's redirect_stdout
-        sets `getattr(sys, self._stream)`, dataclasses pastes a Field's `name` into source
-        it exec()s. A snippet's subclass of a library class may add names and override
-        methods, but not define a private name of the library's, nor put a data
-        descriptor (a property, a slot) where the library has a name: a property
-        answers each read anew, so a value checked once is not the value used."""
-        library_bases = [base for base in cls.__mro__[1:] if not self.snippet_side(base)]
-        if not library_bases:
+    # -- what library code trusts about its own classes
+    # contextlib's redirect_stdout swaps getattr(sys, self._stream); dataclasses pastes a
+    # Field's `name` into source it exec()s. A snippet's class may add names and override a
+    # library base's methods, but not give it one of the library's private names, nor put a
+    # data descriptor (a property, a slot) where a library base has a name: a property
+    # answers each read anew, so a value checked once is not the value used. Checked for
+    # the names the snippet gave (what a library's own hooks set is theirs), when a class
+    # is made and when one is written to, over every snippet class in its MRO.
+    def check_class(self, cls: type, names) -> None:
+        """A class the snippet made, with the names its body (or namespace) defined."""
+        names = set(names) | set(_slot_names(cls))
+        for klass in cls.__mro__:
+            for name in (names if klass is cls else self.defined.get(klass, ())):
+                if name in vars(klass):
+                    self.check_override(cls, name, vars(klass)[name])
+        self.defined[cls] = names
+        self.classes.add(cls)
+
+    def check_class_write(self, klass: type, name: str, value) -> None:
+        """`klass.name = value`: checked for klass and every snippet class derived from it."""
+        for cls in [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]:
+            self.check_override(cls, name, value)
+        self.defined.setdefault(klass, set()).add(name)
+
+    def check_override(self, cls: type, name: str, value) -> None:
+        if type(value) is enum.property:
+            return  # an enum member whose name a mixin type has: enum's own redirect
+        private = name.startswith("_") and not name.startswith("__") and not name.endswith("_")
+        data_descriptor = hasattr(type(value), "__set__") or hasattr(type(value), "__delete__")
+        if not (private or data_descriptor):
             return
-        for name, value in vars(cls).items():
-            if name in private_names.CLASS_MACHINERY_NAMES or type(value) is enum.property:
-                continue  # (an enum member whose name a mixin type has: enum's own redirect)
-            private = name.startswith("_") and not name.startswith("__") and not name.endswith("_")
-            data_descriptor = hasattr(type(value), "__set__") or hasattr(type(value), "__delete__")
-            if private and data_descriptor:
-                owner = library_bases[0]
-            elif private or data_descriptor:
-                owner = next((base for base in library_bases if name in vars(base)), None)
-            else:
-                continue
-            if owner is not None:
-                what = "a private name" if private else "a property or slot"
-                raise self.refuse("attribute_blocked", f"class {cls.__name__}: {name!r:.80} cannot be {what} here: "
-                                  f"{owner.__module__}.{owner.__qualname__} relies on its own attributes; give "
-                                  "yours another name (methods may be overridden)")
+        library_bases = [base for base in cls.__mro__[1:] if not self.snippet_side(base)]
+        if private and data_descriptor:
+            owner = library_bases[0] if library_bases else None
+        else:
+            owner = next((base for base in library_bases if name in vars(base)), None)
+        if owner is not None:
+            what = "a private name" if private else "a property or slot"
+            raise self.refuse("attribute_blocked", f"class {cls.__name__}: {name!r:.80} cannot be {what} here: "
+                              f"{owner.__module__}.{owner.__qualname__} relies on its own attributes; give "
+                              "yours another name (methods may be overridden)")
 
     # -- classes made at run time: the class-body policy applies to their namespace too
     def check_namespace(self, namespace, where: str) -> None:
@@ -480,8 +499,7 @@ class ExecutionContext(ModulePolicy):
                 name, bases, namespace = args
                 ctx.check_namespace(namespace, "type()")
                 made = type(name, bases, dict(namespace), **kwargs)
-                ctx.check_overrides(made)
-                ctx.classes.add(made)
+                ctx.check_class(made, namespace)
                 return made
 
         return TypeGuard("type", (), {})
@@ -493,13 +511,12 @@ class ExecutionContext(ModulePolicy):
             self.check_field_names(base)
         fields = list(fields)
         for spec in fields:
-            name = spec if isinstance(spec, str) else (spec[0] if isinstance(spec, (tuple, list)) and spec else spec)
+            name = _field_name(spec)
             if not is_plain_name(name):
                 raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
                                                        "field names are identifiers that do not start with '_'")
         made = dataclasses.make_dataclass(cls_name, fields, **kwargs)
-        self.check_overrides(made)
-        self.classes.add(made)
+        self.check_class(made, [*(kwargs.get("namespace") or ()), *map(_field_name, fields)])
         return made
 
     def dataclass(self, cls=None, /, **kwargs):
@@ -660,6 +677,24 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
     }
     ctx.globals = glb
     return glb
+
+
+def class_body_names(body) -> set:
+    """The names a class statement's body binds (its code's STORE_NAMEs), as the class
+    namespace gets them: private names already mangled."""
+    return {op.argval for op in dis.get_instructions(body.__code__) if op.opname == "STORE_NAME"}
+
+
+def _slot_names(cls: type) -> list:
+    """The attributes `__slots__` made in the class, by their (mangled) names."""
+    slots = vars(cls).get("__slots__", ())
+    slots = (slots,) if isinstance(slots, str) else slots
+    return [private_names.mangle(s, cls.__name__) for s in slots if isinstance(s, str)] if slots else []
+
+
+def _field_name(spec):
+    """make_dataclass's field spec: a name, or (name, type[, field])."""
+    return spec if isinstance(spec, str) else (spec[0] if isinstance(spec, (tuple, list)) and spec else spec)
 
 
 def public_getattr(method):

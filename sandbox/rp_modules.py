@@ -285,6 +285,27 @@ class ModuleProxy:
         raise TypeError("module proxies cannot be copied or pickled")
 
 
+class ClassWrite:
+    """What ``_write_`` returns for one of the snippet's classes: an attribute written to
+    it is checked as its class body's were (ExecutionContext.check_class_write)."""
+
+    __slots__ = ("_cls", "_ctx")
+
+    def __init__(self, cls, ctx):
+        object.__setattr__(self, "_cls", cls)
+        object.__setattr__(self, "_ctx", ctx)
+
+    def __setattr__(self, name, value):
+        self._ctx.check_class_write(self._cls, name, value)
+        setattr(self._cls, name, value)
+
+    def __delattr__(self, name):
+        delattr(self._cls, name)
+
+    def __setitem__(self, key, value):
+        self._cls[key] = value  # (a class takes no items: the usual TypeError)
+
+
 class ForeignWrite:
     """What ``_write_`` returns for an object the snippet does not own: item assignment goes
     to the object's own __setitem__ (numpy, pandas, defaultdict), attribute assignment fails."""

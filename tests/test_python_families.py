@@ -588,6 +588,17 @@ FIELD_NAME = "'a=0, **k):\\n raise RuntimeError(chr(69) + \"SCAPED\")\\n #'"
     "namespace={'name': property(lambda self: NAME)})",
     "import dataclasses\nclass F(dataclasses.Field):\n    __slots__ = ('name',)",
     "import dataclasses\nclass F(dataclasses.Field):\n    @property\n    def type(self):\n        return int",
+    # the same names given otherwise than by the class body
+    "import dataclasses\nclass Base:\n    def __init_subclass__(cls, **kw):\n        cls.name = property(lambda s: NAME)\n"
+    "class F(Base, dataclasses.Field):\n    pass",
+    "import dataclasses\nclass F(dataclasses.Field):\n    pass\nF.name = property(lambda s: NAME)",
+    "import dataclasses\nclass F(dataclasses.Field):\n    pass\nsetattr(F, 'name', property(lambda s: NAME))",
+    "import dataclasses\nclass Base:\n    pass\nclass F(Base, dataclasses.Field):\n    pass\n"
+    "Base.name = property(lambda s: NAME)",
+    "import dataclasses\nclass Base:\n    name = property(lambda s: NAME)\nclass F(Base, dataclasses.Field):\n    pass",
+    "import contextlib\nclass Base:\n    _stream = 'version'\nclass R(Base, contextlib.redirect_stdout):\n    pass",
+    "import contextlib\nclass Base:\n    pass\nclass R(Base, contextlib.redirect_stdout):\n    pass\n"
+    "Base._stream = 'version'",
 ])
 def test_a_subclass_cannot_redefine_what_the_library_trusts(code):
     reply = refused(code.replace("NAME", FIELD_NAME))
@@ -598,7 +609,7 @@ def test_subclasses_of_library_classes_still_work():
     """Methods override, new names (private ones too, where the base keeps no state:
     an ABC, a Generic, a Protocol, an exception) and enum members named like a mixin's method."""
     assert works("""
-import abc, collections, collections.abc, contextlib, enum, io, json, typing
+import abc, collections, collections.abc, contextlib, enum, io, json, random, typing
 class Shape(abc.ABC):
     def __init__(self, side):
         self._side = side
@@ -639,6 +650,9 @@ class Bag(dict):
     @property
     def size(self):
         return self._count()
+class Fixed(random.Random):       # (Random's own __init_subclass__ sets a private name on it)
+    def random(self):
+        return 0.0
 class Registry(collections.abc.MutableMapping):
     def __init__(self):
         self._data = {}
@@ -658,8 +672,9 @@ buffer = io.StringIO()
 with contextlib.redirect_stdout(buffer):
     print('hi')
 result = [Square(3).area(), Stack().push(1)._items, Mode('U').value, Point(3, 4).norm,
-          json.dumps([{1, 2}], cls=Encoder), Failure(7).code, Bag(a=1).size, dict(registry), buffer.getvalue()]
-""") == [9, [1], "U", 5.0, "[[1;2]]", 7, 1, {"a": 1}, "hi\n"]
+          json.dumps([{1, 2}], cls=Encoder), Failure(7).code, Bag(a=1).size, dict(registry), buffer.getvalue(),
+          Fixed().choice('abc')]
+""") == [9, [1], "U", 5.0, "[[1;2]]", 7, 1, {"a": 1}, "hi\n", "a"]
 
 
 SYS_SWAP = """
@@ -683,7 +698,7 @@ def test_the_import_systems_finders_never_reach_the_snippet(monkeypatch):
     sys.meta_path reaches the sys subset, but neither the list nor a finder in it (whose
     loader reads any file) gets to the snippet. In a forked child: sys is changed."""
     from sandbox import rp_guards
-    monkeypatch.setattr(rp_guards.ExecutionContext, "check_overrides", lambda self, cls: None)
+    monkeypatch.setattr(rp_guards.ExecutionContext, "check_override", lambda self, cls, name, value: None)
 
     def execute():
         out = io.StringIO()
