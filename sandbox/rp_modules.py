@@ -30,13 +30,13 @@ from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, Sand
 
 
 # Objects no module proxy hands out, wherever they are re-exported (dataclasses.FunctionType).
-# They evaluate strings (get_type_hints, ForwardRef, singledispatch's register), resolve
+# They evaluate strings (get_type_hints, ForwardRef, singledispatchmethod's register), resolve
 # attributes unguarded (string.Formatter), build code or frames (types.*), or leave the
 # sandbox's view of the world (contextlib.chdir).
 DENIED_OBJECTS: dict[int, str] = {}
 for _mod, _names in {
     typing: ("get_type_hints", "ForwardRef", "evaluate_forward_ref"),
-    functools: ("singledispatch", "singledispatchmethod"),
+    functools: ("singledispatchmethod",),
     string: ("Formatter",),
     contextlib: ("chdir",),
     # global_enum writes the members into sys.modules[cls.__module__]: into any module,
@@ -144,6 +144,37 @@ def _cached_property(ctx):
     return stand_in
 
 
+def _singledispatch(ctx):
+    """functools.singledispatch, whose register(func) reads the class from the first
+    parameter's annotation with typing.get_type_hints, which eval()s a string annotation
+    with the real builtins. Here the annotation must be a class (or a union of classes),
+    handed to the real register as register(cls, func): nothing is evaluated."""
+    real = functools.singledispatch
+
+    def singledispatch(func):
+        dispatcher = real(func)
+        register = dispatcher.register
+
+        def checked_register(cls, func=None):
+            if func is None and callable(cls) and not isinstance(cls, (type, types.UnionType)) \
+                    and typing.get_origin(cls) is not typing.Union:
+                annotations = dict(getattr(cls, "__annotations__", None) or {})
+                annotations.pop("return", None)
+                first = next(iter(annotations.values()), None)
+                if not (isinstance(first, (type, types.UnionType)) or typing.get_origin(first) is typing.Union):
+                    raise ctx.refuse_call(f"{dispatcher.__name__}.register: the first parameter's annotation "
+                                          f"must be a class (def _(x: int)); it is {first!r:.60}, and strings "
+                                          "are not evaluated here: use @f.register(int) instead")
+                return register(first, cls)
+            return register(cls, func)
+        checked_register.__name__ = "register"
+        dispatcher.register = checked_register
+        return dispatcher
+    singledispatch.__name__ = singledispatch.__qualname__ = "singledispatch"
+    singledispatch.__doc__ = real.__doc__
+    return singledispatch
+
+
 def _opened_by_snippet(function, position: int, keyword: str):
     """`function`, whose path argument the execution's open() opens (snippet_files.OPENING_FUNCTIONS)."""
     return lambda ctx: snippet_files.through_open(function, function.__name__, position, keyword, ctx.open)
@@ -156,6 +187,7 @@ STDLIB_STAND_INS = {
     id(types.SimpleNamespace): _simple_namespace,
     id(io.FileIO): _file_io,
     id(functools.cached_property): _cached_property,
+    id(functools.singledispatch): _singledispatch,
     # files opened by path with the real open(): the snippet's open() instead
     id(ElementTree.ElementTree): lambda ctx: stand_ins.stand_in(
         ElementTree.ElementTree, check_arguments=snippet_files.element_tree_checks),

@@ -809,7 +809,14 @@ VARIANTS = {
     "dataclasses_functiontype": "import dataclasses\ndataclasses.FunctionType",
     "dataclasses_fields_internals": "import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: int\nf = dataclasses.fields(P)[0]\ngetattr(f, '_field_type')",
     "dataclasses_inspect": "import dataclasses\ndataclasses.inspect.os",
-    "functools_singledispatch": "import functools\nfunctools.singledispatch",
+    "functools_singledispatchmethod": "import functools\nfunctools.singledispatchmethod",
+    "singledispatch_string_annotation": "import functools\n@functools.singledispatch\ndef f(x):\n    pass\n"
+                                        "@f.register\ndef _(x: \"().__class__.__base__.__subclasses__() and int\"):\n    pass",
+    "singledispatch_future_annotations": "from __future__ import annotations\nimport functools\n"
+                                         "@functools.singledispatch\ndef f(x):\n    pass\n@f.register\n"
+                                         "def _(x: int):\n    pass",
+    "singledispatch_register_string": "import functools\n@functools.singledispatch\ndef f(x):\n    pass\n"
+                                      "f.register(\"__import__('os')\", lambda x: x)",
     "types_functiontype": "import types\ntypes.FunctionType",
     "types_codetype": "from types import CodeType",
     "types_new_class": "import types\ntypes.new_class('X', (), {})",
@@ -886,6 +893,7 @@ VARIANT_ERROR_TYPES = {  # where the failure is plain Python rather than a refus
     "contextlib_os": ("security_violation", "runtime_error"),  # 3.11+
     "xml_package_only_leads_to_etree": ("runtime_error", "security_violation"),
     "collections_abc_sys": ("runtime_error", "security_violation"),
+    "singledispatch_register_string": ("runtime_error",),  # the real register's TypeError: nothing evaluated
 }
 
 

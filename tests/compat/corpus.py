@@ -991,6 +991,26 @@ result = [e.address, e.domain, frozen, e == Email("ada@example.com")]
 """)
 
 
+snippet("syntax", """
+from functools import singledispatch
+from datetime import date
+@singledispatch
+def to_json(value):
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+@to_json.register
+def _(value: date):
+    return value.isoformat()
+@to_json.register(set)
+@to_json.register(frozenset)
+def _(value):
+    return sorted(value)
+@to_json.register
+def _(value: int | float):
+    return value
+result = [to_json(date(2024, 5, 1)), to_json({3, 1}), to_json(2.5)]
+""")
+
+
 # ---------------------------------------------------------------- everyday algorithms
 snippet("algorithms", """
 def is_prime(n):
