@@ -258,6 +258,14 @@ SWITCHED_OFF = {
     "urllib.request.URLopener.open_local_file": _NO_FILE_URLS,
 }
 
+# open()-like functions (qualified names) that library code calls with the file the snippet
+# names (tarfile.open(name=4), and gzip through it): while a restricted snippet runs they
+# take a path only, as the snippet's own open() does; a descriptor number (3 and 4 are the
+# sandbox's request and result pipes) is refused.
+BY_PATH_ONLY = ("builtins.open", "tarfile.bltn_open")
+_BY_PATH_ADVICE = "files in the sandbox are named by path, not by file descriptor: pass the file's name"
+
+by_path_ids: set[int] = set()         # ids of the BY_PATH_ONLY replacements in place: open() to the guards
 refused_ids: dict[int, str] = {}      # id(object) -> advice, for the objects of loaded modules
 replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snippet gets instead
 writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
@@ -348,9 +356,10 @@ def keyword_guard(function, refuse):
 
 class SwitchedOff:
     """While a restricted snippet runs (and reports), each loaded entry of SWITCHED_OFF
-    is replaced with a refusal; `apply()` again after an import catches modules that
-    import loaded. Put back on exit, so the process keeps no trace of one run's policy
-    (a pooled child pre-warms in restricted mode)."""
+    is replaced with a refusal, and each of BY_PATH_ONLY with a version that refuses a
+    descriptor number; `apply()` again after an import catches modules that import
+    loaded. Put back on exit, so the process keeps no trace of one run's policy (a
+    pooled child pre-warms in restricted mode)."""
 
     def __init__(self, refuse):
         self.refuse = refuse
@@ -358,16 +367,29 @@ class SwitchedOff:
 
     def apply(self) -> None:
         for qualified, message in SWITCHED_OFF.items():
-            owner_name, _, attr = qualified.rpartition(".")
-            owner = lookup(owner_name)
-            if qualified in self.saved or owner is None or not hasattr(owner, attr):
-                continue
-
             def switched_off(*args, _message=message, **kwargs):
                 raise self.refuse(_message)
-            # as stored (a class's staticmethod stays one); None when the class inherits it
-            self.saved[qualified] = (owner, attr, vars(owner).get(attr))
-            setattr(owner, attr, switched_off)
+            self._replace(qualified, lambda original, _off=switched_off: _off)
+        for qualified in BY_PATH_ONLY:
+            self._replace(qualified, self._by_path_only)
+
+    def _replace(self, qualified: str, make) -> None:
+        owner_name, _, attr = qualified.rpartition(".")
+        owner = sys.modules.get(owner_name) or lookup(owner_name)  # (a module, or a class)
+        if qualified in self.saved or owner is None or not hasattr(owner, attr):
+            return
+        # as stored (a class's staticmethod stays one); None when the class inherits it
+        self.saved[qualified] = (owner, attr, vars(owner).get(attr))
+        setattr(owner, attr, make(getattr(owner, attr)))
+
+    def _by_path_only(self, original):
+        @functools.wraps(original)
+        def by_path(file, *args, **kwargs):
+            if isinstance(file, int):
+                raise self.refuse(_BY_PATH_ADVICE)
+            return original(file, *args, **kwargs)
+        by_path_ids.add(id(by_path))
+        return by_path
 
     def __enter__(self):
         self.apply()
@@ -375,6 +397,7 @@ class SwitchedOff:
 
     def __exit__(self, *exc):
         for owner, attr, original in self.saved.values():
+            by_path_ids.discard(id(getattr(owner, attr)))
             if original is None:
                 delattr(owner, attr)
             else:

@@ -198,6 +198,7 @@ if hasattr(copy, "replace"):
     STDLIB_STAND_INS[id(copy.replace)] = _copy_replace
 
 # Values that getattr/getitem results are checked against (cheaply, by identity) before vet().
+_REAL_OPEN = builtins.open  # (io.open; while a snippet runs, builtins.open is library_policy's by-path version)
 _VET_IDS = frozenset(DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), id(operator.attrgetter),
                                          id(operator.methodcaller), id(operator.setitem),
                                          id(operator.delitem), id(functools.update_wrapper),
@@ -245,7 +246,7 @@ def needs_vet(value) -> bool:
     return type(value) not in PLAIN_TYPES and (
         id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
         or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
-        or id(value) in library_policy.replaced_ids
+        or id(value) in library_policy.replaced_ids or id(value) in library_policy.by_path_ids
         # list[X] and numpy.typing.NDArray call their class: X must pass too
         or (type(value) is types.GenericAlias and needs_vet(value.__origin__)))
 
@@ -650,7 +651,8 @@ class ModulePolicy:
         key = id(value)
         if key in self.replacements:
             return self.replacements[key]
-        if value is builtins.open and self.permits("io"):
+        is_open = value is _REAL_OPEN or key in library_policy.by_path_ids
+        if is_open and self.permits("io"):
             return self.open  # io.open is open(): the profile's, by path only
         # made once per execution: the stand-in for a class keeps its identity
         if key in library_policy.replaced_ids:
@@ -665,7 +667,7 @@ class ModulePolicy:
             raise self.refuse(kind, f"{where}: {library_policy.refused_ids[key]}")
         if key in library_policy.keyword_guards:
             return library_policy.keyword_guard(value, self.refuse_call)
-        if key in DENIED_OBJECTS or (value is builtins.open and not self.permits("io")):
+        if key in DENIED_OBJECTS or (is_open and not self.permits("io")):
             raise self.refuse(kind, f"{where} ({DENIED_OBJECTS.get(key, 'open')}) is not available in the "
                                     "sandbox: use the builtins and module functions the snippet has by name "
                                     "(def or lambda for functions, class statements for classes)")
