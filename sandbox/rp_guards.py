@@ -459,14 +459,18 @@ class ExecutionContext(ModulePolicy):
                               "yours another name (methods may be overridden)")
 
     # -- classes made at run time: the class-body policy applies to their namespace too
-    def check_namespace(self, namespace, where: str) -> None:
+    def check_namespace(self, namespace, where: str) -> dict:
+        """The namespace as a plain dict, checked: the copy is what the class is made from
+        (a dict subclass's __iter__ could hide from the check what dict() copies)."""
         if not isinstance(namespace, dict):
             raise TypeError(f"{where}: the namespace must be a dict")
+        namespace = dict(namespace)
         for key in namespace:
             if type(key) is not str or (key.startswith("_") and key not in SUPER_METHODS
                                         and key != "__doc__"):
                 raise self.refuse("attribute_blocked", f"{where}: a class attribute named {key!r:.80} "
                                                        "is not allowed")
+        return namespace
 
     def _make_type(self):
         """The `type` builtin: type(x) as usual (never a metaclass: type(int) is refused),
@@ -497,8 +501,8 @@ class ExecutionContext(ModulePolicy):
                 if len(args) != 3:
                     raise TypeError("type() takes 1 or 3 arguments")
                 name, bases, namespace = args
-                ctx.check_namespace(namespace, "type()")
-                made = type(name, bases, dict(namespace), **kwargs)
+                namespace = ctx.check_namespace(namespace, "type()")
+                made = type(name, bases, namespace, **kwargs)
                 ctx.check_class(made, namespace)
                 return made
 
@@ -506,15 +510,10 @@ class ExecutionContext(ModulePolicy):
 
     def make_dataclass(self, cls_name, fields, **kwargs):
         if kwargs.get("namespace") is not None:
-            self.check_namespace(kwargs["namespace"], "make_dataclass()")
+            kwargs["namespace"] = self.check_namespace(kwargs["namespace"], "make_dataclass()")
         for base in kwargs.get("bases") or ():
             self.check_field_names(base)
-        fields = list(fields)
-        for spec in fields:
-            name = _field_name(spec)
-            if not is_plain_name(name):
-                raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
-                                                       "field names are identifiers that do not start with '_'")
+        fields = [plain_item(spec, "a dataclass field", self.refuse) for spec in fields]
         made = dataclasses.make_dataclass(cls_name, fields, **kwargs)
         self.check_class(made, [*(kwargs.get("namespace") or ()), *map(_field_name, fields)])
         return made
@@ -543,17 +542,18 @@ class ExecutionContext(ModulePolicy):
 
     def check_enum_names(self, names):
         """The enum functional API (Enum('E', names)) defines a class attribute per name:
-        dunder and sunder names would define methods and hooks. Returns the names as a
-        list (an iterator is consumed here)."""
-        items = names.replace(",", " ").split() if isinstance(names, str) else names
-        if not isinstance(items, (dict, types.MappingProxyType)):
-            items = list(items)
-        for item in items:
-            name = item if isinstance(item, str) else (item[0] if isinstance(item, (tuple, list)) and item else item)
-            if not is_plain_name(name):
-                raise self.refuse("attribute_blocked", f"enum member name {name!r:.80} is not allowed: "
-                                                       "member names are identifiers that do not start with '_'")
-        return names if isinstance(names, str) else items
+        dunder and sunder names would define methods and hooks. Returns the names as plain
+        values, checked (an iterator is consumed here; a str or list subclass could answer
+        enum otherwise than it answered the check)."""
+        if isinstance(names, str):
+            return [plain_item(name, "an enum member", self.refuse)
+                    for name in str.split(str.replace(str.__str__(names), ",", " "))]
+        if isinstance(names, (dict, types.MappingProxyType)):
+            items = dict(names)
+            for name in items:
+                plain_item(name, "an enum member", self.refuse)
+            return items
+        return [plain_item(item, "an enum member", self.refuse) for item in names]
 
     # -- functools' attribute copiers read and write caller-chosen names: defaults only,
     # and onto functions only (copying __annotations__ onto a class feeds dataclass())
@@ -695,6 +695,21 @@ def _slot_names(cls: type) -> list:
 def _field_name(spec):
     """make_dataclass's field spec: a name, or (name, type[, field])."""
     return spec if isinstance(spec, str) else (spec[0] if isinstance(spec, (tuple, list)) and spec else spec)
+
+
+def plain_item(item, what: str, refuse):
+    """A name, or a (name, ...) tuple, as exact str and tuple, its name plain (is_plain_name):
+    library code that pastes or defines the name then sees what was checked."""
+    if type(item) in (tuple, list):
+        item = tuple(item)
+    elif type(item) is not str:
+        raise refuse("attribute_blocked", f"{what} is given as a name or a (name, value) pair of plain values, "
+                                          f"not a {type(item).__name__}")
+    name = item if type(item) is str else (item[0] if item else None)
+    if not is_plain_name(name):
+        raise refuse("attribute_blocked", f"{what} named {name!r:.80} is not allowed: names are identifiers "
+                                          "that do not start with '_'")
+    return item
 
 
 def public_getattr(method):

@@ -730,3 +730,53 @@ def test_a_callback_still_gets_no_frame():
     reply, out = run("import asyncio\nasync def main():\n    t = asyncio.current_task()\n    t.add_done_callback(cb)\n"
                      "def cb(x):\n    print('ESC' + 'APED' + str(x.get_stack()))\nasyncio.run(main())")
     assert "ESCAPED" not in out and "Task.get_stack is refused" in out, (reply, out)
+
+
+# ---------------------------------------------------------------- 6. checked, then used otherwise
+# A value the guards check is the value library code uses: a dict, list, tuple or str
+# subclass of the snippet's could answer the check one way (its __iter__, __getitem__,
+# replace) and the library another. The guards copy it into plain values and pass the copy.
+
+LATE_NAME = """
+import dataclasses
+class Name(str):
+    def isidentifier(self):
+        return True
+    def __format__(self, spec):
+        return "a=0, **k):\\n raise RuntimeError('ESC' + 'APED')\\n #"
+class Spec(list):
+    def __getitem__(self, i):
+        return ["x", int, None][i]
+    def __iter__(self):
+        return iter([Name("x"), int, dataclasses.field(init=False)])
+"""
+
+
+@pytest.mark.parametrize("code", [
+    # make_dataclass: the check reads spec[0], dataclasses unpacks the spec
+    LATE_NAME + "dataclasses.make_dataclass('X', [Spec(['x', int, None])])",
+    # a namespace whose __iter__ hides what dict() copies
+    "import copy, string\ntarget = string.Template('x')\ndef reducer(self, proto):\n"
+    "    return (lambda: target, (), (None, {'delimiter': '%'}))\nclass D(dict):\n    def __iter__(self):\n"
+    "        return iter([])\nd = D()\nd['__reduce_ex__'] = reducer\nX = type('X', (), d)\ncopy.copy(X())\n"
+    "print('ESC' + 'APED' if target.delimiter == '%' else 'held')",
+    "import copy, dataclasses, string\ntarget = string.Template('x')\ndef reducer(self, proto):\n"
+    "    return (lambda: target, (), (None, {'delimiter': '%'}))\nclass D(dict):\n    def __iter__(self):\n"
+    "        return iter([])\nd = D()\nd['__reduce_ex__'] = reducer\n"
+    "X = dataclasses.make_dataclass('X', [], namespace=d)\ncopy.copy(X())\n"
+    "print('ESC' + 'APED' if target.delimiter == '%' else 'held')",
+    # the enum functional API: a pair whose __getitem__ and __iter__ disagree
+    "import enum\nclass Pair(tuple):\n    def __getitem__(self, i):\n        return ('A', 1)[i]\n"
+    "    def __iter__(self):\n        return iter(['_missing_', classmethod(lambda cls, v: print('ESC' + 'APED'))])\n"
+    "E = enum.Enum('E', [Pair(('A', 1))])\nE(99)",
+])
+def test_what_was_checked_is_what_the_library_gets(code):
+    reply = refused(code)
+    assert "ESCAPED" not in str(reply), reply
+
+
+def test_a_names_string_is_read_as_a_plain_string():
+    """A str subclass's replace/split is not asked: the enum gets the checked names."""
+    assert works("import enum\nclass Names(str):\n    calls = 0\n    def replace(self, a, b):\n"
+                 "        Names.calls += 1\n        return 'A B' if Names.calls == 1 else '_missing_ __init__'\n"
+                 "E = enum.Enum('E', Names('C D'))\nresult = [m.name for m in E]") == ["C", "D"]
