@@ -90,9 +90,12 @@ def _checked_format_type(real, refuse):
         check(args[0] if args else kwargs.get("fmt"))
     stand_in = stand_ins.stand_in(real, check_arguments=check_arguments)
 
-    def __call__(self, *args, **kwargs):  # (a subclass of the snippet's may set self.fmt later)
-        check(self.fmt)
-        return real.__call__(self, *args, **kwargs)
+    def __call__(self, *args, **kwargs):
+        # (a subclass of the snippet's may set self.fmt later, or answer it anew on each read:
+        # read once, checked, and formatted by a plain formatter of the real class)
+        fmt = self.fmt
+        check(fmt)
+        return real.__call__(real(str.__str__(fmt) if isinstance(fmt, str) else fmt), *args, **kwargs)
     stand_in.__call__ = __call__
     return stand_in
 
@@ -348,7 +351,14 @@ def keyword_guard(function, refuse):
     @functools.wraps(function)
     def guarded(*args, **kwargs):
         for keyword, position in keywords.items():
-            if kwargs.get(keyword) or (len(args) > position and args[position]):
+            if keyword in kwargs:
+                value, kwargs[keyword] = kwargs[keyword], False
+            elif len(args) > position:
+                value, args = args[position], (*args[:position], False, *args[position + 1:])
+            else:
+                continue
+            # asked once; the function gets False, not the snippet's object (its truth could change)
+            if value:
                 raise refuse(f"{qualified}({keyword}=True) is refused: {_KEYWORD_ADVICE}")
         return function(*args, **kwargs)
     return guarded

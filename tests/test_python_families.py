@@ -556,6 +556,28 @@ def test_matplotlib_formats_no_attribute_of_its_argument(code):
 
 
 @needs_data_science
+def test_matplotlib_formats_the_string_it_checked():
+    """fmt as a property answers each read anew: the check's answer is what is formatted."""
+    reply, out = run("import matplotlib.ticker as t\nclass F(t.StrMethodFormatter):\n    reads = 0\n"
+                     "    @property\n    def fmt(self):\n        F.reads += 1\n"
+                     "        return '{x}' if F.reads == 1 else '{x.__class__.__mro__}'\n"
+                     "    @fmt.setter\n    def fmt(self, value):\n        pass\nresult = F('{x}')(1)", DS)
+    assert reply["success"] and reply["result"] == "1", (reply, out)
+
+
+@needs_data_science
+@pytest.mark.parametrize("call", ["np.load(buf, allow_pickle=Flip())", "np.load(buf, None, Flip())"])
+def test_numpy_load_asks_allow_pickle_once(call):
+    """An object whose truth changes between the guard's question and numpy's: numpy gets False."""
+    reply, out = run("import numpy as np, io\nclass Flip:\n    asked = 0\n    def __bool__(self):\n"
+                     "        Flip.asked += 1\n        return Flip.asked > 1\nbuf = io.BytesIO()\n"
+                     "np.save(buf, np.array([{'a': 1}], dtype=object), allow_pickle=True)\nbuf.seek(0)\n"
+                     f"x = {call}\nprint('ESC' + 'APED')", DS)
+    assert not reply["success"] and "allow_pickle=False" in reply["error"], (reply, out)
+    assert "ESCAPED" not in out, out
+
+
+@needs_data_science
 def test_matplotlib_format_strings_still_work():
     assert works("import matplotlib.ticker as t\nf = t.StrMethodFormatter('{x:,.2f} ({pos})')\n"
                  "result = [f(1234.5, 1), isinstance(f, t.StrMethodFormatter)]", allowed=DS) == ["1,234.50 (1)", True]
