@@ -560,10 +560,12 @@ class ExecutionContext(ModulePolicy):
     def update_wrapper(self, wrapper, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS,
                        updated=functools.WRAPPER_UPDATES):
         self._default_copies_only(assigned, updated)
-        if isinstance(wrapper, type):
-            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps apply to functions, "
-                                                   "not classes, in the sandbox")
-        return functools.update_wrapper(wrapper, wrapped)
+        if isinstance(wrapper, type) or not self.owns(wrapper):
+            raise self.refuse("attribute_blocked", "functools.update_wrapper/wraps apply to the snippet's own "
+                                                   "functions (the wrapper a decorator of its returns), not "
+                                                   f"to {describe_value(wrapper)}")
+        # a library function's __dict__ holds its private state: copied only from the snippet's own
+        return functools.update_wrapper(wrapper, wrapped, updated=() if not self.owns(wrapped) else updated)
 
     def wraps(self, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS, updated=functools.WRAPPER_UPDATES):
         self._default_copies_only(assigned, updated)

@@ -1136,6 +1136,10 @@ def test_type_builtin_keeps_ordinary_uses():
     "import dataclasses\ndataclasses.make_dataclass('X', [], namespace={'__del__': lambda s: 0})",
     "import functools, json\nfunctools.update_wrapper(lambda: 0, json.dumps, updated=('__globals__',))",
     "import functools, json\nfunctools.wraps(json.dumps, assigned=('__globals__',))",
+    # onto a library function or object (its name, doc, __wrapped__ and __dict__ written)
+    "import functools, json\ndef mine():\n    pass\nfunctools.update_wrapper(json.dumps, mine)",
+    "import functools, string\ndef mine():\n    pass\nfunctools.wraps(mine)(string.Template.substitute)",
+    "import functools, string\ndef mine():\n    pass\nfunctools.update_wrapper(string.Template('x'), mine)",
     pytest.param("import enum\nE = enum.Enum('E', {'dumps': 1}, module='json')\nenum.global_enum(E)",
                  marks=pytest.mark.skipif(sys.version_info < (3, 11), reason="enum.global_enum is new in 3.11")),
 ])
@@ -1147,6 +1151,14 @@ def test_functools_wraps_with_defaults_still_works():
     code = ("import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n"
             "        return f(*a) + 1\n    return inner\n@deco\ndef g(x):\n    return x\nresult = g(1)")
     assert ok(code)[0] == 2
+
+
+def test_functools_wraps_copies_no_private_state_of_a_library_function():
+    """The snippet's wrapper gets a library function's name and doc, not its __dict__."""
+    code = ("import functools\ncached = functools.lru_cache(maxsize=2)(len)\n"
+            "w = functools.wraps(len)(lambda x: len(x))\nv = functools.wraps(cached)(lambda x: 0)\n"
+            "result = [w.__name__, v.__name__, sorted(vars(v))]")
+    assert ok(code)[0] == ["len", "len", []]
 
 
 @pytest.mark.parametrize("code", [
