@@ -523,6 +523,9 @@ class ExecutionContext(ModulePolicy):
         builtins): every field name it will use, its own and inherited, must be a plain
         identifier when it is used, not only when the snippet first wrote it."""
         def wrap(target):
+            if target not in self.classes:  # (it writes __init__, __eq__, __repr__... onto the class)
+                raise self.refuse("attribute_blocked", "dataclasses.dataclass decorates the snippet's own classes, "
+                                                       f"not {describe_value(target)}")
             self.check_field_names(target)
             return dataclasses.dataclass(target, **kwargs)
         return wrap if cls is None else wrap(cls)

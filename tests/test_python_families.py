@@ -179,6 +179,7 @@ def test_inherited_dataclass_fields_are_checked_where_dataclass_uses_them():
 
     class Sub(Base):
         y: int = 1
+    ctx.classes.add(Sub)  # (standing for a class of the snippet's)
 
     with pytest.raises(restricted.SandboxAttributeError, match="field name"):
         ctx.dataclass(Sub)

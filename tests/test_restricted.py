@@ -1140,6 +1140,8 @@ def test_type_builtin_keeps_ordinary_uses():
     "import functools, json\ndef mine():\n    pass\nfunctools.update_wrapper(json.dumps, mine)",
     "import functools, string\ndef mine():\n    pass\nfunctools.wraps(mine)(string.Template.substitute)",
     "import functools, string\ndef mine():\n    pass\nfunctools.update_wrapper(string.Template('x'), mine)",
+    "import dataclasses, string\ndataclasses.dataclass(string.Template)",   # writes __eq__, __repr__ onto it
+    "import dataclasses, json\ndataclasses.dataclass(eq=True)(json.JSONEncoder)",
     pytest.param("import enum\nE = enum.Enum('E', {'dumps': 1}, module='json')\nenum.global_enum(E)",
                  marks=pytest.mark.skipif(sys.version_info < (3, 11), reason="enum.global_enum is new in 3.11")),
 ])
