@@ -73,6 +73,7 @@ class ExecutionContext(ModulePolicy):
             id(functools.wraps): self.wraps,
             id(dataclasses.make_dataclass): self.make_dataclass,
             id(dataclasses.dataclass): self.dataclass,
+            id(functools.total_ordering): self.total_ordering,
         }
         # string.Formatter, str.format and format_map look fields up through our guards
         self.Formatter = safe_format.bind(self.getattr, self.getitem)
@@ -529,6 +530,14 @@ class ExecutionContext(ModulePolicy):
             self.check_field_names(target)
             return dataclasses.dataclass(target, **kwargs)
         return wrap if cls is None else wrap(cls)
+
+    def total_ordering(self, cls):
+        """functools.total_ordering sets the missing comparison methods on the class: the
+        snippet's own classes only."""
+        if cls not in self.classes:
+            raise self.refuse("attribute_blocked", "functools.total_ordering decorates the snippet's own classes, "
+                                                   f"not {describe_value(cls)}")
+        return functools.total_ordering(cls)
 
     def check_field_names(self, target) -> None:
         if not isinstance(target, type):

@@ -203,7 +203,7 @@ _VET_IDS = frozenset(DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), i
                                          id(operator.methodcaller), id(operator.setitem),
                                          id(operator.delitem), id(functools.update_wrapper),
                                          id(functools.wraps), id(dataclasses.make_dataclass),
-                                         id(dataclasses.dataclass)} | set(STDLIB_STAND_INS)
+                                         id(dataclasses.dataclass), id(functools.total_ordering)} | set(STDLIB_STAND_INS)
 
 
 def _deny_type(cls) -> None:

@@ -1142,6 +1142,7 @@ def test_type_builtin_keeps_ordinary_uses():
     "import functools, string\ndef mine():\n    pass\nfunctools.update_wrapper(string.Template('x'), mine)",
     "import dataclasses, string\ndataclasses.dataclass(string.Template)",   # writes __eq__, __repr__ onto it
     "import dataclasses, json\ndataclasses.dataclass(eq=True)(json.JSONEncoder)",
+    "import functools, numbers\nfunctools.total_ordering(numbers.Real)",  # writes __gt__, __ge__ onto it
     pytest.param("import enum\nE = enum.Enum('E', {'dumps': 1}, module='json')\nenum.global_enum(E)",
                  marks=pytest.mark.skipif(sys.version_info < (3, 11), reason="enum.global_enum is new in 3.11")),
 ])
