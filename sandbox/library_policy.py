@@ -259,6 +259,24 @@ SWITCHED_OFF = {
     "urllib.request.FileHandler.file_open": _NO_FILE_URLS,
     "urllib.request.URLopener.open_file": _NO_FILE_URLS,
     "urllib.request.URLopener.open_local_file": _NO_FILE_URLS,
+    "urllib.request.URLopener.retrieve": "the legacy URLopener writes files with the real open(): use "
+                                         "urllib.request.urlretrieve(url, 'name') or urlopen",
+}
+# qualified name -> what stands in for it while a restricted snippet runs: library helpers
+# that read the host's files on the way to the network (requests sends the ~/.netrc
+# credentials it finds for a host, and unpacks zip members named by a path).
+NEUTRAL_WHILE_RUNNING = {
+    "requests.utils.get_netrc_auth": lambda url, raise_errors=False: None,
+    "requests.sessions.get_netrc_auth": lambda url, raise_errors=False: None,
+    "requests.utils.extract_zipped_paths": lambda path: path,
+    "requests.adapters.extract_zipped_paths": lambda path: path,
+}
+# qualified name -> (position, keyword) of the file name a function writes to with the real
+# open(): the snippet's version opens that name with the snippet's open() first (the
+# profile's policy: the scratch directory, the workspace, or no file) and passes on the
+# path that open() resolved.
+WRITES_NAMED_FILE = {
+    "urllib.request.urlretrieve": (1, "filename"),
 }
 
 # open()-like functions (qualified names) that library code calls with the file the snippet
@@ -270,6 +288,7 @@ _BY_PATH_ADVICE = "files in the sandbox are named by path, not by file descripto
 
 by_path_ids: set[int] = set()         # ids of the BY_PATH_ONLY replacements in place: open() to the guards
 refused_ids: dict[int, str] = {}      # id(object) -> advice, for the objects of loaded modules
+named_file_writers: dict[int, tuple] = {}  # id(function) -> WRITES_NAMED_FILE's (position, keyword)
 replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snippet gets instead
 writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
@@ -311,6 +330,10 @@ def resolve() -> None:
         value = lookup(qualified)
         if callable(value):
             replaced_ids[id(value)] = functools.partial(factory, value)
+    for qualified, where in WRITES_NAMED_FILE.items():
+        value = lookup(qualified)
+        if callable(value):
+            named_file_writers[id(value)] = where
     for qualified, keywords in REFUSED_KEYWORDS.items():
         value = lookup(qualified)
         if value is not None:
@@ -382,6 +405,8 @@ class SwitchedOff:
             self._replace(qualified, lambda original, _off=switched_off: _off)
         for qualified in BY_PATH_ONLY:
             self._replace(qualified, self._by_path_only)
+        for qualified, neutral in NEUTRAL_WHILE_RUNNING.items():
+            self._replace(qualified, lambda original, _neutral=neutral: _neutral)
 
     def _replace(self, qualified: str, make) -> None:
         owner_name, _, attr = qualified.rpartition(".")

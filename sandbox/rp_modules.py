@@ -247,6 +247,7 @@ def needs_vet(value) -> bool:
         id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
         or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
         or id(value) in library_policy.replaced_ids or id(value) in library_policy.by_path_ids
+        or id(value) in library_policy.named_file_writers
         # list[X] and numpy.typing.NDArray call their class: X must pass too
         or (type(value) is types.GenericAlias and needs_vet(value.__origin__)))
 
@@ -667,6 +668,8 @@ class ModulePolicy:
             raise self.refuse(kind, f"{where}: {library_policy.refused_ids[key]}")
         if key in library_policy.keyword_guards:
             return library_policy.keyword_guard(value, self.refuse_call)
+        if key in library_policy.named_file_writers:
+            return snippet_files.writing_through_open(value, *library_policy.named_file_writers[key], self.open)
         if key in DENIED_OBJECTS or (is_open and not self.permits("io")):
             raise self.refuse(kind, f"{where} ({DENIED_OBJECTS.get(key, 'open')}) is not available in the "
                                     "sandbox: use the builtins and module functions the snippet has by name "

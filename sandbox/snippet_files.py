@@ -184,3 +184,24 @@ def through_open(function, name: str, position: int, keyword: str, snippet_open)
     opened.__name__ = getattr(function, "__name__", name)
     opened.__doc__ = getattr(function, "__doc__", None)
     return opened
+
+
+def writing_through_open(function, position: int, keyword: str, snippet_open):
+    """`function`, which writes to the file it is named with the real open()
+    (library_policy.WRITES_NAMED_FILE): the name is opened with `snippet_open` first,
+    and the function gets the path that open resolved."""
+    def writing(*args, **kwargs):
+        path = kwargs.get(keyword) if keyword in kwargs else (args[position] if len(args) > position else None)
+        if path is None:
+            raise TypeError(f"{getattr(function, '__name__', 'this function')}: name the file to write, "
+                            "e.g. urlretrieve(url, 'data.bin')")
+        with snippet_open(path, "wb") as file:
+            resolved = file.name
+        if keyword in kwargs:
+            kwargs[keyword] = resolved
+        else:
+            args = (*args[:position], resolved, *args[position + 1:])
+        return function(*args, **kwargs)
+    writing.__name__ = getattr(function, "__name__", "writing")
+    writing.__doc__ = getattr(function, "__doc__", None)
+    return writing

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import socket
 import threading
 import time
@@ -114,6 +115,50 @@ def test_requests_works_unchanged(allowing, http_port, restricted):
     r = run(allowing, f"import requests\nresult = requests.get('http://127.0.0.1:{http_port}/', timeout=5).text",
             restricted)
     assert r["success"] and r["result"] == BODY.decode(), r
+
+
+def test_urlretrieve_writes_into_the_snippets_directory(allowing, http_port):
+    r = run(allowing, "import urllib.request\n"
+                      f"name, headers = urllib.request.urlretrieve('http://127.0.0.1:{http_port}/', 'page.txt')\n"
+                      "result = [name, open('page.txt').read()]")
+    assert r["success"] and r["result"] == ["/tmp/work/page.txt", BODY.decode()], r
+
+
+@pytest.mark.parametrize("code", [
+    # the file urlretrieve writes is opened with the snippet's open(): the scratch directory only
+    "import urllib.request\nurllib.request.urlretrieve('http://127.0.0.1:{port}/', '/etc/cron.d/x')",
+    "import urllib.request\nurllib.request.urlretrieve('http://127.0.0.1:{port}/', filename='../../etc/x')",
+    "import urllib.request\nurllib.request.URLopener().retrieve('http://127.0.0.1:{port}/', 'x')",
+])
+def test_the_network_profile_writes_no_file_outside_the_scratch_directory(allowing, http_port, code):
+    """With the kernel layers on, these paths are not there anyway: the Python layer must
+    refuse them on its own (the network profile's door is the network)."""
+    r = run(allowing, code.format(port=http_port))
+    assert not r["success"] and r["error_type"] == "security_violation", r
+
+
+def test_requests_reads_no_netrc(http_port):
+    """requests sends the ~/.netrc credentials it finds for a host; while a restricted
+    snippet runs it finds none. Kernel layers off, so that the child's home (HOME=/tmp)
+    is the host's /tmp, where the test plants one."""
+    from sandbox.layer_names import KERNEL_LAYERS
+    netrc = "/tmp/.netrc"
+    if os.path.exists(netrc):
+        pytest.skip("/tmp/.netrc exists already: not overwritten by a test")
+    with open(netrc, "w") as f:
+        f.write("machine example.com login alice password s3cret\n")
+    os.chmod(netrc, 0o600)
+    runner = make_runner("127.0.0.1", disabled_layers=frozenset(KERNEL_LAYERS))
+    try:
+        code = ("import requests\nresult = [str(requests.utils.get_netrc_auth('https://example.com/')), "
+                "requests.utils.extract_zipped_paths('/x.zip/y')]")
+        r = run(runner, code)
+        assert r["success"] and r["result"] == ["None", "/x.zip/y"], r
+        r = run(runner, code, restricted=False)  # (the file is readable: the test can fail)
+        assert r["success"] and "s3cret" in r["result"][0], r
+    finally:
+        os.remove(netrc)
+        runner.close()
 
 
 # ----------------------------------------------------------------------------- what the policy refuses
