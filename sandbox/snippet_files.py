@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import os
+import secrets
 from xml.etree import ElementTree
 
 SCRATCH = "/tmp"
@@ -192,12 +193,11 @@ def writing_through_open(function, position: int, keyword: str, snippet_open):
     and the function gets the path that open resolved."""
     def writing(*args, **kwargs):
         path = kwargs.get(keyword) if keyword in kwargs else (args[position] if len(args) > position else None)
-        if path is None:
-            raise TypeError(f"{getattr(function, '__name__', 'this function')}: name the file to write, "
-                            "e.g. urlretrieve(url, 'data.bin')")
+        if path is None:  # (the function would make a temporary file: one in the snippet's directory)
+            path = f"{getattr(function, '__name__', 'file')}-{secrets.token_hex(4)}.tmp"
         with snippet_open(path, "wb") as file:
             resolved = file.name
-        if keyword in kwargs:
+        if keyword in kwargs or len(args) <= position:
             kwargs[keyword] = resolved
         else:
             args = (*args[:position], resolved, *args[position + 1:])

@@ -122,6 +122,10 @@ def test_urlretrieve_writes_into_the_snippets_directory(allowing, http_port):
                       f"name, headers = urllib.request.urlretrieve('http://127.0.0.1:{http_port}/', 'page.txt')\n"
                       "result = [name, open('page.txt').read()]")
     assert r["success"] and r["result"] == ["/tmp/work/page.txt", BODY.decode()], r
+    r = run(allowing, "import urllib.request\n"  # (no name: a file of its own in the same directory)
+                      f"name, headers = urllib.request.urlretrieve('http://127.0.0.1:{http_port}/')\n"
+                      "result = [name.startswith('/tmp/work/urlretrieve-'), open(name).read()]")
+    assert r["success"] and r["result"] == [True, BODY.decode()], r
 
 
 @pytest.mark.parametrize("code", [
