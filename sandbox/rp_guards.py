@@ -528,7 +528,10 @@ class ExecutionContext(ModulePolicy):
                 raise self.refuse("attribute_blocked", "dataclasses.dataclass decorates the snippet's own classes, "
                                                        f"not {describe_value(target)}")
             self.check_field_names(target)
-            return dataclasses.dataclass(target, **kwargs)
+            made = dataclasses.dataclass(target, **kwargs)
+            if made is not target and isinstance(made, type):  # slots=True makes a new class of the same body
+                self.check_class(made, self.defined.get(target, ()))
+            return made
         return wrap if cls is None else wrap(cls)
 
     def total_ordering(self, cls):

@@ -1011,6 +1011,26 @@ result = [to_json(date(2024, 5, 1)), to_json({3, 1}), to_json(2.5)]
 """)
 
 
+snippet("syntax", """
+from dataclasses import dataclass, field
+@dataclass(slots=True)
+class Inventory:
+    items: dict = field(default_factory=dict)
+    def add(self, name, qty=1):
+        self.items[name] = self._current(name) + qty
+        return self
+    def _current(self, name):
+        return self.items.get(name, 0)
+@dataclass(slots=True, frozen=True)
+class Sku:
+    code: str
+    def __post_init__(self):
+        object.__setattr__(self, "code", self.code.upper())
+inv = Inventory().add("bolt").add("bolt", 2)
+result = [inv.items, Sku("ab-1").code]
+""")
+
+
 # ---------------------------------------------------------------- everyday algorithms
 snippet("algorithms", """
 def is_prime(n):
