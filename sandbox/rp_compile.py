@@ -96,9 +96,19 @@ class _SnippetPolicy(RestrictingNodeTransformer):
                 member.sandbox_class_method = True
         self.class_names.append(node.name)
         try:
-            return super().visit_ClassDef(node)
+            new = super().visit_ClassDef(node)
         finally:
             self.class_names.pop()
+        # RestrictedPython rebuilds the class with metaclass=__metaclass__ and drops its other
+        # keywords (class Tri(Shape, sides=3) reached __init_subclass__ without sides=3):
+        # they go back, already visited; a name starting with "_" stays the library's own.
+        for keyword in node.keywords:
+            if keyword.arg is None or keyword.arg.startswith("_"):
+                self.error(node, f'The class keyword "{keyword.arg or "**"}" is not allowed: class keywords '
+                                 'are written out by name, and names do not start with "_".')
+        if isinstance(new, ast.ClassDef):
+            new.keywords += [keyword for keyword in node.keywords if keyword.arg != "metaclass"]
+        return new
 
     def visit_FunctionDef(self, node):
         # a method's body mangles with its class's name; a nested function's too
@@ -158,6 +168,10 @@ class _SnippetPolicy(RestrictingNodeTransformer):
                            args=[self.visit(node.value), ast.Constant(node.attr)], keywords=[])
             copy_locations(new, node)
             return new
+        # Base.__init__(self, x), self.__add__(other): the methods a snippet class may define,
+        # read through the guard, which gives them on the snippet's own objects only
+        if isinstance(node.ctx, ast.Load) and node.attr in SUPER_METHODS:
+            return self._safe_dunder_read(node)
         return super().visit_Attribute(node)
 
     def visit_AugAssign(self, node):

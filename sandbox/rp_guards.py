@@ -310,6 +310,8 @@ class ExecutionContext(ModulePolicy):
         kinds = private_names.SAFE_DUNDERS.get(name)
         if kinds and (_kind_of(obj) in kinds or "any" in kinds):
             return True
+        if name in SUPER_METHODS and self.owns(obj):
+            return True  # Base.__init__(self), self.__add__(other): methods a snippet class may define
         return None
 
     def only_snippet_classes(self, ob) -> bool:
@@ -410,7 +412,7 @@ class ExecutionContext(ModulePolicy):
         method.__name__ = method.__qualname__ = name
         return method
 
-    def build_class(self, func, name, *bases, **kwargs):
+    def build_class(self, func, name, /, *bases, **kwargs):
         """__build_class__: remember the classes the snippet defines (they are writable)."""
         cls = builtins.__build_class__(func, name, *bases, **kwargs)
         if isinstance(cls, type):

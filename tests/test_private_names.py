@@ -165,3 +165,23 @@ def test_object_setattr_sets_a_frozen_dataclass_field():
 def test_object_setattr_is_setattr_on_the_snippets_own_objects(code):
     reply = run(code)
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
+
+
+def test_a_snippet_class_s_dunder_methods_are_read_on_its_own_objects():
+    reply = run("class Base:\n    def __init__(self, x):\n        self.x = x\nclass Child(Base):\n"
+                "    def __init__(self, x, y):\n        Base.__init__(self, x)\n        self.y = y\n"
+                "class Money:\n    def __init__(self, v):\n        self.v = v\n    def __add__(self, o):\n"
+                "        return Money(self.v + o.v)\n    def __radd__(self, o):\n"
+                "        return self if o == 0 else self.__add__(o)\nc = Child(1, 2)\n"
+                "result = [c.x, c.y, sum([Money(1), Money(2)]).v]")
+    assert reply["success"] and reply["result"] == [1, 2, 3], reply
+
+
+@pytest.mark.parametrize("code", [
+    "(1).__add__(2)", "import json\njson.dumps.__call__", "import string\nstring.Template.__init__",
+    "import json\njson.JSONEncoder().__init__()", "class A:\n    pass\nA.__init__.__globals__",
+    "class A:\n    pass\nA.__init_subclass__.__self__",
+])
+def test_dunder_methods_of_other_objects_stay_refused(code):
+    reply = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply

@@ -810,6 +810,8 @@ VARIANTS = {
     "dataclasses_fields_internals": "import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: int\nf = dataclasses.fields(P)[0]\ngetattr(f, '_field_type')",
     "dataclasses_inspect": "import dataclasses\ndataclasses.inspect.os",
     "functools_singledispatchmethod": "import functools\nfunctools.singledispatchmethod",
+    "class_keyword_private": "import enum\nclass E(enum.Enum, _simple=True):\n    A = 1",
+    "class_keyword_expanded": "opts = {'_simple': True}\nclass C(**opts):\n    pass",
     "singledispatch_string_annotation": "import functools\n@functools.singledispatch\ndef f(x):\n    pass\n"
                                         "@f.register\ndef _(x: \"().__class__.__base__.__subclasses__() and int\"):\n    pass",
     "singledispatch_future_annotations": "from __future__ import annotations\nimport functools\n"

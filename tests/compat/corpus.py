@@ -1031,6 +1031,34 @@ result = [inv.items, Sku("ab-1").code]
 """)
 
 
+snippet("syntax", """
+class Plugin:
+    registry = {}
+    def __init_subclass__(cls, /, name=None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Plugin.registry[name or cls.__name__.lower()] = cls
+class Csv(Plugin, name="csv"):
+    pass
+class Json(Plugin):
+    pass
+result = sorted(Plugin.registry)
+""")
+snippet("syntax", """
+class Shape:
+    def __init__(self, name):
+        self.name = name
+class Rect(Shape):
+    def __init__(self, w, h):
+        Shape.__init__(self, "rect")
+        self.w, self.h = w, h
+    def __eq__(self, other):
+        return isinstance(other, Rect) and (self.w, self.h) == (other.w, other.h)
+    def __ne__(self, other):
+        return not self.__eq__(other)
+result = [Rect(1, 2).name, Rect(1, 2) != Rect(2, 1), Rect(1, 2).__eq__(Rect(1, 2))]
+""")
+
+
 # ---------------------------------------------------------------- everyday algorithms
 snippet("algorithms", """
 def is_prime(n):
