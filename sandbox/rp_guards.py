@@ -447,16 +447,17 @@ class ExecutionContext(ModulePolicy):
         if type(value) is enum.property:
             return  # an enum member whose name a mixin type has: enum's own redirect
         private = name.startswith("_") and not name.startswith("__") and not name.endswith("_")
-        data_descriptor = hasattr(type(value), "__set__") or hasattr(type(value), "__delete__")
-        if not (private or data_descriptor):
+        # a descriptor that is not a method: a property, a slot, anything that answers each read anew
+        descriptor = hasattr(type(value), "__get__") and not isinstance(value, _METHOD_KINDS)
+        if not (private or descriptor):
             return
         library_bases = [base for base in cls.__mro__[1:] if not self.snippet_side(base)]
-        if private and data_descriptor:
+        if private and descriptor:
             owner = library_bases[0] if library_bases else None
         else:
             owner = next((base for base in library_bases if name in vars(base)), None)
         if owner is not None:
-            what = "a private name" if private else "a property or slot"
+            what = "a private name" if private else "a property, slot or descriptor"
             raise self.refuse("attribute_blocked", f"class {cls.__name__}: {name!r:.80} cannot be {what} here: "
                               f"{owner.__module__}.{owner.__qualname__} relies on its own attributes; give "
                               "yours another name (methods may be overridden)")
@@ -705,10 +706,13 @@ def class_body_names(body) -> set:
 
 
 def _slot_names(cls: type) -> list:
-    """The attributes `__slots__` made in the class, by their (mangled) names."""
-    slots = vars(cls).get("__slots__", ())
-    slots = (slots,) if isinstance(slots, str) else slots
-    return [private_names.mangle(s, cls.__name__) for s in slots if isinstance(s, str)] if slots else []
+    """The attributes the class's `__slots__` made (read from the class: `__slots__` itself
+    may have been an iterator, spent by then)."""
+    return [name for name, value in vars(cls).items() if type(value) is types.MemberDescriptorType]
+
+
+# What a class body defines as a method (check_override lets these override a library's).
+_METHOD_KINDS = (types.FunctionType, types.BuiltinFunctionType, classmethod, staticmethod)
 
 
 def _field_name(spec):

@@ -622,6 +622,10 @@ FIELD_NAME = "'a=0, **k):\\n raise RuntimeError(chr(69) + \"SCAPED\")\\n #'"
     "import contextlib\nclass Base:\n    _stream = 'version'\nclass R(Base, contextlib.redirect_stdout):\n    pass",
     "import contextlib\nclass Base:\n    pass\nclass R(Base, contextlib.redirect_stdout):\n    pass\n"
     "Base._stream = 'version'",
+    # a descriptor of the snippet's own (no __set__), and slots from an iterator spent by then
+    "import dataclasses\nclass Answer:\n    def __get__(self, obj, owner=None):\n        return NAME\n"
+    "class F(dataclasses.Field):\n    __slots__ = ()\n    name = Answer()",
+    "import dataclasses\nclass F(dataclasses.Field):\n    __slots__ = iter(['name'])",
 ])
 def test_a_subclass_cannot_redefine_what_the_library_trusts(code):
     reply = refused(code.replace("NAME", FIELD_NAME))
