@@ -21,6 +21,7 @@ from __future__ import annotations
 import abc
 import collections.abc
 import contextlib
+import dataclasses
 import numbers
 import re
 import typing
@@ -49,6 +50,14 @@ SAFE_DUNDERS = {
     "__dict__": ("own",),
 }
 
+
+# Library classes a snippet's class may not derive from, with what to use instead: library
+# code trusts their instances long after it made them (dataclasses reads a Field's `name`
+# in fields(), asdict() and replace(), and getattr()s it on the snippet's object).
+FINAL_CLASSES = {
+    dataclasses.Field: "dataclasses.Field is not subclassed in the sandbox: describe a field with "
+                       "dataclasses.field(default=..., metadata={...})",
+}
 
 # Library bases that only mark a class (an abstract base, a generic, a protocol) and keep
 # no state of their own: a subclass of one of them is as much the snippet's as one of

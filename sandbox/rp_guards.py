@@ -429,6 +429,9 @@ class ExecutionContext(ModulePolicy):
     # is made and when one is written to, over every snippet class in its MRO.
     def check_class(self, cls: type, names) -> None:
         """A class the snippet made, with the names its body (or namespace) defined."""
+        final = next((base for base in cls.__mro__ if base in private_names.FINAL_CLASSES), None)
+        if final is not None:
+            raise self.refuse("attribute_blocked", f"class {cls.__name__}: {private_names.FINAL_CLASSES[final]}")
         names = set(names) | set(_slot_names(cls))
         for klass in cls.__mro__:
             for name in (names if klass is cls else self.defined.get(klass, ())):

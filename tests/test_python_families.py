@@ -629,7 +629,20 @@ FIELD_NAME = "'a=0, **k):\\n raise RuntimeError(chr(69) + \"SCAPED\")\\n #'"
 ])
 def test_a_subclass_cannot_redefine_what_the_library_trusts(code):
     reply = refused(code.replace("NAME", FIELD_NAME))
-    assert "relies on its own attributes" in reply["error"], reply
+    assert "relies on its own attributes" in reply["error"] or "is not subclassed" in reply["error"], reply
+
+
+def test_a_field_of_the_snippets_cannot_be_renamed_after_the_class_is_made():
+    """dataclasses reads a Field's name in replace(), asdict(), fields() and getattr()s it
+    on the snippet's object: renamed to __dict__, replace() handed over the real instance
+    dict (where a __reduce_ex__ key is copy's protocol). Field is not subclassed at all."""
+    refused("import dataclasses, copy, string\ntarget = string.Template('x')\n"
+            "def reducer(proto):\n    return (lambda: target, (), (None, {'delimiter': '%'}))\n"
+            "class F(dataclasses.Field):\n    pass\n@dataclasses.dataclass(init=False)\nclass C:\n"
+            "    x: int = F(dataclasses.MISSING, dataclasses.MISSING, True, True, None, True, {}, False)\n"
+            "    def __init__(self, **kw):\n        self.kw = kw\nc = C()\nf = dataclasses.fields(C)[0]\n"
+            "f.name = '__dict__'\nd = dataclasses.replace(c).kw['__dict__']\nd['__reduce_ex__'] = reducer\n"
+            "copy.copy(c)\nprint('ESCAPED' if target.delimiter == '%' else 'held')")
 
 
 def test_subclasses_of_library_classes_still_work():
