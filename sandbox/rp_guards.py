@@ -423,10 +423,10 @@ class ExecutionContext(ModulePolicy):
     # contextlib's redirect_stdout swaps getattr(sys, self._stream); dataclasses pastes a
     # Field's `name` into source it exec()s. A snippet's class may add names and override a
     # library base's methods, but not give it one of the library's private names, nor put a
-    # data descriptor (a property, a slot) where a library base has a name: a property
-    # answers each read anew, so a value checked once is not the value used. Checked for
-    # the names the snippet gave (what a library's own hooks set is theirs), when a class
-    # is made and when one is written to, over every snippet class in its MRO.
+    # descriptor that is not a method (a property, a slot) where a library base has a name:
+    # a property answers each read anew, so a value checked once is not the value used.
+    # Checked for the names the snippet gave (what a library's own hooks set is theirs), when
+    # a class is made and when one is written to, over every snippet class in its MRO.
     def check_class(self, cls: type, names) -> None:
         """A class the snippet made, with the names its body (or namespace) defined."""
         final = next((base for base in cls.__mro__ if base in private_names.FINAL_CLASSES), None)
@@ -719,8 +719,8 @@ _METHOD_KINDS = (types.FunctionType, types.BuiltinFunctionType, classmethod, sta
 
 
 def _field_name(spec):
-    """make_dataclass's field spec: a name, or (name, type[, field])."""
-    return spec if isinstance(spec, str) else (spec[0] if isinstance(spec, (tuple, list)) and spec else spec)
+    """A field spec plain_item made: a name, or (name, type[, field])."""
+    return spec if type(spec) is str else spec[0]
 
 
 def plain_item(item, what: str, refuse):
