@@ -75,9 +75,14 @@ def reference():
 @pytest.fixture(scope="module")
 def runners():
     made = {}
-    yield lambda profile: made.setdefault(profile, runner_for(profile))
-    for runner in made.values():
-        runner.close()
+
+    def runner(profile: str) -> SyncRunner:
+        if profile not in made:  # (setdefault would start, and leak, a runner on every call)
+            made[profile] = runner_for(profile)
+        return made[profile]
+    yield runner
+    for made_runner in made.values():
+        made_runner.close()
 
 
 def _params():
