@@ -442,14 +442,14 @@ class ExecutionContext(ModulePolicy):
 
     def check_class_write(self, klass: type, name: str, value) -> None:
         """`klass.name = value`: checked for klass and every snippet class derived from it."""
-        if not _may_override(name, value):
+        if not _may_override(klass, name, value):
             return  # a plain value or a method (the common case: Counter.count += 1)
         for cls in [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]:
             self.check_override(cls, name, value)
         self.defined.setdefault(klass, set()).add(name)  # (for the classes derived from it later)
 
     def check_override(self, cls: type, name: str, value) -> None:
-        kind = _may_override(name, value)
+        kind = _may_override(cls, name, value)
         if not kind:
             return
         private, descriptor = kind
@@ -717,11 +717,11 @@ def _slot_names(cls: type) -> list:
 _METHOD_KINDS = (types.FunctionType, types.BuiltinFunctionType, classmethod, staticmethod)
 
 
-def _may_override(name: str, value):
+def _may_override(cls: type, name: str, value):
     """(private, descriptor) when `name = value` in a class could redefine what a library
     base trusts; None for a public plain value or method."""
-    if type(value) is enum.property:
-        return None  # an enum member whose name a mixin type has: enum's own redirect
+    if type(value) is enum.property and isinstance(getattr(value, "member", None), cls):
+        return None  # an enum member whose name a mixin type has: enum's own redirect to it
     private = name.startswith("_") and not name.startswith("__") and not name.endswith("_")
     # a descriptor that is not a method: a property, a slot, anything that answers each read anew
     descriptor = hasattr(type(value), "__get__") and not isinstance(value, _METHOD_KINDS)
