@@ -713,6 +713,7 @@ def _slot_names(cls: type) -> list:
     return [name for name, value in vars(cls).items() if type(value) is types.MemberDescriptorType]
 
 
+_ENUM_PROPERTY = getattr(enum, "property", None)  # (3.11+)
 # What a class body defines as a method (check_override lets these override a library's).
 _METHOD_KINDS = (types.FunctionType, types.BuiltinFunctionType, classmethod, staticmethod)
 
@@ -720,7 +721,7 @@ _METHOD_KINDS = (types.FunctionType, types.BuiltinFunctionType, classmethod, sta
 def _may_override(cls: type, name: str, value):
     """(private, descriptor) when `name = value` in a class could redefine what a library
     base trusts; None for a public plain value or method."""
-    if type(value) is enum.property and isinstance(getattr(value, "member", None), cls):
+    if type(value) is _ENUM_PROPERTY and isinstance(getattr(value, "member", None), cls):
         return None  # an enum member whose name a mixin type has: enum's own redirect to it
     private = name.startswith("_") and not name.startswith("__") and not name.endswith("_")
     # a descriptor that is not a method: a property, a slot, anything that answers each read anew
