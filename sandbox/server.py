@@ -735,8 +735,10 @@ def rules_note() -> str:
     return ("Rules: ordinary Python runs (classes, _private names on your own objects, f-strings and "
             ".format, match, async/await with asyncio.run); refused, with what to use instead: eval/exec/"
             "compile/globals() (write the code directly), x.__class__ (type(x)), dunders other than "
-            "__name__/__qualname__/__doc__/__module__ and __dict__ of your own objects, modules outside the "
-            "list below. sys, io, os, logging, warnings, traceback and asyncio are sandbox subsets "
+            "__name__/__qualname__/__doc__/__module__ and your own objects' __dict__ and methods "
+            "(Base.__init__(self)), a library class's private names or properties redefined in your subclass "
+            "(override its methods), modules outside the list below. sys, io, os, logging, warnings, traceback "
+            "and asyncio are sandbox subsets "
             "(sys.stderr, sys.exit, io.StringIO, os.path, logging to stderr, traceback.format_exc(), "
             "asyncio.gather...).")
 
