@@ -311,7 +311,13 @@ class ExecutionContext(ModulePolicy):
         if kinds and (_kind_of(obj) in kinds or "any" in kinds):
             return True
         if name in SUPER_METHODS and self.owns(obj):
-            return True  # Base.__init__(self), self.__add__(other): methods a snippet class may define
+            # Base.__init__(self), self.__add__(other): a method the snippet defined, bound or not.
+            # (An inherited library method is not: Base.__init__(foreign, ...) would write onto a
+            # library object, a descriptor's __get__(foreign) into its __dict__.)
+            method = getattr(obj, name, None)
+            function = getattr(method, "__func__", method)
+            if type(function) is types.FunctionType and function.__globals__ is self.globals:
+                return True
         return None
 
     def only_snippet_classes(self, ob) -> bool:

@@ -128,6 +128,8 @@ def _cached_property(ctx):
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
+        if not ctx.owns(instance):  # (it writes into the instance's __dict__)
+            raise ctx.refuse_call("functools.cached_property caches on the snippet's own objects only")
         name = self.attrname
         if type(name) is not str or name.startswith("__") or (
                 name.startswith("_") and not private_names.private_name_allowed(name)):

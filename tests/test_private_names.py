@@ -181,6 +181,11 @@ def test_a_snippet_class_s_dunder_methods_are_read_on_its_own_objects():
     "(1).__add__(2)", "import json\njson.dumps.__call__", "import string\nstring.Template.__init__",
     "import json\njson.JSONEncoder().__init__()", "class A:\n    pass\nA.__init__.__globals__",
     "class A:\n    pass\nA.__init_subclass__.__self__",
+    # a library method inherited by the snippet's class, called on a foreign object
+    "import string\nclass T(string.Template):\n    pass\nT.__init__(string.Template('a'), 'b')",
+    "import functools, string\nclass P(functools.cached_property):\n    pass\np = P(lambda s: 'X')\n"
+    "p.__set_name__(None, 'delimiter')\np.__get__(string.Template('x'))",
+    "import collections\nclass D(collections.OrderedDict):\n    pass\nD.__setitem__(collections.OrderedDict(), 'a', 1)",
 ])
 def test_dunder_methods_of_other_objects_stay_refused(code):
     reply = run(code)
