@@ -31,6 +31,7 @@ from . import (artifacts, cutting, kernel, landlock, mounts, namespaces, privile
 from .protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, ZYGOTE_FD
 
 SETUP_FAILED = 121  # exit status of a child that could not apply a layer
+PROCESS_NAME = b"sandbox"  # in ps and /proc/<pid>/comm
 SANDBOX_NICE = 10   # every sandbox process runs below the server and the fork server
 MAX_VARIABLE_NAME = 200
 CHILD_ENV = {
@@ -190,6 +191,7 @@ def _start(spec: ChildSpec, pipes: ChildPipes) -> None:
     """Hygiene before any layer: signals, session, priority, parent-death
     signal, the fds (only ours survive), the environment."""
     _reset_signals()
+    kernel.set_process_name(PROCESS_NAME)
     os.setsid()
     # Every sandbox process runs below the server and the fork server: a
     # snippet (or a pool refill) never delays another request's answer.

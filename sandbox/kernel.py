@@ -61,6 +61,15 @@ def prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 
                              ctypes.c_ulong(arg4), ctypes.c_ulong(arg5)), f"prctl({option})")
 
 
+PR_SET_NAME = 15
+
+
+def set_process_name(name: bytes) -> None:
+    """This thread's name in ps and /proc/<pid>/comm (at most 15 bytes)."""
+    buffer = ctypes.create_string_buffer(name[:15])
+    prctl(PR_SET_NAME, ctypes.addressof(buffer))
+
+
 def syscall(nr: int, *args, what: str = "") -> int:
     """A raw system call; int arguments are passed as longs, ctypes objects
     (byref, pointers) as they are. Raises OSError with the kernel's errno."""

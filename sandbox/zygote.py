@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from . import child as child_mod
 from . import cutting, kernel, namespaces, outcome, protocol
+from .cloner import Cloner
 
 READ_CHUNK = 1 << 16
 SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
@@ -107,11 +108,13 @@ class Zygote:
         self.fd_channel = socket.socket(fileno=config["fd_channel"]) if "fd_channel" in config else None
         if self.fd_channel is not None:
             self.fd_channel.setblocking(False)
+        self.cloner: Cloner | None = None   # once ready: the children of self.spec come from it
 
     # ---- start-up -------------------------------------------------------
     def prepare(self) -> None:
         from . import layers
         self.spec, self.layer_report = layers.establish(self, self.config)
+        self.cloner = Cloner.start(self.spec, self.own_pidfd)
         self.send({"op": "hello", "pid": os.getpid(), "layers": self.layer_report,
                    "active": sorted(self.spec.layers)})
 
@@ -366,9 +369,8 @@ class Zygote:
         spec = spec or self.spec
         pipes = [os.pipe() for _ in range(4)] + [go_channel()]  # request, result, stdout, stderr, go
         (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
-        flags = namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0
         try:
-            pid = kernel.clone_process(flags)
+            pid = self.clone(spec, [req_r, res_w, out_w, err_w, go_r])
         except OSError as exc:
             log(f"clone failed: {exc}")
             for pair in pipes:
@@ -376,10 +378,6 @@ class Zygote:
                     os.close(fd)
             self.spawn_backoff_until = time.monotonic() + 1.0
             return None
-        if pid == 0:
-            child_mod.run(spec, child_mod.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w,
-                                                     go=go_r, zygote=self.own_pidfd))
-            os._exit(child_mod.SETUP_FAILED)  # run never returns
         for fd in (req_r, res_w, out_w, err_w, go_r):
             os.close(fd)
         let_go = self.let_go(pid, spec, go_w)
@@ -397,6 +395,25 @@ class Zygote:
         self.selector.register(c.pidfd, selectors.EVENT_READ, ("pidfd", c))
         self.children[pid] = c
         return c
+
+    def clone(self, spec: child_mod.ChildSpec, ends: list[int]) -> int:
+        """A new child holding `ends`, from the cloner when it serves this spec
+        (every child but the start-up probe); 0 in the child of a direct clone."""
+        if spec is self.spec and self.cloner is not None:
+            try:
+                return self.cloner.clone(ends)
+            except ConnectionError:
+                log("the cloner is gone: cloning directly from now on")
+                self.cloner.close()
+                self.cloner = None
+        flags = namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0
+        pid = kernel.clone_process(flags)
+        if pid == 0:
+            request, result, stdout, stderr, go = ends
+            child_mod.run(spec, child_mod.ChildPipes(request=request, result=result, stdout=stdout,
+                                                     stderr=stderr, go=go, zygote=self.own_pidfd))
+            os._exit(child_mod.SETUP_FAILED)  # run never returns
+        return pid
 
     @staticmethod
     def let_go(pid: int, spec: child_mod.ChildSpec, go_w: int) -> bool:
@@ -689,6 +706,9 @@ class Zygote:
             pass  # already exited: its exit event is on its way
 
     def kill_all(self) -> None:
+        if self.cloner is not None:
+            self.cloner.close()
+            self.cloner = None
         for c in list(self.children.values()):
             self.kill(c)
         for c in list(self.children.values()):

@@ -327,6 +327,22 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12]) if fields else 0
 
 
+def name_of(pid: int) -> "str | None":
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+CLONER = "sandbox-cloner"  # the fork server's helper that the sandboxes are cloned from
+
+
+def sandboxes(pids) -> "list[int]":
+    """The sandbox processes among pids: all but the fork server's cloner."""
+    return [p for p in pids if name_of(p) != CLONER]
+
+
 def all_pids() -> list[int]:
     return [int(name) for name in os.listdir("/proc") if name.isdigit()]
 

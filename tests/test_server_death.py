@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "redteam"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_client import RawServer, all_pids, state_of, wait_until  # noqa: E402
+from mcp_client import RawServer, all_pids, sandboxes, state_of, wait_until  # noqa: E402
 from mcpsync import all_descendants, cmdline, start_time, zygote_of  # noqa: E402
 
 POOL = 2
@@ -59,7 +59,7 @@ def test_kill_9_during_executions_leaves_no_process(mode, tmp_path):
         # every snippet running, one process each (the pool refills only while no
         # request runs, so pooled children may or may not be there too)
         expected = len(snippets)
-        assert wait_until(lambda: len([p for p in all_descendants(zygote) if state_of(p) not in ("Z", None)])
+        assert wait_until(lambda: len([p for p in sandboxes(all_descendants(zygote)) if state_of(p) not in ("Z", None)])
                           >= expected, 30), f"executions did not start: {all_descendants(zygote)}"
         time.sleep(0.5)   # let the snippets get going (threads, setsid, ignored signals)
         tree = {p: start_time(p) for p in [zygote] + all_descendants(pid)}
@@ -81,7 +81,7 @@ def test_kill_9_with_an_idle_pool_leaves_no_process(tmp_path):
         assert answer["result"]["structuredContent"]["result"] == 1, answer
         pid = server.process.pid
         zygote = zygote_of(pid)
-        assert wait_until(lambda: len(all_descendants(zygote)) >= 4, 20), "the pool did not fill"
+        assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 4, 20), "the pool did not fill"
         tree = {p: start_time(p) for p in [zygote] + all_descendants(pid)}
         os.kill(pid, signal.SIGKILL)
         server.process.wait(10)

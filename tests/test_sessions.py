@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "redteam"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_client import RawServer, blocking_session, state_of, wait_until  # noqa: E402
+from mcp_client import RawServer, blocking_session, sandboxes, state_of, wait_until  # noqa: E402
 from mcpsync import all_descendants, start_time, zygote_of  # noqa: E402
 
 HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
@@ -348,7 +348,7 @@ def test_the_servers_end_leaves_no_session_process(tmp_path, how):
                                         "arguments": {"code": "while True:\n    pass", "session_id": handle,
                                                       "timeout": 60}}})
         zygote = zygote_of(pid)
-        assert wait_until(lambda: len(all_descendants(zygote)) >= 3, 20)
+        assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 3, 20)
         tree = {zygote: start_time(zygote), **_tree(pid)}
         if how == "kill -9":
             os.kill(pid, signal.SIGKILL)
@@ -372,7 +372,7 @@ def test_a_session_process_killed_between_calls_is_reported(tmp_path):
         session = create(server)
         assert run(server, "x = 1", session)[0]["success"]
         zygote = zygote_of(server.pid)
-        [child] = [p for p in all_descendants(zygote) if state_of(p) not in (None, "Z")]
+        [child] = [p for p in sandboxes(all_descendants(zygote)) if state_of(p) not in (None, "Z")]
         os.kill(child, signal.SIGKILL)
         assert wait_until(lambda: state_of(child) in (None, "Z", "X"), 10)
         time.sleep(0.3)

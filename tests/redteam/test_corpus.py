@@ -115,7 +115,7 @@ import pytest
 
 from hostcanary import processes_matching
 from mcpsync import ServerGone, process_stats, zygote_of, all_descendants
-from mcp_client import result_text
+from mcp_client import result_text, sandboxes
 import redteam_lib as lib
 from redteam_lib import MAX_CODE_SIZE, MAX_MEMORY, MAX_OUTPUT, MAX_TIMEOUT, POOL_SIZE, load_corpus, load_variants
 
@@ -178,7 +178,7 @@ def _settled_pool(zygote: "int | None", timeout: float = 2.0) -> "tuple[bool, li
         return True, []
     deadline = time.monotonic() + timeout
     while True:
-        below = all_descendants(zygote)
+        below = sandboxes(all_descendants(zygote))
         live = [p for p in below if _state(p) not in ("Z", None)]
         direct = [p for p in live if _parent(p) == zygote]
         if len(direct) <= POOL_SIZE and len(live) <= 3 * POOL_SIZE:

@@ -1,0 +1,91 @@
+"""The cloner: the fork server's quiet helper that every sandbox child is
+cloned from (sandbox/cloner.py). The children stay the fork server's own, the
+cloner holds nothing of the server's, dies with the fork server, and the
+sandbox keeps working without it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from mcp_client import CLONER, name_of, parent_of, state_of, wait_until
+from runner_harness import SyncRunner
+
+SNIPPET_PIDS = "import os\nresult = [os.getpid(), os.getppid()]"
+
+
+def children_of(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def the_cloner(zygote: int) -> int:
+    cloners = [p for p in children_of(zygote) if name_of(p) == CLONER]
+    assert len(cloners) == 1, [(p, name_of(p)) for p in children_of(zygote)]
+    return cloners[0]
+
+
+@pytest.fixture
+def runner():
+    r = SyncRunner(pool_size=2)
+    yield r
+    r.close()
+
+
+def test_the_children_are_the_fork_servers_and_the_cloner_holds_no_fd_of_the_server(runner):
+    assert runner.run("result = 1")["success"]
+    zygote = runner.runner.zygote_pid()
+    cloner = the_cloner(zygote)
+    assert wait_until(lambda: len(children_of(zygote)) >= 3, 10), children_of(zygote)
+    sandboxes = [p for p in children_of(zygote) if p != cloner]
+    assert sandboxes and all(name_of(p) == "sandbox" for p in sandboxes), [(p, name_of(p)) for p in sandboxes]
+    assert all(parent_of(p) == zygote for p in sandboxes)
+    # its socket to the fork server (3) and the fork server's pidfd (4), nothing else of the
+    # server's: not the control socket, not a child's pipe
+    fds = {int(fd): os.readlink(f"/proc/{cloner}/fd/{fd}") for fd in os.listdir(f"/proc/{cloner}/fd")}
+    assert set(fds) <= {0, 1, 2, 3, 4}, fds
+    assert fds[3].startswith("socket:") and "pidfd" in fds[4], fds
+
+
+def test_a_killed_cloner_leaves_the_sandbox_working(runner):
+    """Killed from outside (the OOM killer): the fork server notices at the next
+    clone, reaps it and clones directly; no request fails for it."""
+    assert runner.run("result = 1")["success"]
+    zygote = runner.runner.zygote_pid()
+    cloner = the_cloner(zygote)
+    os.kill(cloner, signal.SIGKILL)
+    for i in range(6):   # drains the pool: the refills need a clone
+        answer = runner.run(f"result = {i}")
+        assert answer["success"] and answer["result"] == i, answer
+    assert wait_until(lambda: state_of(cloner) is None, 10), f"the dead cloner was not reaped: {state_of(cloner)}"
+    assert not [p for p in children_of(zygote) if name_of(p) == CLONER]
+
+
+def test_the_cloner_dies_with_the_fork_server():
+    r = SyncRunner(pool_size=1)
+    try:
+        assert r.run("result = 1")["success"]
+        zygote = r.runner.zygote_pid()
+        cloner = the_cloner(zygote)
+        os.kill(zygote, signal.SIGKILL)
+        assert wait_until(lambda: state_of(cloner) in (None, "Z", "X"), 5), "the cloner outlived the fork server"
+    finally:
+        r.close()
+
+
+def test_a_snippet_sees_itself_alone_and_cannot_signal_the_cloner(runner):
+    """With RestrictedPython off: PID 1 of its own pid namespace, its parent
+    outside it (0), and no process of the server's in sight."""
+    answer = runner.run(SNIPPET_PIDS + "\nimport signal\ntry:\n    os.kill(2, signal.SIGKILL)\n"
+                        "    result.append('sent')\nexcept OSError as e:\n    result.append(e.errno)",
+                        restricted=False)
+    assert answer["success"], answer
+    if not runner.layers()["namespaces"]["active"]:
+        pytest.skip("the namespaces layer is not active here")
+    assert answer["result"][:2] == [1, 0], answer
+    assert answer["result"][2] == 3, answer   # ESRCH: nothing but itself in its pid namespace
+    time.sleep(0.1)
+    assert the_cloner(runner.runner.zygote_pid())
