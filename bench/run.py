@@ -180,6 +180,29 @@ def descendants(pid: int) -> list:
     return found
 
 
+CLONER = "sandbox-cloner"  # the fork server's helper the children are cloned from (sandbox/cloner.py)
+
+
+def is_cloner(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() == CLONER
+    except OSError:
+        return False
+
+
+def cloner_of(zygote) -> "int | None":
+    """The fork server's cloner: alive for the whole run, so its CPU is never
+    reaped into the fork server's account and is read directly."""
+    if not zygote:
+        return None
+    try:
+        with open(f"/proc/{zygote}/task/{zygote}/children") as f:
+            return next((int(p) for p in f.read().split() if is_cloner(int(p))), None)
+    except OSError:
+        return None
+
+
 def memory_of(pid: int) -> dict:
     """{'rss_kb', 'pss_kb'} from smaps_rollup (0s when the process is gone)."""
     values = {"rss_kb": 0, "pss_kb": 0}
@@ -246,16 +269,18 @@ def measure_idle(seconds: float = 2.0) -> float:
 
 class CpuMeter:
     """CPU time per execution, split by process: this client, the server, the
-    zygote, and the sandbox children (the zygote's reaped descendants). The
+    zygote (with its cloner), and the sandbox children (the zygote's reaped descendants). The
     rest of the machine's busy time is kernel work done outside these
     processes (network-namespace cleanup runs in kworkers) plus any other load."""
 
     def __init__(self, server_pid=None, zygote_pid=None):
         self.server_pid, self.zygote_pid = server_pid, zygote_pid
+        self.cloner_pid = cloner_of(zygote_pid)
 
     def _read(self):
         server, _ = proc_cpu(self.server_pid)
         zygote, children = proc_cpu(self.zygote_pid)
+        zygote += proc_cpu(self.cloner_pid)[0]
         return {"client": time.process_time(), "server": server, "zygote": zygote, "children": children,
                 "machine": machine_busy(), "wall": time.perf_counter()}
 
@@ -292,12 +317,12 @@ def zygote_of(pid) -> "int | None":
 
 async def wait_pool_full(root_pid: int, minimum: int, settle: float, timeout: float = 30.0) -> int:
     """Wait until `root_pid` has at least `minimum` live descendants and the
-    count has not changed for `settle` seconds (a pooled child is one process)."""
+    count has not changed for `settle` seconds (a pooled child is one process; the cloner is not counted)."""
     deadline = time.monotonic() + timeout
     stable_since = None
     count = -1
     while time.monotonic() < deadline:
-        now_count = len(descendants(root_pid))
+        now_count = len([pid for pid in descendants(root_pid) if not is_cloner(pid)])
         if now_count >= minimum and now_count == count:
             stable_since = stable_since or time.monotonic()
             if time.monotonic() - stable_since >= settle:
@@ -844,7 +869,8 @@ async def idle_memory(server, p: dict, log) -> dict:
     tree = descendants(server.pid)
     rows = {"server": [server.pid], "zygote": [], "child": []}
     for pid in tree:
-        rows["zygote" if depth_below(pid, server.pid) == 1 else "child"].append(pid)
+        role = "zygote" if depth_below(pid, server.pid) == 1 else "cloner" if is_cloner(pid) else "child"
+        rows.setdefault(role, []).append(pid)
     rows = {role: pids for role, pids in rows.items() if pids}
     mem = {role: [memory_of(pid) for pid in pids] for role, pids in rows.items()}
     out = {"pool": POOL, "processes": len(tree) + 1, "first_call_ok": ok,
@@ -1117,7 +1143,7 @@ def render(results: dict) -> str:
     mem = results.get("memory") or {}
     if mem.get("pss_mb") is not None:
         roles = mem["by_role"]
-        w(f"idle memory, pool {POOL} full ({mem['processes']} processes: server, zygote, {POOL} pooled children): "
+        w(f"idle memory, pool {POOL} full ({mem['processes']} processes: server, zygote, cloner, {POOL} pooled children): "
           f"PSS {_f(mem['pss_mb'], 1)} MB, RSS {_f(mem['rss_mb'], 1)} MB   "
           f"target PSS <= 80 MB  {_state(h, 'idle_pss_mb')}")
         w("  PSS/RSS MB by role: " + ", ".join(
