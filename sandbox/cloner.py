@@ -33,6 +33,7 @@ NAME = b"sandbox-cloner"           # in ps and /proc/<pid>/comm (each child rena
 _SOCKET_FD, _ZYGOTE_PIDFD = 3, 4   # the cloner's own fds (0-2 stay: its stderr is the log)
 _CHILD_ENDS = 5                    # request, result, stdout, stderr, go
 _ANSWER = 8
+CLONE_TIMEOUT = 10.0               # a clone takes about a millisecond; the fork server must never hang on one
 
 
 class Cloner:
@@ -53,13 +54,18 @@ class Cloner:
             finally:
                 os._exit(1)
         theirs.close()
+        ours.settimeout(CLONE_TIMEOUT)
         return cls(pid, ours)
 
     def clone(self, ends: list[int]) -> int:
         """Clone a child holding `ends`; the caller closes its copies. OSError
-        when the clone failed, or when the cloner is gone (then call close)."""
-        socket.send_fds(self.sock, [b"c"], ends)
-        answer = self.sock.recv(_ANSWER)
+        when the clone failed; ConnectionError when the cloner is gone or stuck
+        (then call close)."""
+        try:
+            socket.send_fds(self.sock, [b"c"], ends)
+            answer = self.sock.recv(_ANSWER)
+        except TimeoutError:
+            raise ConnectionError(f"the cloner did not answer in {CLONE_TIMEOUT} s") from None
         if len(answer) != _ANSWER:
             raise ConnectionError("the cloner is gone")
         pid = int.from_bytes(answer, "little", signed=True)
@@ -68,8 +74,12 @@ class Cloner:
         return pid
 
     def close(self) -> None:
-        """Stop it and reap it (it exits on EOF, or has died already)."""
+        """Stop it and reap it (it may have died already)."""
         self.sock.close()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:

@@ -89,3 +89,19 @@ def test_a_snippet_sees_itself_alone_and_cannot_signal_the_cloner(runner):
     assert answer["result"][2] == 3, answer   # ESRCH: nothing but itself in its pid namespace
     time.sleep(0.1)
     assert the_cloner(runner.runner.zygote_pid())
+
+
+def test_a_stuck_cloner_stalls_the_fork_server_once_at_most(runner):
+    """Stopped (SIGSTOP, a debugger): the fork server gives up on it after
+    CLONE_TIMEOUT, kills it and clones directly; every request is answered."""
+    from sandbox.cloner import CLONE_TIMEOUT
+    assert runner.run("result = 1")["success"]
+    zygote = runner.runner.zygote_pid()
+    cloner = the_cloner(zygote)
+    os.kill(cloner, signal.SIGSTOP)
+    started = time.monotonic()
+    for i in range(4):
+        answer = runner.run(f"result = {i}", timeout=30)
+        assert answer["success"] and answer["result"] == i, answer
+    assert time.monotonic() - started < 3 * CLONE_TIMEOUT
+    assert wait_until(lambda: state_of(cloner) is None, 10), f"the stuck cloner was not ended: {state_of(cloner)}"
