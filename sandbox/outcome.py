@@ -22,7 +22,6 @@ from .cutting import HeadTail
 MAX_TEXT = 20_000          # error messages and tracebacks
 MAX_VARIABLES = 100
 MAX_EVENTS = 50
-MAX_RESULT_DEPTH = 64      # deeper JSON could exhaust a recursive encoder on the way out
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 OUT_PREFIX = "out/"
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
@@ -269,15 +268,8 @@ def _decode_result(data: memoryview):
         value = json.loads(bytes(data).decode("utf-8"))
     except (ValueError, RecursionError, UnicodeDecodeError):
         return "!result frame holds a result that is not valid JSON"
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_RESULT_DEPTH:
-            return f"!result frame holds a result nested deeper than {MAX_RESULT_DEPTH} levels"
-        if isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-        elif isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
+    if protocol.nested_too_deep(value):
+        return f"!result frame holds a result nested deeper than {protocol.MAX_NESTING} levels"
     return (value,)
 
 

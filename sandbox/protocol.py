@@ -70,6 +70,9 @@ MAX_STARTUP_FRAME = 16 << 10        # ready and setup_error, before a request is
 
 
 MAX_PATH = 255                      # characters of a returned file's path
+# JSON values a child sends on (a result, a tool call's arguments): deeper ones could
+# exhaust a recursive decoder or encoder on their way out, in the server's deeper stack
+MAX_NESTING = 64
 
 
 def unsafe_name(text: str) -> bool:
@@ -92,6 +95,18 @@ def dumps(obj) -> bytes:
     # ensure_ascii keeps lone surrogates and control bytes escaped, so the
     # frame is always valid UTF-8 whatever strings the snippet produced.
     return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def nested_too_deep(value, limit: int = MAX_NESTING) -> bool:
+    """Whether lists and dicts nest more than `limit` levels (walked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, tuple, dict)):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def encode(obj) -> bytes:

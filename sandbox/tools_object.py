@@ -95,6 +95,9 @@ def build(listing: dict, nonce: str) -> _Namespace:
 
 def _tool_function(channel: _Channel, server: str, tool: str, doc: str):
     def call(**arguments):
+        if protocol.nested_too_deep(arguments):
+            raise ToolError(f"tools.{server}.{tool}: the arguments nest lists and dicts more than "
+                            f"{protocol.MAX_NESTING} levels deep: flatten them (a list of rows, or a JSON string)")
         try:
             size = len(protocol.dumps(arguments))
         except (TypeError, ValueError) as exc:

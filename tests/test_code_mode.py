@@ -318,6 +318,41 @@ def test_forged_frames_with_restricted_python_off(server):
     assert run(server, "tools.faults.add(a=1, b=1)")[0]["result"] == {"total": 2}
 
 
+def test_deeply_nested_arguments_are_refused_with_what_to_do(server):
+    """Arguments that nest deeper than protocol.MAX_NESTING: through `tools`, a
+    ToolError that says to flatten them (and no call is made)."""
+    nested = "x = 'leaf'\nfor i in range(100):\n    x = [x]\n"
+    data, _ = run(server, nested + "try:\n    tools.faults.echo(text=x)\nexcept ToolError as e:\n"
+                                   "    result = str(e)\n")
+    assert data["success"] and "flatten" in data["result"] and "64 levels" in data["result"], data
+    assert data["tool_calls"] == []
+    assert run(server, "x = [[['three levels']]]\nresult = tools.faults.echo(text=str(x))")[0]["success"]
+
+
+def test_forged_deep_arguments_end_their_run_alone(server):
+    """Forged by a snippet with RestrictedPython off at a depth the fork server
+    could still decode but the server, deeper in its stack, could not (980
+    here), deep arguments used to make the server give up on the fork server,
+    failing every execution in flight and every session: now the fork server
+    ends that run alone, and a session opened before lives on."""
+    if server.mode == "rp":
+        pytest.skip("with RestrictedPython on a snippet cannot write to the result pipe")
+    session = server.call("create_session", {})[0]["session_id"]
+    assert server.call("execute_code", {"code": "kept = 41", "session_id": session})[0]["success"]
+    for depth in (300, 980):
+        data, _ = run(server, "import gc, os, struct\n"
+                              "channel = [o for o in gc.get_objects() if type(o).__name__ == '_Channel'][0]\n"
+                              "head = ('{\"kind\": \"tool_call\", \"nonce\": \"%s\", \"call_id\": 1, "
+                              "\"server\": \"faults\", \"tool\": \"echo\", \"arguments\": {\"text\": ' "
+                              f"% channel.nonce + '[' * {depth} + ']' * {depth} + '}}}}').encode()\n"
+                              "body = struct.pack('>I', len(head)) + head\n"
+                              "os.write(4, struct.pack('>I', len(body)) + body)\n"
+                              "import time\ntime.sleep(5)", timeout=10)
+        assert data["error_type"] == "internal_error" and "out of turn or malformed" in data["error"], (depth, data)
+    kept = server.call("execute_code", {"code": "result = kept + 1", "session_id": session})[0]
+    assert kept["success"] and kept["result"] == 42, kept
+
+
 def test_a_streamable_http_upstream_with_a_header(tmp_path):
     """This server over HTTP, reached with its bearer token; the same URL with a
     wrong token fails and is reported, and the rest keeps working."""

@@ -35,3 +35,31 @@ def test_frames_split_across_feeds_are_reassembled():
     for i in range(0, len(data), 3):
         got += list(reader.feed(data[i:i + 3]))
     assert got == [{"op": "hello"}, {"op": "output"}] and reader.pending == 0
+
+
+def test_nesting_is_measured_without_recursion():
+    from sandbox.protocol import MAX_NESTING, nested_too_deep
+    def nest(depth, leaf="x"):
+        value = leaf
+        for i in range(depth):
+            value = [value] if i % 2 else {"k": value}
+        return value
+    assert not nested_too_deep(nest(MAX_NESTING)) and nested_too_deep(nest(MAX_NESTING + 1))
+    assert nested_too_deep(nest(200000))   # far past the interpreter's recursion limit
+    assert not nested_too_deep({"a": [1, 2, {"b": "c"}], "d": "e" * 10000})
+
+
+def test_an_undecodable_message_from_the_fork_server_is_dropped_alone():
+    """A message the server cannot decode (nested past its recursion limit) costs
+    that message, not the fork server and every request in flight on it."""
+    import asyncio
+    from sandbox import runner
+
+    async def read_two():
+        reader = asyncio.StreamReader()
+        deep = b"[" * 100000 + b"]" * 100000
+        reader.feed_data(protocol.HEADER.pack(len(deep)) + deep + protocol.encode({"id": "next"}))
+        reader.feed_eof()
+        return await runner._read_message(reader), await runner._read_message(reader)
+
+    assert asyncio.run(read_two()) == ({}, {"id": "next"})
