@@ -138,6 +138,8 @@ def split_sectioned(body: bytes) -> tuple[dict, memoryview]:
     header = decode(bytes(body[HEADER.size:HEADER.size + size]))
     if not isinstance(header, dict):
         raise FrameError("frame header is not an object")
+    if nested_too_deep(header):  # str() or dumps() of its fields could exhaust the stack later
+        raise FrameError(f"frame header nests deeper than {MAX_NESTING} levels")
     return header, memoryview(body)[HEADER.size + size:]
 
 

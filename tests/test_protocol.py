@@ -63,3 +63,12 @@ def test_an_undecodable_message_from_the_fork_server_is_dropped_alone():
         return await runner._read_message(reader), await runner._read_message(reader)
 
     assert asyncio.run(read_two()) == ({}, {"id": "next"})
+
+
+def test_a_child_frame_header_nested_too_deep_is_refused_before_anything_reads_it():
+    deep = b"[" * 500 + b"]" * 500
+    head = b'{"kind": "result", "security_events": [{"kind": ' + deep + b'}]}'
+    with pytest.raises(protocol.FrameError, match="nests deeper"):
+        protocol.split_sectioned(protocol.HEADER.pack(len(head)) + head)
+    fine = protocol.dumps({"kind": "result", "security_events": [{"kind": "x"}]})
+    assert protocol.split_sectioned(protocol.HEADER.pack(len(fine)) + fine)[0]["kind"] == "result"
