@@ -327,7 +327,10 @@ class Runner:
             return
 
         async def perform() -> None:
-            answer = await calls.call(call)
+            try:
+                answer = await calls.call(call)
+            except Exception as exc:  # noqa: BLE001 - the snippet waits for an answer: it gets one
+                answer = {"ok": False, "error": f"the server could not handle this call: {type(exc).__name__}"}
             try:
                 zygote.writer.write(protocol.encode({"op": "tool_result", "id": request_id,
                                                      "call_id": call.get("call_id"), "answer": answer}))

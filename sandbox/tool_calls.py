@@ -17,6 +17,8 @@ import json
 import time
 from dataclasses import dataclass
 
+from . import protocol
+
 MAX_ERROR = 2000
 
 
@@ -100,14 +102,21 @@ class ToolSession:
             return {"ok": False, "error": ("\n".join(texts) or f"tools.{server}.{tool} reported an error")[:MAX_ERROR]}
         images = [{"mime_type": block.mime_type, "data": block.data}
                   for block in result.content if getattr(block, "type", None) == "image"]
-        if result.structured_content is not None:
-            value = result.structured_content
-        elif len(texts) == 1:
-            value = _json_or_text(texts[0])
-        elif texts:
-            value = [_json_or_text(t) for t in texts]
-        else:
-            value = None
+        try:
+            if result.structured_content is not None:
+                value = result.structured_content
+            elif len(texts) == 1:
+                value = _json_or_text(texts[0])
+            elif texts:
+                value = [_json_or_text(t) for t in texts]
+            else:
+                value = None
+            too_deep = protocol.nested_too_deep(value)
+        except RecursionError:
+            too_deep = True
+        if too_deep:  # on its way to the snippet it would exhaust a recursive encoder or decoder
+            return {"ok": False, "error": f"tools.{server}.{tool} returned JSON nested deeper than "
+                                          f"{protocol.MAX_NESTING} levels: ask the tool for a flatter answer"}
         answer = {"ok": True, "value": value, "images": images}
         size = len(json.dumps(answer, ensure_ascii=False, default=str))
         if size > self.limits.max_result_bytes:

@@ -558,7 +558,7 @@ class Zygote:
         well_formed = (header.get("nonce") == c.nonce and type(call["call_id"]) is int
                        and isinstance(call["server"], str) and len(call["server"]) <= 200
                        and isinstance(call["tool"], str) and len(call["tool"]) <= 200
-                       and isinstance(call["arguments"], dict) and not protocol.nested_too_deep(call["arguments"]))
+                       and isinstance(call["arguments"], dict))
         # a call while the previous answer is still unread would pile answers up here
         if (not well_formed or c.tool_call is not None or c.pending
                 or not (c.request.get("request") or {}).get("tools")):

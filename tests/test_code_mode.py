@@ -329,12 +329,23 @@ def test_deeply_nested_arguments_are_refused_with_what_to_do(server):
     assert run(server, "x = [[['three levels']]]\nresult = tools.faults.echo(text=str(x))")[0]["success"]
 
 
+def test_an_answer_nested_too_deep_is_a_tool_error_not_a_hang(server):
+    """An upstream's JSON answer nested past the recursion limit used to kill the
+    task that performs the call: the snippet waited for its timeout."""
+    for depth in (100, 5000):
+        data, _ = run(server, f"try:\n    tools.faults.nested(depth={depth})\nexcept ToolError as e:\n"
+                              "    result = str(e)", timeout=10)
+        assert data["success"] and "nested deeper than 64 levels" in data["result"], data
+    assert run(server, "result = tools.faults.nested(depth=3)")[0]["result"] == [[[]]]
+
+
 def test_forged_deep_arguments_end_their_run_alone(server):
     """Forged by a snippet with RestrictedPython off at a depth the fork server
     could still decode but the server, deeper in its stack, could not (980
     here), deep arguments used to make the server give up on the fork server,
     failing every execution in flight and every session: now the fork server
-    ends that run alone, and a session opened before lives on."""
+    refuses the frame (protocol.split_sectioned) and ends that run alone, and a
+    session opened before lives on."""
     if server.mode == "rp":
         pytest.skip("with RestrictedPython on a snippet cannot write to the result pipe")
     session = server.call("create_session", {})[0]["session_id"]
@@ -348,7 +359,7 @@ def test_forged_deep_arguments_end_their_run_alone(server):
                               "body = struct.pack('>I', len(head)) + head\n"
                               "os.write(4, struct.pack('>I', len(body)) + body)\n"
                               "import time\ntime.sleep(5)", timeout=10)
-        assert data["error_type"] == "internal_error" and "out of turn or malformed" in data["error"], (depth, data)
+        assert data["error_type"] == "internal_error" and "nests deeper than 64 levels" in data["error"], (depth, data)
     kept = server.call("execute_code", {"code": "result = kept + 1", "session_id": session})[0]
     assert kept["success"] and kept["result"] == 42, kept
 

@@ -11,7 +11,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ImageContent, ToolAnnotations
+from mcp.types import ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 READ = ToolAnnotations(read_only_hint=True)
@@ -108,6 +108,12 @@ def bad_output() -> Sum:
 def picture() -> ImageContent:
     """Return a 1x1 PNG."""
     return ImageContent(type="image", data=PNG, mime_type="image/png")
+
+
+@server.tool(annotations=READ)
+def nested(depth: int) -> TextContent:
+    """Answer JSON text of `depth` nested lists (no structured content)."""
+    return TextContent(type="text", text="[" * depth + "]" * depth)
 
 
 if __name__ == "__main__":
