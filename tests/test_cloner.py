@@ -105,3 +105,10 @@ def test_a_stuck_cloner_stalls_the_fork_server_once_at_most(runner):
         assert answer["success"] and answer["result"] == i, answer
     assert time.monotonic() - started < 3 * CLONE_TIMEOUT
     assert wait_until(lambda: state_of(cloner) is None, 10), f"the stuck cloner was not ended: {state_of(cloner)}"
+
+
+def test_children_of_one_template_do_not_share_their_random_state(runner):
+    """Every child starts from the cloner's memory: the random module must be
+    reseeded in each (its at-fork hook), or one execution predicts the next."""
+    values = [runner.run("import random\nresult = random.getrandbits(64)")["result"] for _ in range(6)]
+    assert len(set(values)) == len(values), values
