@@ -785,7 +785,8 @@ def last_line(out: cutting.HeadTail) -> str:
     """The last non-empty line printed so far, short (the progress message)."""
     recent = bytes(out.tail or out.head)[-4 * MAX_PROGRESS_LINE:]
     lines = [line for line in recent.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1][-MAX_PROGRESS_LINE:] if lines else ""
+    # shown by the client as a status: no terminal escapes, no bidi overrides
+    return "".join(ch if ch.isprintable() else "\ufffd" for ch in lines[-1][-MAX_PROGRESS_LINE:]) if lines else ""
 
 
 def main() -> None:

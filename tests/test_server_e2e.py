@@ -699,7 +699,9 @@ def test_progress_for_a_long_run_and_none_for_a_short_one():
                 async def callback(progress, total, message):
                     seen[into].append((progress, total, message))
                 return callback
-            long_code = "import time\nfor i in range(8):\n    print(f'step {i}')\n    time.sleep(1)\nresult = 'done'"
+            # a terminal escape and a bidi override in the line: not passed on to the client's status
+            long_code = ("import time\nfor i in range(8):\n    print(f'\\x1b[2Jstep {i}\\u202e')\n"
+                         "    time.sleep(1)\nresult = 'done'")
             result = await server.session.call_tool("execute_code", {"code": long_code, "timeout": 20},
                                                     progress_callback=await collect("long"))
             assert result.structured_content["result"] == "done"
@@ -714,6 +716,7 @@ def test_progress_for_a_long_run_and_none_for_a_short_one():
     progress = [p for p, _t, _m in seen["long"]]
     assert progress == sorted(progress) and all(total == 20 for _p, total, _m in seen["long"])
     assert any("step" in (message or "") for _p, _t, message in seen["long"][2:]), seen["long"]
+    assert not any(ch in (message or "") for _p, _t, message in seen["long"] for ch in "\x1b\u202e"), seen["long"]
     assert "s of 20 s" in seen["long"][0][2]
 
 
