@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "redteam"))
 
-from mcp_client import open_session, state_of  # noqa: E402
+from mcp_client import open_session, sandboxes, state_of  # noqa: E402
 from mcpsync import all_descendants, children_of, process_stats, zygote_of  # noqa: E402
 
 POOL_SIZE = 2
@@ -72,7 +72,8 @@ def settled(server_pid: int) -> bool:
         return True
     below = all_descendants(zygote)
     zombies = [p for p in below if state_of(p) == "Z"]
-    return len(children_of(zygote)) <= POOL_SIZE and not zombies and len(below) <= 3 * POOL_SIZE
+    return (len(sandboxes(children_of(zygote))) <= POOL_SIZE and not zombies
+            and len(sandboxes(below)) <= 3 * POOL_SIZE)
 
 
 async def wait_settled(server_pid: int, timeout: float = 10.0) -> bool:
@@ -143,7 +144,7 @@ def growth(report: dict) -> list:
         if start.get("pid") != end.get("pid"):
             problems.append(f"the {proc} was replaced ({start.get('pid')} -> {end.get('pid')})")
             continue
-        for key in ("fds", "children", "zombies"):
+        for key in ("fds", "children", "zombies", "cloners"):
             if (end.get(key) or 0) > (start.get(key) or 0):
                 problems.append(f"{proc} {key}: {start.get(key)} -> {end.get(key)}")
     if report["end"]["zygote"].get("zombies"):

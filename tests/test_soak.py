@@ -49,4 +49,5 @@ def test_pool_is_the_only_thing_left(report):
     assert end["children"] <= 2, end          # SANDBOX_POOL_SIZE=2 warm children
     assert end["descendants"] <= 2, end       # each one process, PID 1 of its namespace
     assert end["zombies"] == 0, end
+    assert end["cloners"] == 1, end           # the cloner the children come from, alive throughout
     assert result["end"]["server"]["children"] == 1, result["end"]["server"]   # the fork server only

@@ -262,7 +262,9 @@ def all_descendants(pid: int) -> "list[int]":
 
 
 def process_stats(pid: "int | None") -> dict:
-    """fds, threads, direct children, zombie descendants, descendants and RSS of pid."""
+    """fds, threads, direct children, zombie descendants, descendants and RSS of pid;
+    children and descendants are the sandbox processes, the fork server's cloner
+    is counted apart (cloners)."""
     if not pid or mcp_client.state_of(pid) is None:
         return {"pid": pid, "alive": False}
     try:
@@ -285,8 +287,9 @@ def process_stats(pid: "int | None") -> dict:
         "alive": True,
         "fds": fds,
         "threads": threads,
-        "children": len(children_of(pid)),
-        "descendants": len(below),
+        "children": len(mcp_client.sandboxes(children_of(pid))),
+        "descendants": len(mcp_client.sandboxes(below)),
+        "cloners": len(below) - len(mcp_client.sandboxes(below)),
         "zombies": sum(1 for p in below if mcp_client.state_of(p) == "Z"),
         "rss_kib": rss_kib,
     }
