@@ -397,8 +397,9 @@ class Zygote:
         return c
 
     def clone(self, spec: child_mod.ChildSpec, ends: list[int]) -> int:
-        """A new child holding `ends`, from the cloner when it serves this spec
-        (every child but the start-up probe); 0 in the child of a direct clone."""
+        """The pid of a new child holding `ends`, from the cloner when it serves
+        this spec (every child but the start-up probe). A child whose clone timed
+        out in the cloner, if it exists, fails its setup and stays a zombie."""
         if spec is self.spec and self.cloner is not None:
             try:
                 return self.cloner.clone(ends)
