@@ -28,7 +28,6 @@ import socket
 from . import child as child_mod
 from . import kernel, namespaces, privileges
 
-CLONE_PARENT = 0x00008000
 NAME = b"sandbox-cloner"           # in ps and /proc/<pid>/comm (each child renames itself)
 _SOCKET_FD, _ZYGOTE_PIDFD = 3, 4   # the cloner's own fds (0-2 stay: its stderr is the log)
 _CHILD_ENDS = 5                    # request, result, stdout, stderr, go
@@ -98,7 +97,7 @@ def _serve(spec: child_mod.ChildSpec, sock_fd: int, zygote_pidfd: int) -> None:
     if select.select([_ZYGOTE_PIDFD], [], [], 0)[0]:
         os._exit(0)  # the fork server died before the parent-death signal was armed
     sock = socket.socket(fileno=_SOCKET_FD)
-    flags = (namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0) | CLONE_PARENT
+    flags = (namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0) | kernel.CLONE_PARENT
     while True:
         message, ends, _, _ = socket.recv_fds(sock, 1, _CHILD_ENDS)
         if not message:

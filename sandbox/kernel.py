@@ -15,6 +15,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 libc.prctl.restype = ctypes.c_int
 
+CLONE_PARENT = 0x00008000     # the new process is the caller's sibling (sandbox/cloner.py)
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWUTS = 0x04000000
