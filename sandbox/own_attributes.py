@@ -18,9 +18,16 @@ _MISSING = object()
 
 def own_attributes(owner, setattr_guard, delattr_guard) -> "OwnAttributes":
     """The view of `owner`'s attributes (the guards have checked that it is the snippet's)."""
+    return write_through({k: v for k, v in vars(owner).items() if not (k.startswith("__") and k.endswith("__"))},
+                         owner, setattr_guard, delattr_guard)
+
+
+def write_through(items: dict, owner, set_one, delete_one) -> "OwnAttributes":
+    """A dict copy of `items` whose writes also go to `owner`: set_one(owner, key, value)
+    and delete_one(owner, key), which refuse what the snippet may not write."""
     view = dict.__new__(OwnAttributes)
-    dict.update(view, {k: v for k, v in vars(owner).items() if not (k.startswith("__") and k.endswith("__"))})
-    view._owner, view._setattr, view._delattr = owner, setattr_guard, delattr_guard
+    dict.update(view, items)
+    view._owner, view._setattr, view._delattr = owner, set_one, delete_one
     return view
 
 
@@ -30,7 +37,7 @@ class OwnAttributes(dict):
     def __init__(self, *args, **kwargs):
         # type(obj.__dict__) reaches this class: made by the snippet, it would copy the
         # private attributes of any object
-        raise TypeError("this view of an object's attributes is made by obj.__dict__ or vars(obj) only")
+        raise TypeError("this view of names is made by obj.__dict__, vars(obj) or globals() only")
 
     def __setitem__(self, key, value):
         self._setattr(self._owner, key, value)

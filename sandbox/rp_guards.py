@@ -24,7 +24,7 @@ from RestrictedPython.Guards import (
 )
 from RestrictedPython.Utilities import utility_builtins
 
-from . import library_policy, module_subsets, private_names, safe_format, snippet_files
+from . import library_policy, module_subsets, private_names, safe_format, snippet_files, snippet_names
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, OBJECT_METHODS, SUPER_METHODS
@@ -340,11 +340,11 @@ class ExecutionContext(ModulePolicy):
     def vars(self, *args):
         """vars(obj): the attributes of the snippet's own objects, as obj.__dict__ gives
         them (own_attributes.py: writes reach the object through the setattr guard); the
-        library's are not its to list. Without an argument, like globals() and locals(),
-        it is not available: the namespace is the guards' too."""
+        library's are not its to list. Without an argument, like locals(), it is not
+        available: the namespace is the guards' too (globals() gives the snippet's names)."""
         if len(args) != 1:
             raise self.refuse("call_blocked", "vars() needs an object of the snippet's own (vars(obj)); "
-                                              "the snippet's names are simply its variables", SandboxRefused)
+                                              "globals() gives the snippet's own names", SandboxRefused)
         (obj,) = args
         if self.only_snippet_classes(obj) and hasattr(obj, "__dict__"):
             if type(vars(obj)) is dict:
@@ -679,6 +679,7 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
     )
     for name, advice in WITHHELD_BUILTINS.items():
         names[name] = _withheld(ctx, name, advice)
+    names["globals"] = snippet_names.globals_for(ctx)
     glb = {
         "__builtins__": names,
         "__name__": SNIPPET_MODULE,
@@ -768,8 +769,8 @@ def public_getattr(method):
 
 # Builtins a snippet does not get, and what to use instead (validate reports their use too).
 WITHHELD_BUILTINS = {
-    "globals": "the snippet's names are simply its variables; keep values by name in a dict of your own",
-    "locals": "the snippet's names are simply its variables; keep values by name in a dict of your own",
+    "locals": "the snippet's names are simply its variables; globals() lists the module's, and a function "
+              "can return what it wants to show",
     "compile": "write the code directly: code is not built from strings here",
     "memoryview": "use bytes or bytearray and slices",
     "help": "there is no interactive help; dir(obj) lists an object's names",

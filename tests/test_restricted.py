@@ -1316,7 +1316,7 @@ def test_class_is_refused_with_type_as_the_way():
     ("import sys\n\nsys.setrecursionlimit(5)", 3, "sys.setrecursionlimit"),
     ("import os as o\no.fork()", 2, "os.fork"),
     ("import typing\nhints = typing.get_type_hints", 2, "get_type_hints"),
-    ("x = 1\nnames = globals()", 2, "globals() is not available"),
+    ("x = 1\nnames = locals()", 2, "locals() is not available"),
     ("code = compile('1', 'x', 'eval')", 1, "compile() is not available"),
 ])
 def test_validate_reports_refused_module_attributes_and_withheld_builtins(code, line, needle):
@@ -1328,7 +1328,8 @@ def test_validate_reports_refused_module_attributes_and_withheld_builtins(code, 
 @pytest.mark.parametrize("code", [
     "import sys\nsys = {'modules': 1}\nsys['modules']",          # rebound: no longer the module
     "import sys\ndef f(sys):\n    return sys.modules\nf(type('S', (), {'modules': 1}))",
-    "def globals():\n    return {}\nglobals()",                    # the snippet's own function
+    "def locals():\n    return {}\nlocals()",                      # the snippet's own function
+    "x = 1\nnames = sorted(globals())",
     "import os\nresult = os.path.join('a', 'b')",
 ])
 def test_validate_does_not_refuse_what_runs(code):
@@ -1418,3 +1419,34 @@ def test_async_comprehension_tuple_targets_are_vetted(code):
     reply = restricted.execute(code, restricted=True, allowed_modules=BASIC, stdout=out, stderr=out,
                                names={"aleaky": _Pairs(items)})
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
+
+
+# --------------------------------------------------------------------- globals()
+def test_globals_is_a_copy_of_the_snippets_names_that_assigns_what_is_written():
+    result, _ = ok("config = {'debug': True}\nglobals().update(config)\nif 'cache' not in globals():\n"
+                   "    cache = {}\ng = globals()\ng['level'] = 2\ndel g['config']\n"
+                   "def inner():\n    return sorted(globals())\n"
+                   "result = [debug, level, 'config' in globals(), inner()]")
+    assert result == [True, 2, False, ["cache", "debug", "g", "inner", "level"]], result
+
+
+@pytest.mark.parametrize("code", [
+    "globals()['_getattr_'] = getattr",                       # the guards
+    "globals()['__builtins__'] = {'getattr': getattr}",
+    "globals().update({'_write_': lambda ob: ob})",
+    "globals().setdefault('_getitem_', None)",
+    "del globals()['_getattr_']",
+    "globals()['not a name'] = 1",
+    "globals()[1] = 1",
+    "globals()['printed'] = 'forged output'",                # RestrictedPython's reserved names
+    "globals()['print'] = len",
+])
+def test_globals_never_writes_a_name_the_snippet_could_not_assign(code):
+    assert blocked(code)["error_type"] == "security_violation"
+
+
+def test_globals_hands_out_no_guard_and_is_not_the_namespace():
+    result, _ = ok("x = 1\ng = globals()\nresult = [sorted(g), '__builtins__' in g, '_getattr_' in g, "
+                   "type(g) is dict]")
+    assert result == [["x"], False, False, False], result   # a copy: taken before g was assigned
+    blocked("g = globals()\ntype(g)({'x': 1})", error_types=("runtime_error", "security_violation"))

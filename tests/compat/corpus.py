@@ -1841,7 +1841,7 @@ def where(p):
 result = [where(Point(0, 0)), where(Point(0, 5)), where(Point(1, 1))]
 """)
 # sys.setrecursionlimit: the restricted layer keeps its own limit (deep recursion in C
-# would take the child down); globals() hands out the guards' namespace.
+# would take the child down).
 gap("""
 import sys
 sys.setrecursionlimit(10000)
@@ -1849,10 +1849,14 @@ def depth(n):
     return 0 if n == 0 else 1 + depth(n - 1)
 result = depth(3000)
 """)
-gap("""
-config = {"debug": True}
+# globals(): a copy of the snippet's names that assigns what is written into it
+snippet("introspection", """
+config = {"debug": True, "level": 3}
 globals().update(config)
-result = debug
+if "cache" not in globals():
+    cache = {}
+cache["k"] = globals()["level"] * 2
+result = [debug, level, cache, "config" in globals()]
 """)
 
 
@@ -1867,7 +1871,7 @@ REFUSED = [s.strip("\n") for s in (
     "import sys\nsys.setrecursionlimit(10 ** 6)",
     "total = eval('1 + 2')",
     "exec('y = 2')",
-    "print(sorted(globals()))",
+    "print(sorted(locals()))",
     "code = compile('1 + 1', '<x>', 'eval')",
     "class P:\n    def __repr__(self):\n        return self.__class__.__name__\nresult = repr(P())",
     "import ctypes\nctypes.CDLL(None)",
