@@ -30,8 +30,8 @@ def globals_for(ctx):
 
     def checked(key) -> str:
         if not public_name(key):
-            raise ctx.refuse_call(f"globals() takes the names a snippet can assign, not {key!r:.80}: "
-                                  "names that start with '_', reserved names and non-identifiers are not the snippet's")
+            raise ctx.refuse_call(f"globals() takes the names a snippet can assign, not {key!r:.80}: names "
+                                  "that start with '_', reserved names and non-identifiers are not the snippet's")
         return key
 
     def set_name(namespace, key, value):
