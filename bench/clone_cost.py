@@ -20,9 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from mcp_client import CLONER, name_of  # noqa: E402
 from runner_harness import SyncRunner  # noqa: E402
-
-CLONER = "sandbox-cloner"
 
 
 def counters(pid: int | None) -> tuple:
@@ -39,9 +38,8 @@ def counters(pid: int | None) -> tuple:
 def cloner_of(zygote: int) -> int | None:
     with open(f"/proc/{zygote}/task/{zygote}/children") as f:
         for pid in f.read().split():
-            with open(f"/proc/{pid}/comm") as comm:
-                if comm.read().strip() == CLONER:
-                    return int(pid)
+            if name_of(int(pid)) == CLONER:
+                return int(pid)
     return None
 
 

@@ -180,15 +180,10 @@ def descendants(pid: int) -> list:
     return found
 
 
-CLONER = "sandbox-cloner"  # the fork server's helper the children are cloned from (sandbox/cloner.py)
-
-
 def is_cloner(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip() == CLONER
-    except OSError:
-        return False
+    """The fork server's helper the children are cloned from (sandbox/cloner.py)."""
+    from mcp_client import CLONER, name_of
+    return name_of(pid) == CLONER
 
 
 def cloner_of(zygote) -> "int | None":

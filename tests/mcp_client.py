@@ -335,7 +335,12 @@ def name_of(pid: int) -> "str | None":
         return None
 
 
-CLONER = "sandbox-cloner"  # the fork server's helper that the sandboxes are cloned from
+def _cloner_name() -> str:
+    from sandbox.cloner import NAME  # the fork server's helper that the sandboxes are cloned from
+    return NAME.decode()
+
+
+CLONER = _cloner_name()
 
 
 def sandboxes(pids) -> "list[int]":
