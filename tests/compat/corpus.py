@@ -7,12 +7,17 @@ Grow it when a user reports code that fails: add the snippet here first."""
 
 from __future__ import annotations
 
+import sys
+
 BASIC, DATA, FILES = "basic", "data_science", "filesystem"
 
 S = []
 
 
-def snippet(family: str, code: str, profile: str = BASIC) -> None:
+def snippet(family: str, code: str, profile: str = BASIC, since: tuple = (3, 10)) -> None:
+    """`since`: the first Python whose plain CPython runs it; on older ones it is not in the corpus."""
+    if sys.version_info < since:
+        return
     S.append({"id": f"{family}-{sum(1 for s in S if s['family'] == family) + 1:03d}", "family": family,
               "profile": profile, "code": code.strip("\n")})
 
@@ -1008,7 +1013,7 @@ def _(value):
 def _(value: int | float):
     return value
 result = [to_json(date(2024, 5, 1)), to_json({3, 1}), to_json(2.5)]
-""")
+""", since=(3, 11))   # register() takes a union annotation from 3.11 on
 
 
 snippet("syntax", """
