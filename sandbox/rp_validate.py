@@ -137,7 +137,7 @@ def _module_attribute_errors(tree: ast.Module, ctx: ExecutionContext, modules: d
 
 
 def _withheld_builtin_errors(tree: ast.Module) -> list[dict]:
-    """Calls of builtins the snippet does not get (globals(), compile()...), unless it binds
+    """Calls of builtins the snippet does not get (locals(), compile()...), unless it binds
     the name itself."""
     bound = _bound_names(tree)
     return [{"line": node.lineno, "message": f"Line {node.lineno}: {node.func.id}() is not available in the "
