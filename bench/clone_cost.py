@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from mcp_client import CLONER, name_of  # noqa: E402
+from mcp_client import cloner_of  # noqa: E402
 from runner_harness import SyncRunner  # noqa: E402
 
 
@@ -33,14 +33,6 @@ def counters(pid: int | None) -> tuple:
     tick = os.sysconf("SC_CLK_TCK")
     return (int(fields[7]), int(fields[8]), (int(fields[11]) + int(fields[12])) / tick,
             (int(fields[13]) + int(fields[14])) / tick)
-
-
-def cloner_of(zygote: int) -> int | None:
-    with open(f"/proc/{zygote}/task/{zygote}/children") as f:
-        for pid in f.read().split():
-            if name_of(int(pid)) == CLONER:
-                return int(pid)
-    return None
 
 
 def main() -> None:

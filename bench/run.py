@@ -186,18 +186,6 @@ def is_cloner(pid: int) -> bool:
     return name_of(pid) == CLONER
 
 
-def cloner_of(zygote) -> "int | None":
-    """The fork server's cloner: alive for the whole run, so its CPU is never
-    reaped into the fork server's account and is read directly."""
-    if not zygote:
-        return None
-    try:
-        with open(f"/proc/{zygote}/task/{zygote}/children") as f:
-            return next((int(p) for p in f.read().split() if is_cloner(int(p))), None)
-    except OSError:
-        return None
-
-
 def memory_of(pid: int) -> dict:
     """{'rss_kb', 'pss_kb'} from smaps_rollup (0s when the process is gone)."""
     values = {"rss_kb": 0, "pss_kb": 0}
@@ -269,7 +257,9 @@ class CpuMeter:
     processes (network-namespace cleanup runs in kworkers) plus any other load."""
 
     def __init__(self, server_pid=None, zygote_pid=None):
+        from mcp_client import cloner_of
         self.server_pid, self.zygote_pid = server_pid, zygote_pid
+        # alive for the whole run, so its CPU is never reaped into the zygote's: read directly
         self.cloner_pid = cloner_of(zygote_pid)
 
     def _read(self):

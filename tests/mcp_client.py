@@ -34,6 +34,8 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from sandbox.cloner import NAME as CLONER_NAME
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO_ROOT / "bin" / "mcp-server-python-sandbox"
 TAG_VARIABLE = "MCP_TEST_SERVER_TAG"  # marks the server process so /proc can find it
@@ -335,12 +337,17 @@ def name_of(pid: int) -> "str | None":
         return None
 
 
-def _cloner_name() -> str:
-    from sandbox.cloner import NAME  # the fork server's helper that the sandboxes are cloned from
-    return NAME.decode()
+CLONER = CLONER_NAME.decode()  # the fork server's helper that the sandboxes are cloned from
 
 
-CLONER = _cloner_name()
+def cloner_of(zygote: "int | None") -> "int | None":
+    """The fork server's cloner among its children (None without one)."""
+    try:
+        with open(f"/proc/{zygote}/task/{zygote}/children") as f:
+            children = [int(p) for p in f.read().split()]
+    except (OSError, TypeError):
+        return None
+    return next((p for p in children if name_of(p) == CLONER), None)
 
 
 def sandboxes(pids) -> "list[int]":

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from mcp_client import CLONER, name_of, parent_of, state_of, wait_until
-from runner_harness import SyncRunner
+sys.path.insert(0, str(Path(__file__).resolve().parent / "redteam"))
+
+from mcp_client import CLONER, name_of, parent_of, state_of, wait_until  # noqa: E402
+from mcpsync import children_of  # noqa: E402
+from runner_harness import SyncRunner  # noqa: E402
 
 SNIPPET_PIDS = "import os\nresult = [os.getpid(), os.getppid()]"
-
-
-def children_of(pid: int) -> list[int]:
-    with open(f"/proc/{pid}/task/{pid}/children") as f:
-        return [int(p) for p in f.read().split()]
 
 
 def the_cloner(zygote: int) -> int:
