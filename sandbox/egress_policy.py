@@ -11,7 +11,7 @@ The check is made twice: on the name the snippet asked for, then on each
 address the proxy's own resolver returned, which is the address it then
 connects to (no second lookup, so no rebinding in between). An address that is
 not public (loopback, private, link-local such as the cloud metadata service,
-shared, multicast, reserved, unspecified) or that belongs to this host (its
+shared, multicast, reserved, 6to4, unspecified) or that belongs to this host (its
 own services, this server's ports) is refused unless an address entry names
 it: a host-name entry never opens one, whatever its DNS says.
 """
@@ -156,10 +156,24 @@ def _unmapped(address: Address) -> Address:
     return address
 
 
+# Ranges that Python's ipaddress tables call public in some releases and not in
+# others (3.13 updated them from IANA's registry): decided here, so that the
+# policy does not change with the Python the server runs on.
+_NOT_PUBLIC_IN_EVERY_PYTHON = tuple((ipaddress.ip_network(network), kind) for network, kind in (
+    ("192.0.0.0/24", "reserved"),            # IETF protocol assignments
+    ("2002::/16", "tunnelled"),              # 6to4: relays reach the IPv4 address inside it
+    ("fec0::/10", "private"),                # deprecated site-local
+    ("3fff::/20", "reserved"),               # documentation (RFC 9637)
+))
+
+
 def address_kind(address: Address) -> str | None:
     """What makes an address private to this host or its networks, or None
     when it is a public one."""
     address = _unmapped(address)
+    for network, kind in _NOT_PUBLIC_IN_EVERY_PYTHON:
+        if address in network:
+            return kind
     for kind, test in (("unspecified", "is_unspecified"), ("loopback", "is_loopback"),
                        ("link-local", "is_link_local"), ("multicast", "is_multicast"),
                        ("private", "is_private"), ("reserved", "is_reserved")):

@@ -197,9 +197,15 @@ class EgressSession:
         path = url.path or "/"
         if url.query:
             path += "?" + url.query
+        # Host is written from the URL the policy checked: a Host header of the
+        # snippet's choosing would pick another site behind the same address.
         headers = [h for h in rest.split(b"\r\n")
-                   if h and h.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
-        upstream_head = b"\r\n".join([f"{method} {path} {version}".encode("ascii", "replace"), *headers,
+                   if h and h.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS + (b"host",)]
+        authority = f"[{host}]" if ":" in host else host
+        if port != 80:
+            authority += f":{port}"
+        upstream_head = b"\r\n".join([f"{method} {path} {version}".encode("ascii", "replace"),
+                                      f"Host: {authority}".encode("ascii"), *headers,
                                       b"Connection: close", b"", b""])
         return method, host, port, upstream_head
 

@@ -459,6 +459,30 @@ def test_junk_on_the_proxy_port_gets_an_error_and_the_proxy_keeps_serving(allowi
     assert r["result"][-1] == BODY.decode()
 
 
+def _forwarded_head(request: bytes) -> bytes:
+    async def read():
+        reader = asyncio.StreamReader()
+        reader.feed_data(request[1:])
+        session = egress_proxy.EgressSession(egress_policy.parse(""), egress_proxy.Limits())
+        return await session._read_request(reader, request[:1])
+    return asyncio.run(read())[3]
+
+
+@pytest.mark.parametrize("url, host", [("http://example.com/a?b", b"example.com"),
+                                       ("http://user:pw@example.com:8080/", b"example.com:8080"),
+                                       ("http://[2001:db8::1]/", b"[2001:db8::1]")])
+def test_a_plain_http_request_names_the_host_the_policy_checked(url, host):
+    """The Host header goes with the URL the allow-list was checked on: one of the
+    snippet's choosing would reach another site behind the same address (a CDN)."""
+    head = _forwarded_head(f"GET {url} HTTP/1.1\r\nHost: internal.admin\r\nhOsT: other\r\n"
+                           "Accept: */*\r\nProxy-Authorization: x\r\n\r\n".encode())
+    lines = head.split(b"\r\n")
+    assert [line for line in lines if line.lower().startswith(b"host:")] == [b"Host: " + host], head
+    assert b"Accept: */*" in lines and b"Connection: close" in lines and b"internal" not in head
+    assert not any(line.lower().startswith(b"proxy-") for line in lines)
+    assert lines[0].startswith(b"GET /") and b"pw" not in head
+
+
 SOCKS = ("import socket\n"
          "def socks(host, port, command=1, kind=None, methods=b'\\x00'):\n"
          "    s = socket.create_connection(('127.0.0.1', 3128), timeout=5)\n"

@@ -22,6 +22,10 @@ DEFAULT = parse("")
     ("100.64.0.1", None),                    # carrier-grade NAT (its kind differs across Pythons)
     ("::ffff:127.0.0.1", "loopback"), ("::ffff:169.254.169.254", "link-local"),   # IPv4-mapped
     ("240.0.0.1", None), ("192.0.2.2", None),  # reserved, documentation
+    # Python releases disagree on these: the policy must not
+    ("2002:7f00:1::1", "tunnelled"), ("2002:808:808::1", "tunnelled"),   # 6to4, even of a public address
+    ("fec0::1", "private"), ("3fff::1", "reserved"), ("192.0.0.8", "reserved"), ("192.0.0.9", "reserved"),
+    ("64:ff9b::7f00:1", None), ("64:ff9b::808:808", None),           # NAT64
 ])
 def test_non_public_addresses_are_refused_by_default(address, kind):
     why = DEFAULT.refuse_address(parse_address(address), 80)
