@@ -485,7 +485,8 @@ class SandboxTools:
     def _session(self, session_id):
         session = self.sessions.get(session_id)
         if session is None:
-            raise RequestRefused("session_not_found", session_gone_message(self.settings))
+            raise RequestRefused("session_not_found",
+                                 session_gone_message(self.settings, self.sessions.end_cause(session_id)))
         return session
 
     @asynccontextmanager
@@ -502,7 +503,8 @@ class SandboxTools:
                                             "time; wait for the other call, or pass a longer timeout") from None
         try:
             if self.sessions.get(session.id) is not session:  # ended while this call waited
-                raise RequestRefused("session_not_found", session_gone_message(self.settings))
+                raise RequestRefused("session_not_found",
+                                     session_gone_message(self.settings, self.sessions.end_cause(session.id)))
             yield
         finally:
             session.lock.release()
@@ -714,7 +716,10 @@ def code_mode_note(stubs: list) -> str:
     return head + " Available: " + "; ".join(stubs) + "."
 
 
-def session_gone_message(s: Settings) -> str:
+def session_gone_message(s: Settings, cause: str | None = None) -> str:
+    """`cause`: why this handle's session ended, when this server still remembers."""
+    if cause is not None:
+        return f"this session has ended ({cause}); its state is gone: create a new one with create_session"
     return ("unknown or expired session: create a new one with create_session (a session ends when closed, "
             f"after {s.session_ttl:g} s without a call, after {s.session_max_lifetime:g} s at most, or when a "
             "call in it times out, runs out of memory or crashes; its state is then gone)")

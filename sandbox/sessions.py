@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 logger = logging.getLogger("sandbox.sessions")
 
 HANDLE_PREFIX = "sess_"
+REMEMBERED_ENDS = 256   # ended sessions whose cause a later call with the handle is told
 
 
 class SessionRefused(Exception):
@@ -47,6 +48,7 @@ class Sessions:
         self.ttl = ttl
         self.max_lifetime = max_lifetime
         self.open: dict[str, Session] = {}
+        self.ended: dict[str, str] = {}      # handle -> why it ended, the latest REMEMBERED_ENDS
         self.creating = 0
         runner.on_session_ended = self._ended_between_calls
 
@@ -118,9 +120,15 @@ class Sessions:
             logger.warning("session %s ended: %s", handle[:12], reason)
             self._forget(handle, reason[:300])
 
+    def end_cause(self, handle) -> str | None:
+        return self.ended.get(handle) if isinstance(handle, str) else None
+
     def _forget(self, handle: str, cause: str) -> None:
         if self.open.pop(handle, None) is not None:
             self.audit.session(handle, "ended", cause)
+            self.ended[handle] = cause
+            if len(self.ended) > REMEMBERED_ENDS:
+                del self.ended[next(iter(self.ended))]
 
     def _expiry_cause(self, session: Session) -> str:
         now = time.monotonic()

@@ -39,6 +39,8 @@ EXIT_GRACE = 2.0          # after the child exited, wait at most this for pipe E
 MAX_RETRIES = 3           # a request whose child was killed from outside before it ran
 PROGRESS_INTERVAL = 1.0   # the last printed line goes to the server at most this often
 MAX_PROGRESS_LINE = 200
+IDLE_CHECK = 1.0          # how often the CPU time of sessions between calls is looked at
+IDLE_CPU_ALLOWANCE = 0.1  # seconds of it a session may use between calls (reading the next one)
 
 
 def log(message: str) -> None:
@@ -84,6 +86,7 @@ class Child:
     report: bool = True              # False for the start-up probe: nobody awaits it
     session: str | None = None       # the session this child keeps alive between calls
     session_end_reason: str | None = None   # why the zygote ended it after a call that succeeded
+    idle_cpu: float | None = None    # a session between calls: its CPU time when its last call ended
     tool_call: int | None = None     # code mode: the call it waits on (one at a time)
 
 
@@ -109,6 +112,7 @@ class Zygote:
         if self.fd_channel is not None:
             self.fd_channel.setblocking(False)
         self.cloner: Cloner | None = None   # once ready: the children of self.spec come from it
+        self.next_idle_check = 0.0
 
     # ---- start-up -------------------------------------------------------
     def prepare(self) -> None:
@@ -168,6 +172,8 @@ class Zygote:
                 deadlines.append(c.exited_at + EXIT_GRACE)
         if self.pool_needs_refill() and self.spawn_backoff_until > now:
             deadlines.append(self.spawn_backoff_until)
+        if any(self.between_calls(c) for c in self.children.values()):
+            deadlines.append(self.next_idle_check)
         if not deadlines:
             return None
         return max(0.0, min(deadlines) - now)
@@ -186,6 +192,11 @@ class Zygote:
                 for fd in list(c.open_fds):
                     self.close_fd(c, fd)
                 self.maybe_finish(c)
+        if now >= self.next_idle_check:
+            self.next_idle_check = now + IDLE_CHECK
+            for c in list(self.children.values()):
+                if self.between_calls(c):
+                    self.ran_between_calls(c)
 
     # ---- control channel -------------------------------------------------
     def read_control(self) -> None:
@@ -282,12 +293,14 @@ class Zygote:
     def session_call(self, message: dict) -> None:
         child = next((c for c in self.children.values() if c.session == message.get("session")
                       and c.status is None and not c.killed), None)
-        if child is None or child.request is not None:
-            why = "its process is gone" if child is None else "it is running another call"
+        why = ("its process is gone" if child is None else "it is running another call" if child.request
+               else child.session_end_reason if self.ran_between_calls(child) else None)
+        if why is not None:
             result = outcome.compose(outcome.ChildOutcome(
                 execution_id=message.get("id", ""), op=message.get("op", "execute"),
                 failure=f"the session cannot take this call: {why}"))
-            self.send({"id": message.get("id"), "result": {**result, "session_ended": child is None}})
+            ended = child is None or child.killed
+            self.send({"id": message.get("id"), "result": {**result, "session_ended": ended}})
             return
         child.out, child.written_total, child.line_sent = {}, 0, 0.0
         child.result_frame, child.result_payload, child.frame_error, child.tool_call = None, b"", None, None
@@ -309,7 +322,27 @@ class Zygote:
         result = outcome.compose(self.outcome_of(c))
         self.send({"id": c.request.get("id"), "result": {**result, "session_ended": False}})
         c.request, c.deadline, c.state = None, None, "ready"
+        c.idle_cpu = cpu_seconds(c.pid)
         c.result_frame, c.result_payload = None, b""  # an idle death must not be read as this call's
+
+    @staticmethod
+    def between_calls(c: Child) -> bool:
+        return c.idle_cpu is not None and c.request is None and c.status is None and not c.killed
+
+    def ran_between_calls(self, c: Child) -> bool:
+        """A session that used CPU while no call was running (a timer's signal
+        handler, say) is ended: between calls it keeps state, not running code.
+        Measured here from /proc, whatever the child says."""
+        if not self.between_calls(c):
+            return False
+        used = (cpu_seconds(c.pid) or 0.0) - c.idle_cpu
+        if used <= IDLE_CPU_ALLOWANCE:
+            return False
+        c.session_end_reason = (f"it ran code between calls ({used:.1f} s of CPU, from a timer or signal "
+                                "handler): a session keeps state, not running code; cancel timers before a "
+                                "call ends")
+        self.kill(c)
+        return True
 
     def drain(self, c: Child, fd: int) -> None:
         kind = "stdout" if fd == c.stdout_r else "stderr"
@@ -645,7 +678,7 @@ class Zygote:
                     result["session_end_reason"] = c.session_end_reason
                 self.send({"id": c.request.get("id"), "result": {**result, "session_ended": True}})
             else:
-                why = outcome.compose(self.outcome_of(c, idle=True)).get("error")
+                why = c.session_end_reason or outcome.compose(self.outcome_of(c, idle=True)).get("error")
                 self.send({"op": "session_ended", "session": c.session,
                            "reason": f"its process ended between calls: {why}"})
             return
@@ -754,6 +787,19 @@ def thread_count(pid: int) -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (its /proc entry; None when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def go_channel() -> tuple[int, int]:

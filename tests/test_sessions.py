@@ -143,6 +143,31 @@ def test_a_call_that_leaves_threads_running_ends_its_session(server):
     assert run(server, "result", session)[0]["error_type"] == "session_not_found"
 
 
+def test_a_session_that_runs_code_between_calls_is_ended_and_the_next_call_told_why(server):
+    """A timer's handler runs while no call does: the fork server sees the CPU it
+    uses from /proc and ends the session; a handler that does nothing costs
+    nothing and the session lives on."""
+    if server.mode == "rp":
+        pytest.skip("with RestrictedPython on a snippet cannot arm timers (no signal module)")
+    quiet, busy = create(server), create(server)
+    arm = ("import signal\n"
+           "def handler(*_):\n    {body}\n"
+           "signal.signal(signal.SIGALRM, handler)\n"
+           "signal.setitimer(signal.ITIMER_REAL, 0.3)\nresult = 'armed'")
+    assert run(server, arm.format(body="pass"), quiet)[0]["success"]
+    data, _ = run(server, arm.format(body="while True: pass"), busy)
+    assert data["success"] and not data["session_ended"], data
+    time.sleep(2.5)
+    data, result = run(server, "result = 'still here'", quiet)
+    assert data["success"] and data["result"] == "still here", data
+    data, result = run(server, "result = 1", busy)
+    assert data["error_type"] == "session_not_found" and "ran code between calls" in data["error"], data
+    assert "create_session" in data["error"] and result.is_error
+    ends = [json.loads(line) for line in server.audit_log.read_text().splitlines() if '"session_ended"' in line]
+    assert any(busy[:12] in json.dumps(e) and "ran code between calls" in e["cause"] for e in ends), ends
+    close(server, quiet)
+
+
 def test_an_unknown_handle_is_refused_never_a_fresh_start(server):
     for handle in ("sess_doesnotexist", "", "x" * 100):
         data, result = run(server, "result = 1", handle)
