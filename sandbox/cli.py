@@ -183,7 +183,8 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
     server = build_server(settings, Runner(settings.runner_config()))
     app = HttpGate(server.streamable_http_app(host=bind), settings.api_token,
                    allowed_hosts(bind, port, settings.http_allowed_hosts))
-    config = uvicorn.Config(app, host=bind, port=port, log_config=None, log_level=settings.log_level)
+    config = uvicorn.Config(app, host=bind, port=port, log_config=None, log_level=settings.log_level,
+                            ws="none")  # (the gate refuses WebSockets too)
     logger.info("serving MCP over HTTP at http://%s:%d/mcp", bind, port)
     try:
         anyio.run(uvicorn.Server(config).serve)

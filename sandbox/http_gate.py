@@ -71,6 +71,12 @@ class HttpGate:
         self.logged: set[str] = set()
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] not in ("http", "lifespan"):
+            # MCP speaks plain HTTP; a WebSocket (served when uvicorn finds a
+            # websockets package) would pass a gate that checks only "http"
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] == "http":
             headers = dict(scope.get("headers") or ())
             host = headers.get(b"host", b"").decode("latin-1").lower()

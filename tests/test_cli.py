@@ -285,3 +285,26 @@ def test_http_refusals_are_json_rpc_and_advertise_no_oauth():
     stderr = process.stderr.read().decode()
     assert stderr.count("refused (logged once per address)") == 1, stderr[-2000:]
     assert "127.0.0.1" in stderr
+
+
+@pytest.mark.parametrize("kind", ["websocket", "something-new"])
+def test_the_http_gate_lets_nothing_but_http_through(kind):
+    """MCP speaks plain HTTP: a WebSocket (which uvicorn would serve if a websockets
+    package were installed) or a scope type of the future never reaches the app,
+    even with the token and this server's own Host."""
+    from sandbox.http_gate import HttpGate, allowed_hosts
+    reached, sent = [], []
+
+    async def app(scope, receive, send):
+        reached.append(scope["type"])
+
+    async def send(message):
+        sent.append(message)
+
+    gate = HttpGate(app, TOKEN, allowed_hosts("127.0.0.1", 8765))
+    headers = [(b"host", b"127.0.0.1:8765"), (b"authorization", f"Bearer {TOKEN}".encode())]
+    anyio.run(gate, {"type": kind, "path": "/mcp", "headers": headers}, None, send)
+    assert reached == []
+    assert sent == ([{"type": "websocket.close", "code": 1008}] if kind == "websocket" else [])
+    anyio.run(gate, {"type": "http", "path": "/mcp", "headers": headers}, None, send)
+    assert reached == ["http"]   # the same request as plain HTTP gets through
