@@ -11,7 +11,9 @@ defence in depth (profiles.python_layer_claim says so wherever it is shown).
 Every entry names what to do instead. `resolve()` runs in the fork server after
 the profile's libraries are imported, so children look entries up by id; it runs
 again (`refresh()`) whenever a snippet's import brought in new modules, and the
-functions SWITCHED_OFF names that such an import loaded are switched off for the rest of the run.
+functions SWITCHED_OFF names that such an import loaded are switched off for the rest of the run
+(every module binding of each, re-exports included); the source lambdify generates is
+checked (generated_code.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import functools
 import string
 import sys
 
-from . import stand_ins
+from . import generated_code, stand_ins
 
 # qualified name -> what to do instead. Re-exports are covered: the check is by object.
 REFUSED_OBJECTS = {
@@ -256,6 +258,9 @@ _NO_FILE_URLS = ("the network profile reaches the network only: file:// URLs are
 SWITCHED_OFF = {
     "sympy.parsing.sympy_parser.parse_expr":
         "sympy does not parse strings in the sandbox: build expressions from sympy.symbols('x') and operators",
+    "sympy.plotting.experimental_lambdify.Lambdifier.__init__":
+        "experimental_lambdify generates code from the expression's names; evaluate with "
+        "expr.subs(x, value), or draw with sympy.plot or matplotlib",
     "urllib.request.FileHandler.file_open": _NO_FILE_URLS,
     "urllib.request.URLopener.open_file": _NO_FILE_URLS,
     "urllib.request.URLopener.open_local_file": _NO_FILE_URLS,
@@ -271,6 +276,18 @@ NEUTRAL_WHILE_RUNNING = {
     "requests.utils.extract_zipped_paths": lambda path: path,
     "requests.adapters.extract_zipped_paths": lambda path: path,
 }
+# library -> modules it imports lazily whose import-time code needs what SWITCHED_OFF turns
+# off while a snippet runs (sympy.simplify imports sympy.physics.units, which sympifies its
+# prefix names): imported with the library, in the fork server.
+IMPORTED_WITH = {"sympy": ("sympy.physics.units",)}
+
+# qualified name of a method that returns Python source the library then runs with the
+# real builtins: while a restricted snippet runs, source that the snippet's names turned
+# into code is refused (generated_code.py); sympy's lambdify is behind nsolve and plot.
+CHECKED_SOURCE = ("sympy.utilities.lambdify._EvaluatorPrinter.doprint",)
+_CHECKED_SOURCE_ADVICE = ("name symbols and functions with plain identifiers (x, y1, f) that are not Python "
+                          "builtins, and build expressions from them with operators")
+
 # qualified name -> (position, keyword) of the file name a function writes to with the real
 # open(): the snippet's version opens that name with the snippet's open() first (the
 # profile's policy: the scratch directory, the workspace, or no file) and passes on the
@@ -293,6 +310,11 @@ replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snip
 writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
+# SWITCHED_OFF and NEUTRAL_WHILE_RUNNING entry -> its original function, and where else a
+# module binds that same function (sympy.parse_expr is sympy_parser.parse_expr): every
+# binding is replaced, so no re-export or module-level import keeps the original
+_originals: dict[str, object] = {}
+other_bindings: dict[str, tuple] = {}
 _resolved_with = -1                    # len(sys.modules) at the last resolve()
 
 
@@ -343,6 +365,31 @@ def resolve() -> None:
         if found:
             _attribute_types[name] = found
     writable_types = frozenset(t for t in map(lookup, WRITABLE_TYPES) if isinstance(t, type))
+    _find_other_bindings()
+
+
+def _find_other_bindings() -> None:
+    """Once per resolve() (the fork server, then after a snippet's imports): one
+    pass over the loaded modules' names."""
+    global other_bindings
+    for qualified in (*SWITCHED_OFF, *NEUTRAL_WHILE_RUNNING):
+        if qualified not in _originals and qualified.rpartition(".")[0] in sys.modules:  # a module's function
+            value = lookup(qualified)
+            if callable(value):       # (first seen outside a run: the original)
+                _originals[qualified] = value
+    if not _originals:
+        return
+    wanted = {id(value): qualified for qualified, value in _originals.items()}
+    found: dict[str, list] = {}
+    for module in list(sys.modules.values()):
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict):
+            continue
+        for attr, value in list(names.items()):
+            qualified = wanted.get(id(value))
+            if qualified is not None and f"{names.get('__name__')}.{attr}" != qualified:
+                found.setdefault(qualified, []).append((module, attr))
+    other_bindings = {qualified: tuple(sites) for qualified, sites in found.items()}
 
 
 def refresh() -> None:
@@ -407,15 +454,36 @@ class SwitchedOff:
             self._replace(qualified, self._by_path_only)
         for qualified, neutral in NEUTRAL_WHILE_RUNNING.items():
             self._replace(qualified, lambda original, _neutral=neutral: _neutral)
+        for qualified in CHECKED_SOURCE:
+            self._replace(qualified, self._checked_source)
 
     def _replace(self, qualified: str, make) -> None:
         owner_name, _, attr = qualified.rpartition(".")
         owner = sys.modules.get(owner_name) or lookup(owner_name)  # (a module, or a class)
-        if qualified in self.saved or owner is None or not hasattr(owner, attr):
+        if owner is None or not hasattr(owner, attr):
             return
+        if (id(owner), attr) not in self.saved:
+            self._set(owner, attr, make(getattr(owner, attr)))
+        replacement = getattr(owner, attr)
+        for module, other in other_bindings.get(qualified, ()):
+            if (id(module), other) not in self.saved:
+                self._set(module, other, replacement)
+
+    def _set(self, owner, attr: str, replacement) -> None:
         # as stored (a class's staticmethod stays one); None when the class inherits it
-        self.saved[qualified] = (owner, attr, vars(owner).get(attr))
-        setattr(owner, attr, make(getattr(owner, attr)))
+        self.saved[(id(owner), attr)] = (owner, attr, vars(owner).get(attr))
+        setattr(owner, attr, replacement)
+
+    def _checked_source(self, original):
+        @functools.wraps(original)
+        def checked(*args, **kwargs):
+            source = original(*args, **kwargs)
+            why = generated_code.refusal(source) if isinstance(source, str) else None
+            if why is not None:
+                raise self.refuse(f"a library generated Python code from the snippet's names ({why}), and the "
+                                  f"sandbox does not run it: {_CHECKED_SOURCE_ADVICE}")
+            return source
+        return checked
 
     def _by_path_only(self, original):
         @functools.wraps(original)

@@ -81,6 +81,10 @@ def _run_policy(ctx: "ExecutionContext"):
 def preload(modules: Iterable[str]) -> None:
     """Import ``modules`` now (in the fork server, before any secret or snippet exists), so
     that each child gets them by fork instead of by import."""
+    modules = list(modules)
+    for library, needed in library_policy.IMPORTED_WITH.items():
+        if library in modules:
+            modules += needed
     for name in modules:
         try:
             importlib.import_module(name)

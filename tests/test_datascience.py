@@ -69,6 +69,8 @@ def test_data_science_modules_are_no_door_to_os(ds):
 # (issue 9). Every case is a real door: the same code without RestrictedPython
 # reaches eval, unpickling, raw memory or a write onto a library class.
 
+EVIL_FUNCTION = ("import sympy\nx = sympy.Symbol('x')\n"
+                 "evil = sympy.Function(\"(lambda a: __import__('os').getpid() and a)\")\n")
 DOORS = {
     "sympify_string": ("import sympy\nresult = str(sympy.sympify('x**2'))", "sympy.symbols"),
     "S_string": ("import sympy\nresult = str(sympy.S('x + 1'))", "sympy.symbols"),
@@ -77,6 +79,14 @@ DOORS = {
                    "not allowed"),
     "lambdify": ("import sympy\nx = sympy.symbols('x')\nf = sympy.lambdify(x, x + 1)\nresult = f(1)", "subs"),
     "lambdify_string": ("import sympy\nf = sympy.lambdify('x', 'x + 1')\nresult = f(1)", "subs"),
+    "parse_expr_reexported": ("import sympy\nresult = str(sympy.parse_expr('1 + 1'))", "sympy.symbols"),
+    # lambdify inside nsolve and plot prints a Function's name as it is: code
+    "nsolve_function_name": (f"{EVIL_FUNCTION}result = float(sympy.nsolve(evil(x) - 1, x, 1))", "plain identifiers"),
+    "nsolve_open": ("import sympy\nx = sympy.Symbol('x')\nevil = sympy.Function(\"(lambda a: open('p') and a)\")\n"
+                    "result = float(sympy.nsolve(evil(x) - 1, x, 1))", "plain identifiers"),
+    "experimental_lambdify": ("from sympy.plotting.experimental_lambdify import experimental_lambdify\n"
+                              "import sympy\nx = sympy.Symbol('x')\nresult = experimental_lambdify([x], x)(1)",
+                              "matplotlib"),
     "var": ("import sympy\nsympy.var('y')\nresult = 1", "symbols"),
     "import_module": ("from sympy.external import import_module\nresult = str(import_module('os'))", "not allowed"),
     "pd_eval": ("import pandas as pd\nresult = int(pd.eval('1 + 2'))", "columns"),
@@ -136,6 +146,24 @@ def test_the_doors_are_real_without_restricted_python(ds):
                "np.zeros(2).ctypes.data > 0, str(sympy.lambdify('x', 'x + 1')(1))]",
                restricted=False, allowed=ALLOWED, timeout=30)
     assert r["success"] and r["result"] == ["x**2", 3, True, "2"], {k: r.get(k) for k in ("error", "traceback")}
+    r = ds.run(EVIL_FUNCTION.replace("getpid() and a", "getpid() and a + 1") +
+               "result = [float(sympy.nsolve(evil(x) - 1, x, 1)), str(sympy.parse_expr('1 + 1'))]",
+               restricted=False, allowed=ALLOWED, timeout=30)
+    assert r["success"] and r["result"] == [0.0, "2"], {k: r.get(k) for k in ("error", "traceback")}
+
+
+def test_what_lambdify_does_for_arithmetic_still_works(ds):
+    """nsolve, plot, the evalf of a sum and simplify use lambdify or sympify inside:
+    with plain names they run, and nothing of the check stays after the run."""
+    r = ds.run("import sympy\nx, n = sympy.symbols('x n')\nalpha = sympy.Symbol('α')\n"
+               "p = sympy.plot(sympy.Piecewise((x**2, x < 1), (2 - x, True)), (x, -2, 3), show=False)\np.show()\n"
+               "result = [round(float(sympy.nsolve(sympy.sin(x) - 0.5, x, 0.5)), 6),\n"
+               "          round(float(sympy.nsolve(alpha**2 - 2, alpha, 1)), 6),\n"
+               "          round(float(sympy.Sum(1 / n**2, (n, 1, sympy.oo)).evalf()), 6),\n"
+               "          str(sympy.simplify(sympy.sin(x)**2 + sympy.cos(x)**2))]",
+               allowed=ALLOWED, timeout=60)
+    assert r["success"] and r["result"] == [0.523599, 1.414214, 1.644934, "1"], r
+    assert len(r["images"]) == 1
 
 
 def test_safe_library_idioms_still_run(ds):

@@ -1,0 +1,87 @@
+"""generated_code: the source sympy's lambdify prints (behind nsolve, plot, the
+evalf of sums) passes when it is arithmetic, and is refused when a name of the
+snippet's choosing turned into code. The sandbox runs of both are in
+test_datascience.py."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from sandbox.generated_code import refusal
+
+sympy = pytest.importorskip("sympy")
+numpy = pytest.importorskip("numpy")
+
+x, y, n = sympy.symbols("x y n")
+alpha = sympy.Symbol("α")
+f = sympy.Function("f")
+
+
+@pytest.mark.parametrize("modules", ["numpy", "mpmath", "math", "scipy", "sympy"])
+@pytest.mark.parametrize("expr", [
+    sympy.sin(x) * sympy.exp(-x / 5) + sympy.Rational(1, 3) * sympy.pi,
+    sympy.Piecewise((x ** 2, x < 1), (2 - x, True)),
+    sympy.Sum(x ** n / sympy.factorial(n), (n, 0, 5)),
+    [x + y, x * y, sympy.sqrt(alpha)],
+    sympy.Matrix([[x, 1], [0, y]]) * sympy.Matrix([[1], [x]]),
+    sympy.besselj(0, x) + sympy.gamma(x) + sympy.Abs(x) + sympy.Max(x, y),
+])
+def test_what_lambdify_prints_for_arithmetic_passes(modules, expr):
+    if modules == "scipy":
+        pytest.importorskip("scipy")
+    function = sympy.lambdify([x, y, alpha], expr, modules=modules, cse=modules == "numpy")
+    source = inspect.getsource(function)
+    assert refusal(source) is None, source
+
+
+def test_tuple_arguments_and_einsum_subscripts_pass():
+    source = inspect.getsource(sympy.lambdify([(x, y), n], x * y + n, "numpy"))
+    assert refusal(source) is None, source
+    assert refusal("def _lambdifygenerated(a, b):\n    return numpy.einsum('ij,jk->ik', a, b)\n") is None
+
+
+@pytest.mark.parametrize("name", [
+    "(lambda a: __import__('os').getcwd())",           # the builtins' import, by name
+    "(lambda a: open('passwd').read())",               # a builtin that is not arithmetic
+    "(lambda a: exec(bytes([112, 97, 115, 115])))",    # code from numbers
+    "(lambda a: getattr(a, chr(95) * 2 + 'class'))",
+    "(lambda a: a.real.__class__)",                    # a private attribute
+    "(lambda a: builtins.open)",                       # builtins' non-arithmetic, through the module
+    "(lambda a: builtins.__dict__)",
+    "(lambda a: (1).bit_length.__self__)",
+    "(lambda a: numpy.loadtxt(f'{a}'))",               # an f-string
+    "(lambda a: (b := 1))",                            # a walrus
+    "(lambda a: [c for c in ().__class__.__mro__])",
+    "(lambda a: numpy.loadtxt('passwd'))",             # a file name, as a string
+    "(lambda a: sum.__call__)",
+    "(lambda a: _Dummy_1.__init__)",
+])
+def test_a_function_name_that_is_code_is_refused(name):
+    evil = sympy.Function(name)
+    for modules in ("numpy", "mpmath"):
+        source = inspect.getsource(sympy.lambdify([x], evil(x), modules=modules))
+        assert refusal(source) is not None, source
+
+
+@pytest.mark.parametrize("source", [
+    "import os\ndef _lambdifygenerated(x):\n    return x\n",            # more than one function
+    "@decorate\ndef _lambdifygenerated(x):\n    return x\n",
+    "def _lambdifygenerated(x, _secret):\n    return x\n",
+    "def _lambdifygenerated(x):\n    return f(__x=1)\n",
+    "def _lambdifygenerated(x):\n    return x.__class__\n",
+    "def _lambdifygenerated(x):\n    return f(x)[0].real.imag\n",          # an attribute off a call
+    "def _lambdifygenerated(x):\n    yield x\n",
+    "def _lambdifygenerated(x):\n    return b'bytes'\n",
+])
+def test_source_that_is_not_plain_arithmetic_is_refused(source):
+    assert refusal(source) is not None, source
+
+
+def test_symbol_names_that_are_code_are_refused_too():
+    """lambdify replaces unsafe argument names with dummies, but prints a free
+    symbol that is not an argument as it is."""
+    free = sympy.Symbol("__import__('os').getcwd()")
+    source = inspect.getsource(sympy.lambdify([x], x + free, "numpy"))
+    assert refusal(source) is not None, source
