@@ -245,6 +245,9 @@ REFUSED_ATTRIBUTES = {
                                                     "compute with columns, e.g. df['a'] + df['b']"),
     "query": (("pandas.DataFrame",), "DataFrame.query resolves attributes unguarded; "
                                      "filter with a mask, e.g. df[df['a'] > 1]"),
+    "style": (("pandas.DataFrame", "pandas.Series"), "the Styler renders jinja2 templates and formats with "
+                                                    "strings that reach attributes unguarded; use "
+                                                    "df.to_string(), df.to_html() or df.to_markdown()"),
     "print_stack": (("asyncio.Task",), _TASK_STACK),
     "get_stack": (("asyncio.Task",), _TASK_STACK),
 }
@@ -285,6 +288,19 @@ IMPORTED_WITH = {"sympy": ("sympy.physics.units",)}
 # real builtins: while a restricted snippet runs, source that the snippet's names turned
 # into code is refused (generated_code.py); sympy's lambdify is behind nsolve and plot.
 CHECKED_SOURCE = ("sympy.utilities.lambdify._EvaluatorPrinter.doprint",)
+
+# qualified name of a function or method that runs str.format on a format string the
+# snippet gave, directly or as an option (set_major_formatter("{x}"), bar_label(fmt=...),
+# colorbar(format=...), to_csv(float_format=...)) -> where that string is among the
+# call's arguments: while a restricted snippet runs, its fields must be plain names or
+# positions ({x.__class__} would walk attributes past the guards)
+FORMATS_WITH_SNIPPET_STRINGS = {
+    "matplotlib.ticker.StrMethodFormatter.__call__": lambda self, *args, **kwargs: self.fmt,
+    "matplotlib.cbook._auto_format_str": lambda fmt, *args, **kwargs: fmt,
+    "pandas.io.formats.format.DataFrameFormatter._validate_float_format": lambda self, fmt, *args, **kwargs: fmt,
+    # (with jinja2 installed: to_latex formats through the Styler)
+    "pandas.io.formats.style_render._maybe_wrap_formatter": lambda formatter=None, *args, **kwargs: formatter,
+}
 _CHECKED_SOURCE_ADVICE = ("name symbols and functions with plain identifiers (x, y1, f) that are not Python "
                           "builtins, and build expressions from them with operators")
 
@@ -310,8 +326,8 @@ replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snip
 writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
-# SWITCHED_OFF and NEUTRAL_WHILE_RUNNING entry -> its original function, and where else a
-# module binds that same function (sympy.parse_expr is sympy_parser.parse_expr): every
+# entry of the tables SwitchedOff applies (but BY_PATH_ONLY: io.open is open, and library
+# code opens descriptors with it) -> its original function, and where else a module binds it (sympy.parse_expr is sympy_parser.parse_expr): every
 # binding is replaced, so no re-export or module-level import keeps the original
 _originals: dict[str, object] = {}
 other_bindings: dict[str, tuple] = {}
@@ -372,7 +388,7 @@ def _find_other_bindings() -> None:
     """Once per resolve() (the fork server, then after a snippet's imports): one
     pass over the loaded modules' names."""
     global other_bindings
-    for qualified in (*SWITCHED_OFF, *NEUTRAL_WHILE_RUNNING):
+    for qualified in (*SWITCHED_OFF, *NEUTRAL_WHILE_RUNNING, *CHECKED_SOURCE, *FORMATS_WITH_SNIPPET_STRINGS):
         if qualified not in _originals and qualified.rpartition(".")[0] in sys.modules:  # a module's function
             value = lookup(qualified)
             if callable(value):       # (first seen outside a run: the original)
@@ -456,6 +472,8 @@ class SwitchedOff:
             self._replace(qualified, lambda original, _neutral=neutral: _neutral)
         for qualified in CHECKED_SOURCE:
             self._replace(qualified, self._checked_source)
+        for qualified, where in FORMATS_WITH_SNIPPET_STRINGS.items():
+            self._replace(qualified, functools.partial(self._checked_format, where=where, name=qualified))
 
     def _replace(self, qualified: str, make) -> None:
         owner_name, _, attr = qualified.rpartition(".")
@@ -473,6 +491,19 @@ class SwitchedOff:
         # as stored (a class's staticmethod stays one); None when the class inherits it
         self.saved[(id(owner), attr)] = (owner, attr, vars(owner).get(attr))
         setattr(owner, attr, replacement)
+
+    def _checked_format(self, original, *, where, name):
+        @functools.wraps(original)
+        def checked(*args, **kwargs):
+            try:
+                fmt = where(*args, **kwargs)
+            except (TypeError, AttributeError):
+                fmt = None   # called unlike the table says: the original's own error
+            if isinstance(fmt, str) and not plain_format_fields(fmt):
+                raise self.refuse(f"{name.rpartition('.')[0] if name.endswith('__call__') else name}: "
+                                  f"{_FORMAT_FIELDS_ADVICE}")
+            return original(*args, **kwargs)
+        return checked
 
     def _checked_source(self, original):
         @functools.wraps(original)

@@ -88,6 +88,27 @@ DOORS = {
                               "import sympy\nx = sympy.Symbol('x')\nresult = experimental_lambdify([x], x)(1)",
                               "matplotlib"),
     "var": ("import sympy\nsympy.var('y')\nresult = 1", "symbols"),
+    # str.format run inside the libraries on a format string of the snippet's: {0.__class__}
+    # would walk attributes past the guards (the text of anything reachable)
+    **{f"format_{name}": (code.replace("FIELD", "{0.__class__.__base__.__subclasses__}")
+                          .replace("XFIELD", "{x.__class__.__base__.__subclasses__}"), "names or positions")
+       for name, code in {
+           "to_string": "import pandas as pd\nresult = pd.DataFrame({'a': [1.5]}).to_string(float_format='FIELD')",
+           "to_csv": "import pandas as pd\nresult = pd.DataFrame({'a': [1.5]}).to_csv(float_format='FIELD')",
+           "to_html": "import pandas as pd\nresult = pd.DataFrame({'a': [1.5]}).to_html(float_format='FIELD')",
+           "bar_label": "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
+                        "result = [t.get_text() for t in ax.bar_label(ax.bar([1], [2]), fmt='FIELD')]",
+           "axis_formatter": "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 2])\n"
+                             "ax.yaxis.set_major_formatter('XFIELD')\nfig.canvas.draw()\n"
+                             "result = [t.get_text() for t in ax.get_yticklabels()]",
+           "colorbar": "import matplotlib.pyplot as plt\nimport numpy as np\nfig, ax = plt.subplots()\n"
+                       "cb = fig.colorbar(ax.imshow(np.eye(3)), format='XFIELD')\nfig.canvas.draw()\n"
+                       "result = [t.get_text() for t in cb.ax.get_yticklabels()]",
+           "legend_elements": "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
+                              "result = ax.scatter([1, 2], [1, 2], c=[1, 2]).legend_elements(fmt='XFIELD')[1]",
+       }.items()},
+    "styler": ("import pandas as pd\nresult = pd.DataFrame({'a': [1]}).style.format('{0.real}').to_html()",
+               "to_string"),
     "import_module": ("from sympy.external import import_module\nresult = str(import_module('os'))", "not allowed"),
     "pd_eval": ("import pandas as pd\nresult = int(pd.eval('1 + 2'))", "columns"),
     "df_eval": ("import pandas as pd\ndf = pd.DataFrame({'a': [1]})\nresult = df.eval('a + 1').tolist()",
@@ -150,6 +171,22 @@ def test_the_doors_are_real_without_restricted_python(ds):
                "result = [float(sympy.nsolve(evil(x) - 1, x, 1)), str(sympy.parse_expr('1 + 1'))]",
                restricted=False, allowed=ALLOWED, timeout=30)
     assert r["success"] and r["result"] == [0.0, "2"], {k: r.get(k) for k in ("error", "traceback")}
+
+
+def test_format_strings_with_plain_fields_still_work(ds):
+    r = ds.run("import pandas as pd\nimport matplotlib.pyplot as plt\nimport numpy as np\n"
+               "df = pd.DataFrame({'a': [1234.5]})\n"
+               "fig, ax = plt.subplots()\nax.plot([1000, 2000])\n"
+               "ax.yaxis.set_major_formatter('{x:,.0f} km')\n"
+               "labels = ax.bar_label(ax.bar([1], [2.25]), fmt='{:.1f}')\n"
+               "cb = fig.colorbar(ax.imshow(np.eye(2)), format='{x:.1f}')\nfig.canvas.draw()\n"
+               "result = [df.to_string(float_format='{:,.1f}'), df.to_csv(float_format='%.2f'),\n"
+               "          [t.get_text() for t in ax.get_yticklabels()][1], labels[0].get_text(),\n"
+               "          [t.get_text() for t in cb.ax.get_yticklabels()][0]]",
+               allowed=ALLOWED, timeout=60)
+    assert r["success"], r
+    assert r["result"][0].split()[-1] == "1,234.5" and "1234.50" in r["result"][1], r["result"]
+    assert r["result"][2].endswith(" km") and r["result"][3] == "2.2" and r["result"][4] == "0.0", r["result"]
 
 
 def test_what_lambdify_does_for_arithmetic_still_works(ds):
