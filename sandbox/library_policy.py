@@ -43,6 +43,8 @@ REFUSED_OBJECTS = {
     "sympy.var": "var() writes into the caller's globals; use x, y = sympy.symbols('x y')",
     "sympy.init_session": "not available in the sandbox; import what you need from sympy",
     "sympy.init_printing": "not available in the sandbox; print(expr) or sympy.pretty(expr)",
+    "matplotlib.backend_bases.register_backend":
+        "it makes savefig import a module by name; savefig writes png, pdf, svg, ps and eps as it is",
 }
 
 
@@ -289,17 +291,53 @@ IMPORTED_WITH = {"sympy": ("sympy.physics.units",)}
 # into code is refused (generated_code.py); sympy's lambdify is behind nsolve and plot.
 CHECKED_SOURCE = ("sympy.utilities.lambdify._EvaluatorPrinter.doprint",)
 
-# qualified name of a function or method that runs str.format on a format string the
-# snippet gave, directly or as an option (set_major_formatter("{x}"), bar_label(fmt=...),
-# colorbar(format=...), to_csv(float_format=...)) -> where that string is among the
-# call's arguments: while a restricted snippet runs, its fields must be plain names or
-# positions ({x.__class__} would walk attributes past the guards)
-FORMATS_WITH_SNIPPET_STRINGS = {
-    "matplotlib.ticker.StrMethodFormatter.__call__": lambda self, *args, **kwargs: self.fmt,
-    "matplotlib.cbook._auto_format_str": lambda fmt, *args, **kwargs: fmt,
-    "pandas.io.formats.format.DataFrameFormatter._validate_float_format": lambda self, fmt, *args, **kwargs: fmt,
+
+
+def _plain_fields(where):
+    """A check that the format string `where` finds among a call's arguments has plain
+    fields: library code runs str.format on it, and {x.__class__} would walk
+    attributes past the guards."""
+    def check(*args, **kwargs):
+        try:
+            fmt = where(*args, **kwargs)
+        except (TypeError, AttributeError):
+            return None   # called unlike `where` says: the original's own error
+        return None if not isinstance(fmt, str) or plain_format_fields(fmt) else _FORMAT_FIELDS_ADVICE
+    return check
+
+
+def _agg_backend_only(registry, backend, *args, **kwargs):
+    """matplotlib imports a backend's module by name (rcParams['backend'] can be
+    'module://anything', and a plain dict.update sets it past rcParams' checks)."""
+    if type(backend) is str and backend.lower() == "agg":
+        return None
+    return ("the sandbox draws with matplotlib's Agg backend only: figures come back as images "
+            "(plt.show() and savefig() work as they are); leave rcParams['backend'] alone")
+
+
+def _no_figure_hooks(*args, **kwargs):
+    """rcParams['figure.hooks'] names functions ("module:name") that plt.figure imports and calls."""
+    import matplotlib
+    if dict.get(matplotlib.rcParams, "figure.hooks"):
+        return "rcParams['figure.hooks'] imports and calls functions by name: call your function on the figure yourself"
+    return None
+
+
+# qualified name of a function or method -> a check of its arguments that returns why the
+# call is refused, or None: while a restricted snippet runs, every call is checked,
+# whoever makes it (the libraries build formatters and load backends from the options the
+# snippet set: set_major_formatter("{x}"), bar_label(fmt=...), colorbar(format=...),
+# to_csv(float_format=...), rcParams)
+CHECKED_CALLS = {
+    "matplotlib.ticker.StrMethodFormatter.__call__": _plain_fields(lambda self, *args, **kwargs: self.fmt),
+    "matplotlib.cbook._auto_format_str": _plain_fields(lambda fmt, *args, **kwargs: fmt),
+    "pandas.io.formats.format.DataFrameFormatter._validate_float_format":
+        _plain_fields(lambda self, fmt, *args, **kwargs: fmt),
     # (with jinja2 installed: to_latex formats through the Styler)
-    "pandas.io.formats.style_render._maybe_wrap_formatter": lambda formatter=None, *args, **kwargs: formatter,
+    "pandas.io.formats.style_render._maybe_wrap_formatter":
+        _plain_fields(lambda formatter=None, *args, **kwargs: formatter),
+    "matplotlib.backends.registry.BackendRegistry.load_backend_module": _agg_backend_only,
+    "matplotlib.pyplot.figure": _no_figure_hooks,
 }
 _CHECKED_SOURCE_ADVICE = ("name symbols and functions with plain identifiers (x, y1, f) that are not Python "
                           "builtins, and build expressions from them with operators")
@@ -327,8 +365,9 @@ writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modul
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
 # entry of the tables SwitchedOff applies (but BY_PATH_ONLY: io.open is open, and library
-# code opens descriptors with it) -> its original function, and where else a module binds it (sympy.parse_expr is sympy_parser.parse_expr): every
-# binding is replaced, so no re-export or module-level import keeps the original
+# code opens descriptors with it) -> its original function; and where else a module binds
+# it (sympy.parse_expr is sympy_parser.parse_expr): every binding is replaced, so no
+# re-export or module-level import keeps the original
 _originals: dict[str, object] = {}
 other_bindings: dict[str, tuple] = {}
 _resolved_with = -1                    # len(sys.modules) at the last resolve()
@@ -388,7 +427,7 @@ def _find_other_bindings() -> None:
     """Once per resolve() (the fork server, then after a snippet's imports): one
     pass over the loaded modules' names."""
     global other_bindings
-    for qualified in (*SWITCHED_OFF, *NEUTRAL_WHILE_RUNNING, *CHECKED_SOURCE, *FORMATS_WITH_SNIPPET_STRINGS):
+    for qualified in (*SWITCHED_OFF, *NEUTRAL_WHILE_RUNNING, *CHECKED_SOURCE, *CHECKED_CALLS):
         if qualified not in _originals and qualified.rpartition(".")[0] in sys.modules:  # a module's function
             value = lookup(qualified)
             if callable(value):       # (first seen outside a run: the original)
@@ -472,8 +511,8 @@ class SwitchedOff:
             self._replace(qualified, lambda original, _neutral=neutral: _neutral)
         for qualified in CHECKED_SOURCE:
             self._replace(qualified, self._checked_source)
-        for qualified, where in FORMATS_WITH_SNIPPET_STRINGS.items():
-            self._replace(qualified, functools.partial(self._checked_format, where=where, name=qualified))
+        for qualified, check in CHECKED_CALLS.items():
+            self._replace(qualified, functools.partial(self._checked_call, check=check, name=qualified))
 
     def _replace(self, qualified: str, make) -> None:
         owner_name, _, attr = qualified.rpartition(".")
@@ -492,16 +531,14 @@ class SwitchedOff:
         self.saved[(id(owner), attr)] = (owner, attr, vars(owner).get(attr))
         setattr(owner, attr, replacement)
 
-    def _checked_format(self, original, *, where, name):
+    def _checked_call(self, original, *, check, name):
+        shown = name.rpartition(".")[0] if name.endswith(".__call__") else name
+
         @functools.wraps(original)
         def checked(*args, **kwargs):
-            try:
-                fmt = where(*args, **kwargs)
-            except (TypeError, AttributeError):
-                fmt = None   # called unlike the table says: the original's own error
-            if isinstance(fmt, str) and not plain_format_fields(fmt):
-                raise self.refuse(f"{name.rpartition('.')[0] if name.endswith('__call__') else name}: "
-                                  f"{_FORMAT_FIELDS_ADVICE}")
+            why = check(*args, **kwargs)
+            if why is not None:
+                raise self.refuse(f"{shown}: {why}")
             return original(*args, **kwargs)
         return checked
 

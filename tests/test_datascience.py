@@ -107,6 +107,19 @@ DOORS = {
            "legend_elements": "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
                               "result = ax.scatter([1, 2], [1, 2], c=[1, 2]).legend_elements(fmt='XFIELD')[1]",
        }.items()},
+    # matplotlib imports modules by name from rcParams, past plt.switch_backend's refusal
+    "rc_backend": ("import matplotlib\nimport matplotlib.pyplot as plt\nmatplotlib.rcParams['backend'] = 'module://os'\n"
+                   "plt.figure()\nresult = 1", "Agg"),
+    "rc_backend_dict_update": ("import matplotlib\nimport matplotlib.pyplot as plt\n"
+                               "dict.update(matplotlib.rcParams, {'backend': 'module://os'})\n"
+                               "plt.close('all')\nplt.figure()\nresult = 1", "Agg"),
+    "figure_hooks": ("import matplotlib.pyplot as plt\nplt.rcParams['figure.hooks'] = ['os:getpid']\n"
+                     "plt.figure()\nresult = 1", "call your function"),
+    "figure_hooks_dict_update": ("import matplotlib.pyplot as plt\n"
+                                 "dict.update(plt.rcParams, {'figure.hooks': ['os:getpid']})\n"
+                                 "fig, ax = plt.subplots()\nresult = 1", "call your function"),
+    "register_backend": ("from matplotlib import backend_bases\nbackend_bases.register_backend('xyz', 'os')\n"
+                         "result = 1", "savefig writes"),
     "styler": ("import pandas as pd\nresult = pd.DataFrame({'a': [1]}).style.format('{0.real}').to_html()",
                "to_string"),
     "import_module": ("from sympy.external import import_module\nresult = str(import_module('os'))", "not allowed"),
@@ -187,6 +200,14 @@ def test_format_strings_with_plain_fields_still_work(ds):
     assert r["success"], r
     assert r["result"][0].split()[-1] == "1,234.5" and "1234.50" in r["result"][1], r["result"]
     assert r["result"][2].endswith(" km") and r["result"][3] == "2.2" and r["result"][4] == "0.0", r["result"]
+
+
+def test_rcparams_and_the_agg_backend_still_work(ds):
+    r = ds.run("import matplotlib\nimport matplotlib.pyplot as plt\nplt.rcdefaults()\n"
+               "plt.rcParams['figure.figsize'] = (4, 3)\nmatplotlib.use('Agg')\nplt.switch_backend('agg')\n"
+               "with plt.rc_context({'lines.linewidth': 2}):\n    plt.plot([1, 2])\n"
+               "result = matplotlib.get_backend()", allowed=ALLOWED, timeout=60)
+    assert r["success"] and r["result"].lower() == "agg" and len(r["images"]) == 1, r
 
 
 def test_what_lambdify_does_for_arithmetic_still_works(ds):
