@@ -323,6 +323,36 @@ def _no_figure_hooks(*args, **kwargs):
     return None
 
 
+def _public_function_names(func, depth: int = 0):
+    """pandas looks a function given by name up on the object (df.agg('sum'),
+    df.apply('__getattribute__', args=('_mgr',))): a name that starts with '_'
+    reaches its internals. `func` as pandas takes it: a name, a callable, or a
+    list or dict of them (of (column, name) pairs in a named aggregation)."""
+    if isinstance(func, str):
+        name = str.__str__(func)
+        if name.startswith("_"):
+            return (f"pandas looks {name[:40]!r} up on the object by name, and names that start with '_' "
+                    "are its internals: pass a public name ('sum', 'mean') or the function itself")
+        numpy = sys.modules.get("numpy")
+        found = getattr(numpy, name, None) if numpy is not None else None
+        if found is not None and (id(found) in refused_ids or id(found) in replaced_ids):
+            # (when the object has no method of that name, pandas calls numpy's: numpy.ndarray
+            # over a buffer would skip the checks the snippet's own numpy.ndarray makes)
+            return (f"pandas would call numpy.{name[:40]} on the object, which the sandbox refuses or checks: "
+                    f"call numpy.{name[:40]} yourself")
+        return None
+    if depth < 3 and isinstance(func, (list, tuple, dict)):
+        for item in (func.values() if isinstance(func, dict) else func):
+            why = _public_function_names(item, depth + 1)
+            if why is not None:
+                return why
+    return None
+
+
+def _function_argument(self, func=None, *args, **kwargs):
+    return _public_function_names([func, *kwargs.values()])
+
+
 # qualified name of a function or method -> a check of its arguments that returns why the
 # call is refused, or None: while a restricted snippet runs, every call is checked,
 # whoever makes it (the libraries build formatters and load backends from the options the
@@ -337,6 +367,16 @@ CHECKED_CALLS = {
     "pandas.io.formats.style_render._maybe_wrap_formatter":
         _plain_fields(lambda formatter=None, *args, **kwargs: formatter),
     "matplotlib.backends.registry.BackendRegistry.load_backend_module": _agg_backend_only,
+    # pandas' lookups of a function by name (agg, apply, transform; pivot_table's aggfunc
+    # on the way): where each calls getattr(obj, name). The groupby classes bind agg twice.
+    "pandas.core.apply.Apply.apply_str": lambda self, *args, **kwargs: _public_function_names(self.func),
+    "pandas.core.apply.Apply._apply_str":
+        lambda self, obj=None, func=None, *args, **kwargs: _public_function_names(func),
+    **dict.fromkeys((f"pandas.core.groupby.{klass}.{method}"
+                     for klass in ("generic.SeriesGroupBy", "generic.DataFrameGroupBy")
+                     for method in ("aggregate", "agg")), _function_argument),
+    **dict.fromkeys((f"pandas.core.groupby.groupby.GroupBy.{method}"
+                     for method in ("apply", "_transform", "_reduction_kernel_transform")), _function_argument),
     "matplotlib.pyplot.figure": _no_figure_hooks,
 }
 _CHECKED_SOURCE_ADVICE = ("name symbols and functions with plain identifiers (x, y1, f) that are not Python "

@@ -120,6 +120,21 @@ DOORS = {
                                  "fig, ax = plt.subplots()\nresult = 1", "call your function"),
     "register_backend": ("from matplotlib import backend_bases\nbackend_bases.register_backend('xyz', 'os')\n"
                          "result = 1", "savefig writes"),
+    # pandas looks functions given by name up on the object, or on numpy
+    **{f"by_name_{name}": (f"import pandas as pd\ndf = pd.DataFrame({{'a': [1, 1], 'b': [2.0, 3.0]}})\n"
+                           f"s = df['b']\nresult = str({call})", advice)
+       for name, call, advice in (
+           ("apply_getattribute", "df.apply('__getattribute__', args=('_mgr',))", "internals"),
+           ("agg_getattribute", "s.agg('__getattribute__', 0, '_mgr')", "internals"),
+           ("agg_list", "s.agg(['sum', '__class__'])", "internals"),
+           ("groupby_agg", "df.groupby('a').agg('__class__')", "internals"),
+           ("groupby_named", "df.groupby('a').agg(x=('b', '__class__'))", "internals"),
+           ("groupby_transform", "df.groupby('a')['b'].transform('__class__')", "internals"),
+           ("pivot_table", "df.pivot_table(index='a', values='b', aggfunc='__class__')", "internals"),
+           ("rolling", "s.rolling(1).agg('__class__')", "internals"),
+           ("numpy_ndarray", "s.agg('ndarray', 0, 'O', bytearray(8))", "numpy.ndarray yourself"),
+           ("numpy_ndarray_apply", "s.apply('ndarray', args=('O', bytearray(8)))", "numpy.ndarray yourself"),
+       )},
     "styler": ("import pandas as pd\nresult = pd.DataFrame({'a': [1]}).style.format('{0.real}').to_html()",
                "to_string"),
     "import_module": ("from sympy.external import import_module\nresult = str(import_module('os'))", "not allowed"),
@@ -200,6 +215,19 @@ def test_format_strings_with_plain_fields_still_work(ds):
     assert r["success"], r
     assert r["result"][0].split()[-1] == "1,234.5" and "1234.50" in r["result"][1], r["result"]
     assert r["result"][2].endswith(" km") and r["result"][3] == "2.2" and r["result"][4] == "0.0", r["result"]
+
+
+def test_pandas_functions_by_public_name_still_work(ds):
+    r = ds.run("import pandas as pd\ndf = pd.DataFrame({'a': [1, 1, 2], 'b': [1.0, 4.0, 9.0]})\n"
+               "s = df['b']\n"
+               "result = [s.agg('sum'), s.agg(['min', 'max']).tolist(), s.apply('sqrt').tolist(),\n"
+               "          s.transform('cumsum').tolist(), df.groupby('a').agg(total=('b', 'sum'))['total'].tolist(),\n"
+               "          df.groupby('a')['b'].transform('mean').tolist(),\n"
+               "          df.pivot_table(index='a', values='b', aggfunc='mean')['b'].tolist(),\n"
+               "          s.rolling(2).agg('mean').tolist()[1:]]", allowed=ALLOWED, timeout=60)
+    assert r["success"], r
+    assert r["result"] == [14.0, [1.0, 9.0], [1.0, 2.0, 3.0], [1.0, 5.0, 14.0], [5.0, 9.0], [2.5, 2.5, 9.0],
+                           [2.5, 9.0], [2.5, 6.5]], r["result"]
 
 
 def test_rcparams_and_the_agg_backend_still_work(ds):
