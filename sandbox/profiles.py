@@ -154,8 +154,8 @@ def python_layer_claim(enabled_profiles: Iterable[str], restricted: bool) -> str
                 "are the only boundary")
     if "data_science" in enabled_profiles:
         return ("defence in depth: numpy, pandas, scipy, sympy and matplotlib carry eval, unpickling, "
-                "dynamic imports and raw memory; the known doors are refused, but the kernel layers are "
-                "the boundary")
+                "dynamic imports and raw memory, and open the files they are given with the real open(); "
+                "the known doors are refused, but the kernel layers are the boundary")
     doors = []
     if "filesystem" in enabled_profiles:
         doors.append("the filesystem profile's open(), io, pathlib, shutil, glob, tempfile, zipfile and tarfile "
