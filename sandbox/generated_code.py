@@ -1,5 +1,5 @@
-"""Python source that a library generates from the snippet's objects and then
-runs with the real builtins, checked before it is compiled.
+"""Python source that a library generates from the snippet's objects (or is
+handed) and then runs with the real builtins, checked before it is compiled.
 
 sympy's lambdify (behind nsolve, plot, evalf of sums, random sampling) prints
 an expression to the source of a function: a Function or Symbol named
@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import io
 import re
+import tokenize
 
 # builtins that arithmetic code calls (lambdify prints builtins.sum(... for i in range(...)))
 ARITHMETIC_BUILTINS = frozenset({
@@ -86,3 +88,26 @@ def _plain_attribute(node: ast.Attribute) -> bool:
 
 def _called_name(func: ast.expr) -> str:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+# sympy parses text with eval (sympify, S, parse_expr). Inside the library it parses
+# numbers it wrote itself: nsimplify the fractions and constants mpmath.identify found
+# ('(3*pi)/2'), integrate its lookup table of Meijer G-functions ('3/2'). Such text is
+# arithmetic on numbers and a few constants and functions, nothing else.
+MATH_NAMES = frozenset({"pi", "E", "I", "oo", "sqrt", "log", "exp"})
+_MATH_OPERATORS = frozenset({"+", "-", "*", "/", "**", "(", ")"})
+_LAYOUT = frozenset({tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER})
+
+
+def is_plain_math(text) -> bool:
+    """`text` is numbers, + - * / ** and parentheses, and MATH_NAMES only."""
+    if type(text) is not str or len(text) > 2000:
+        return False
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return all(token.type in _LAYOUT or token.type == tokenize.NUMBER
+               or (token.type == tokenize.OP and token.string in _MATH_OPERATORS)
+               or (token.type == tokenize.NAME and token.string in MATH_NAMES)
+               for token in tokens)

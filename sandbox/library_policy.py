@@ -261,8 +261,6 @@ _NO_FILE_URLS = ("the network profile reaches the network only: file:// URLs are
 # sympy's string parser (sympify("..."), S("..."), expr.subs("x", 1), Matrix("...")),
 # urllib's local files (urlopen("file:///..."), urlretrieve, the legacy URLopener).
 SWITCHED_OFF = {
-    "sympy.parsing.sympy_parser.parse_expr":
-        "sympy does not parse strings in the sandbox: build expressions from sympy.symbols('x') and operators",
     "sympy.plotting.experimental_lambdify.Lambdifier.__init__":
         "experimental_lambdify generates code from the expression's names; evaluate with "
         "expr.subs(x, value), or draw with sympy.plot or matplotlib",
@@ -349,6 +347,25 @@ def _public_function_names(func, depth: int = 0):
     return None
 
 
+_NO_PARSING = ("sympy does not parse strings in the sandbox (but numbers, + - * / ** and pi, E, I, oo, sqrt, log, "
+               "exp): build expressions from sympy.symbols('x') and operators")
+
+
+def _plain_math_only(s=None, local_dict=None, transformations="", *args, **kwargs):
+    """sympy's parser, reached by sympify, S and the library's own numbers: plain
+    arithmetic only (generated_code.is_plain_math), transformed by sympy's own
+    token transformations only (a function of the snippet's could emit any code)."""
+    if not generated_code.is_plain_math(s):
+        return _NO_PARSING
+    if isinstance(transformations, str):
+        return None   # 'all', 'implicit': sympy's own sets
+    parser = sys.modules.get("sympy.parsing.sympy_parser")
+    own = {id(value) for value in vars(parser).values()} if parser is not None else set()
+    if type(transformations) not in (tuple, list) or not all(id(t) in own for t in transformations):
+        return "only sympy's own parser transformations are used in the sandbox"
+    return None
+
+
 def _function_argument(self, func=None, *args, **kwargs):
     return _public_function_names([func, *kwargs.values()])
 
@@ -367,6 +384,7 @@ CHECKED_CALLS = {
     "pandas.io.formats.style_render._maybe_wrap_formatter":
         _plain_fields(lambda formatter=None, *args, **kwargs: formatter),
     "matplotlib.backends.registry.BackendRegistry.load_backend_module": _agg_backend_only,
+    "sympy.parsing.sympy_parser.parse_expr": _plain_math_only,
     # pandas' lookups of a function by name (agg, apply, transform; pivot_table's aggfunc
     # on the way): where each calls getattr(obj, name). The groupby classes bind agg twice.
     "pandas.core.apply.Apply.apply_str": lambda self, *args, **kwargs: _public_function_names(self.func),

@@ -74,12 +74,24 @@ EVIL_FUNCTION = ("import sympy\nx = sympy.Symbol('x')\n"
 DOORS = {
     "sympify_string": ("import sympy\nresult = str(sympy.sympify('x**2'))", "sympy.symbols"),
     "S_string": ("import sympy\nresult = str(sympy.S('x + 1'))", "sympy.symbols"),
-    "subs_string": ("import sympy\nx = sympy.symbols('x')\nresult = str((x + 1).subs(x, '2'))", "sympy.symbols"),
+    "subs_string": ("import sympy\nx = sympy.symbols('x')\nresult = str((x + 1).subs(x, 'y'))", "sympy.symbols"),
+    # sympy parses plain arithmetic (its own numbers: nsimplify, integrate): nothing else
+    **{f"parse_{name}": (f"import sympy\nresult = str(sympy.S({text!r}))", "sympy.symbols")
+       for name, text in (("builtin_words", "eval(chr(95) + chr(95))"), ("attribute", "(1).real"),
+                          ("dunder", "(1).__class__"), ("item", "[1][0]"), ("call_of_name", "open(1)"),
+                          ("lambda", "(lambda: 1)()"), ("string", "'x'"), ("comma", "sqrt(1, 2)"),
+                          ("walrus", "(a := 1)"), ("semicolon", "1; 2"), ("newline_code", "1\nimport os"))},
+    "parse_transformations": ("import sympy\ndef evil(tokens, local_dict, global_dict):\n    return tokens\n"
+                              "result = str(sympy.parse_expr('1 + 1', transformations=(evil,)))", "transformations"),
+    "parse_transformations_positional": ("import sympy\ndef evil(tokens, local_dict, global_dict):\n"
+                                         "    return tokens\nresult = str(sympy.parse_expr('1', None, [evil]))",
+                                         "transformations"),
     "parse_expr": ("from sympy.parsing.sympy_parser import parse_expr\nresult = str(parse_expr('1+1'))",
                    "not allowed"),
     "lambdify": ("import sympy\nx = sympy.symbols('x')\nf = sympy.lambdify(x, x + 1)\nresult = f(1)", "subs"),
     "lambdify_string": ("import sympy\nf = sympy.lambdify('x', 'x + 1')\nresult = f(1)", "subs"),
-    "parse_expr_reexported": ("import sympy\nresult = str(sympy.parse_expr('1 + 1'))", "sympy.symbols"),
+    "parse_expr_reexported": ("import sympy\nresult = str(sympy.parse_expr(\"__import__('os').getpid()\"))",
+                              "sympy.symbols"),
     # lambdify inside nsolve and plot prints a Function's name as it is: code
     "nsolve_function_name": (f"{EVIL_FUNCTION}result = float(sympy.nsolve(evil(x) - 1, x, 1))", "plain identifiers"),
     "nsolve_open": ("import sympy\nx = sympy.Symbol('x')\nevil = sympy.Function(\"(lambda a: open('p') and a)\")\n"
@@ -215,6 +227,17 @@ def test_format_strings_with_plain_fields_still_work(ds):
     assert r["success"], r
     assert r["result"][0].split()[-1] == "1,234.5" and "1234.50" in r["result"][1], r["result"]
     assert r["result"][2].endswith(" km") and r["result"][3] == "2.2" and r["result"][4] == "0.0", r["result"]
+
+
+def test_sympy_parses_the_numbers_it_writes_itself(ds):
+    """nsimplify and integrate (its Meijer G table) parse text inside the library; the
+    snippet may parse plain arithmetic too."""
+    r = ds.run("import sympy as sp\nx = sp.Symbol('x')\n"
+               "result = [str(sp.nsimplify(0.5)), str(sp.nsimplify(4.71238898038469, [sp.pi])),\n"
+               "          str(sp.integrate(sp.exp(-x), (x, 0, sp.oo))), str(sp.S('1/3') + sp.S('2*sqrt(2)')),\n"
+               "          str((x + 1).subs(x, '2')), str(sp.parse_expr('2**10', transformations='all'))]",
+               allowed=ALLOWED, timeout=60)
+    assert r["success"] and r["result"] == ["1/2", "3*pi/2", "1", "1/3 + 2*sqrt(2)", "3", "1024"], r
 
 
 def test_pandas_functions_by_public_name_still_work(ds):

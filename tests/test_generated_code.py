@@ -85,3 +85,18 @@ def test_symbol_names_that_are_code_are_refused_too():
     free = sympy.Symbol("__import__('os').getcwd()")
     source = inspect.getsource(sympy.lambdify([x], x + free, "numpy"))
     assert refusal(source) is not None, source
+
+
+@pytest.mark.parametrize("text", ["1/2", "(3*pi)/2", " 2*sqrt(2) + E**-1", "1e-5 * I", "0x10", "log(2)/exp(1)",
+                                  "1_000", "-oo", "((1))"])
+def test_plain_math_is_what_sympy_may_parse(text):
+    from sandbox.generated_code import is_plain_math
+    assert is_plain_math(text)
+
+
+@pytest.mark.parametrize("text", ["x", "eval(chr(95))", "(1).real", "[1][0]", "'1'", "sqrt(1, 2)", "1; 2",
+                                  "1\nimport os", "lambda: 1", "a := 1", "1 if 1 else 2", "1 @ 2", "f'{1}'",
+                                  "(", "1" * 3000, b"1", None, "pi.evalf", "Rational(1, 2)", "sqrt(x)"])
+def test_anything_else_is_not(text):
+    from sandbox.generated_code import is_plain_math
+    assert not is_plain_math(text)
