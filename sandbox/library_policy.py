@@ -19,6 +19,7 @@ checked (generated_code.py).
 from __future__ import annotations
 
 import functools
+import importlib
 import string
 import sys
 
@@ -279,9 +280,9 @@ NEUTRAL_WHILE_RUNNING = {
     "requests.utils.extract_zipped_paths": lambda path: path,
     "requests.adapters.extract_zipped_paths": lambda path: path,
 }
-# library -> modules it imports lazily whose import-time code needs what SWITCHED_OFF turns
-# off while a snippet runs (sympy.simplify imports sympy.physics.units, which sympifies its
-# prefix names): imported with the library, in the fork server.
+# library -> modules it imports lazily whose import-time code needs what a run checks or
+# switches off (sympy.simplify imports sympy.physics.units, which sympifies its prefix
+# names): imported with the library (import_companions).
 IMPORTED_WITH = {"sympy": ("sympy.physics.units",)}
 
 # qualified name of a method that returns Python source the library then runs with the
@@ -508,7 +509,22 @@ def _find_other_bindings() -> None:
 def refresh() -> None:
     """resolve() again if modules were imported since (cheap when none were)."""
     if len(sys.modules) != _resolved_with:
+        import_companions()
         resolve()
+
+
+def import_companions() -> None:
+    """The IMPORTED_WITH modules of the libraries loaded: in the fork server, or in a
+    run right after the snippet's import brought the library in (before the run's
+    switch-offs reach it)."""
+    for library, companions in IMPORTED_WITH.items():
+        if library in sys.modules:
+            for name in companions:
+                if name not in sys.modules:
+                    try:
+                        importlib.import_module(name)
+                    except Exception:  # noqa: BLE001 - the library works without it, less well
+                        pass
 
 
 def attribute_refusal(obj, name: str) -> str | None:

@@ -81,15 +81,12 @@ def _run_policy(ctx: "ExecutionContext"):
 def preload(modules: Iterable[str]) -> None:
     """Import ``modules`` now (in the fork server, before any secret or snippet exists), so
     that each child gets them by fork instead of by import."""
-    modules = list(modules)
-    for library, needed in library_policy.IMPORTED_WITH.items():
-        if library in modules:
-            modules += needed
     for name in modules:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a missing or broken optional module is skipped
             pass
+    library_policy.import_companions()
     library_policy.resolve()
 
 

@@ -1413,6 +1413,25 @@ a = np.array([1, 2, 3, 4, 5, 6])
 result = [a[a % 2 == 0].tolist(), np.where(a > 3, "hi", "lo").tolist(), int(np.cumsum(a)[-1])]
 """, DATA)
 
+# sympy as agents use it: through the library's own parsing and code generation
+snippet("sympy", """
+import sympy as sp
+x, y = sp.symbols("x y")
+result = [str(sp.simplify(sp.sin(x) ** 2 + sp.cos(x) ** 2)), str(sp.integrate(sp.exp(-x), (x, 0, sp.oo))),
+          str(sp.solve(x ** 2 - 4, x)), str(sp.series(sp.exp(x), x, 0, 4)), sp.latex(sp.sqrt(x) / 2),
+          str(sp.factor(x ** 2 - y ** 2)), str(sp.limit(sp.sin(x) / x, x, 0))]
+""", DATA)
+snippet("sympy", """
+import sympy as sp
+x = sp.Symbol("x")
+n = sp.Symbol("n", integer=True)
+M = sp.Matrix([[1, 2], [3, 4]])
+result = [str(M.inv()), str(M.eigenvals()), str(sp.nsimplify(0.5)), str(sp.nsimplify(4.71238898038469, [sp.pi])),
+          str(sp.summation(1 / n ** 2, (n, 1, sp.oo))), str(sp.nsolve(sp.cos(x) - x, x, 1))[:8],
+          str(sp.dsolve(sp.Function("f")(x).diff(x) - 2, sp.Function("f")(x)))]
+""", DATA)
+
+
 # ---------------------------------------------------------------- filesystem profile
 snippet("files", """
 with open("notes.txt", "w") as f:
