@@ -13,12 +13,21 @@ import os
 import sys
 
 from . import snippet_files, snippet_traceback
+from .rp_base import RESTRICTED_RECURSION_LIMIT
+
+# The deepest recursion sys.setrecursionlimit gives a snippet (a larger limit is taken as
+# this one, as `sys.setrecursionlimit(10**6)` usually means "enough"): each of its calls
+# takes two or three frames under the guards, through C, and on Python 3.10 about 6,000
+# levels of lambdas overflow the C stack (3.13 stops nested method calls near 4,900 with
+# a RecursionError of its own): tests/test_restricted.py recurses that deep on each Python.
+MAX_SNIPPET_RECURSION = 5_000
+_FRAMES_BESIDE = RESTRICTED_RECURSION_LIMIT - 2 * 1000   # the sandbox's own frames under the snippet
 
 # module -> the names a snippet gets from it without the module's profile
 SUBSETS = {
     "sys": ("stdout", "stderr", "version", "version_info", "hexversion", "maxsize", "float_info", "int_info",
             "platform", "byteorder", "argv", "getrecursionlimit", "implementation", "float_repr_style",
-            "maxunicode", "exit"),
+            "maxunicode", "exit", "setrecursionlimit"),
     "io": ("StringIO", "BytesIO", "SEEK_SET", "SEEK_CUR", "SEEK_END", "UnsupportedOperation"),
     # and the functions over files of snippet_files, where the snippet has a directory
     "os": ("path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir", "name", "devnull",
@@ -41,7 +50,7 @@ SUBSETS = {
     "traceback": ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only"),
 }
 WHY = {
-    "sys": "the rest of sys reaches the interpreter's internals (modules, frames, the recursion limit)",
+    "sys": "the rest of sys reaches the interpreter's internals (modules, frames, hooks)",
     "io": "the rest of io opens files: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for them",
     "os": "the rest of os controls the process and the host; for files use open() and the functions listed",
     "os.path": "the rest of os.path reads the file system outside the snippet's directory",
@@ -108,6 +117,24 @@ class ModuleSubset:
         return f"<module {object.__getattribute__(self, '_ModuleSubset__name')!r} (a sandbox subset)>"
 
 
+def _recursion_limit_functions() -> dict:
+    """sys.getrecursionlimit and setrecursionlimit in the snippet's frames (two of
+    the interpreter's each), between 100 and MAX_SNIPPET_RECURSION; the limit goes
+    back when the run ends."""
+    def getrecursionlimit() -> int:
+        return max(1, (sys.getrecursionlimit() - _FRAMES_BESIDE) // 2)
+
+    def setrecursionlimit(limit) -> None:
+        if not isinstance(limit, int) or isinstance(limit, bool):
+            raise TypeError(f"'{type(limit).__name__}' object cannot be interpreted as an integer")
+        if limit < 1:
+            raise ValueError("recursion limit must be greater or equal than 1")
+        # (no lower than 100: the sandbox reports the result in these frames too)
+        sys.setrecursionlimit(2 * min(max(int(limit), 100), MAX_SNIPPET_RECURSION) + _FRAMES_BESIDE)
+
+    return {"getrecursionlimit": getrecursionlimit, "setrecursionlimit": setrecursionlimit}
+
+
 def names(subset: ModuleSubset) -> list:
     """The names a subset has."""
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
@@ -132,7 +159,8 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None) -> Mo
     module = {"sys": sys, "io": io, "os": os, "os.path": os.path}[name]
     values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
     if name == "sys":
-        values.update(argv=[], stdout=Stream(sys.stdout), stderr=Stream(sys.stderr))
+        values.update(argv=[], stdout=Stream(sys.stdout), stderr=Stream(sys.stderr),
+                      **_recursion_limit_functions())
     if name in ("os", "os.path"):
         os_functions, path_functions = snippet_files.file_functions(files, refuse)
         path = {attr: getattr(os.path, attr) for attr in SUBSETS["os.path"]}

@@ -30,7 +30,7 @@ def test_what_agents_use_works():
 
 
 @pytest.mark.parametrize("code", [
-    "import sys\nsys.modules", "import sys\nsys.path", "import sys\nsys.settrace", "import sys\nsys.setrecursionlimit(5)",
+    "import sys\nsys.modules", "import sys\nsys.path", "import sys\nsys.settrace", "import sys\nsys.setprofile(None)",
     "import sys\nsys._getframe", "import sys\nsys.exc_info", "import sys\nsys.meta_path", "import sys\nsys.__dict__",
     "from sys import modules", "import sys\nsys.stdout.buffer", "import sys\nsys.stdout.fileno()",
     "import sys\nsys.stdout._Stream__stream", "import sys\nsys.stderr.__class__", "import sys\nsys.stdout = None",
@@ -121,3 +121,51 @@ def test_the_environment_is_a_copy(tmp_path, monkeypatch):
     reply = run_in("import os\nos.environ['SANDBOX_PROBE'] = '1'\nresult = os.getenv('SANDBOX_PROBE')",
                    snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
     assert reply["success"] and reply["result"] is None and "SANDBOX_PROBE" not in os.environ, reply
+
+
+# ---- sys.setrecursionlimit: in the snippet's frames, at most MAX_SNIPPET_RECURSION, and
+# in the child (the C stack it takes is the child's)
+RECURSE = {
+    "function": "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nresult = f(DEPTH)",
+    "lambda": "f = lambda n: 0 if n == 0 else 1 + f(n - 1)\nresult = f(DEPTH)",
+    "dfs": ("def dfs(node, seen):\n    seen.add(node)\n    for nxt in (node + 1,):\n"
+            "        if nxt <= DEPTH and nxt not in seen:\n            dfs(nxt, seen)\n    return len(seen) - 1\n"
+            "result = dfs(0, set())"),
+    "method": ("class T:\n    def walk(self, n):\n        return 0 if n == 0 else 1 + self.walk(n - 1)\n"
+               "result = T().walk(DEPTH)"),
+}
+
+
+@pytest.fixture(scope="module")
+def child():
+    from runner_harness import SyncRunner
+    runner = SyncRunner()
+    yield runner
+    runner.close()
+
+
+@pytest.mark.parametrize("shape", sorted(RECURSE))
+def test_a_deep_recursion_asked_for_runs_in_the_child(child, shape):
+    from sandbox.module_subsets import MAX_SNIPPET_RECURSION
+    # (3.13 stops nested method calls a little below the cap itself; a lambda's call takes
+    # three frames under the guards, not two)
+    depth = (MAX_SNIPPET_RECURSION * 2 // 3 if shape == "lambda" else MAX_SNIPPET_RECURSION) - 300
+    code = "import sys\nsys.setrecursionlimit(10 ** 6)\n" + RECURSE[shape].replace("DEPTH", str(depth))
+    reply = child.run(code, timeout=20)
+    assert reply["success"] and reply["result"] == depth, reply
+    reply = child.run("import sys\nsys.setrecursionlimit(10 ** 6)\n"
+                      + RECURSE[shape].replace("DEPTH", str(3 * MAX_SNIPPET_RECURSION)), timeout=20)
+    assert reply["error_type"] == "runtime_error" and reply["error"].startswith("RecursionError"), reply
+
+
+def test_the_recursion_limit_reads_back_in_the_snippets_frames_and_ends_with_the_run():
+    from sandbox.module_subsets import MAX_SNIPPET_RECURSION
+    reply, _, _ = run("import sys\nbefore = sys.getrecursionlimit()\nsys.setrecursionlimit(3000)\nmiddle = "
+                      "sys.getrecursionlimit()\nsys.setrecursionlimit(10 ** 9)\nhigh = sys.getrecursionlimit()\n"
+                      "sys.setrecursionlimit(1)\nresult = [before, middle, high, sys.getrecursionlimit()]")
+    assert reply["success"] and reply["result"] == [1000, 3000, MAX_SNIPPET_RECURSION, 100], reply
+    import sys
+    assert sys.getrecursionlimit() < 2 * MAX_SNIPPET_RECURSION   # put back after the run
+    for bad, error in (("'10'", "TypeError"), ("True", "TypeError"), ("0", "ValueError"), ("2.5", "TypeError")):
+        reply, _, _ = run(f"import sys\nsys.setrecursionlimit({bad})")
+        assert reply["error"].startswith(error), (bad, reply)

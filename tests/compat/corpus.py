@@ -1864,9 +1864,8 @@ def where(p):
             return "elsewhere"
 result = [where(Point(0, 0)), where(Point(0, 5)), where(Point(1, 1))]
 """)
-# sys.setrecursionlimit: the restricted layer keeps its own limit (deep recursion in C
-# would take the child down).
-gap("""
+# sys.setrecursionlimit: in the snippet's frames, up to module_subsets.MAX_SNIPPET_RECURSION
+snippet("recursion", """
 import sys
 sys.setrecursionlimit(10000)
 def depth(n):
@@ -1892,7 +1891,7 @@ REFUSED = [s.strip("\n") for s in (
     "import subprocess\nsubprocess.run(['ls', '-l'])",
     "import os\nos.system('ls')",
     "import os\npid = os.fork()",
-    "import sys\nsys.setrecursionlimit(10 ** 6)",
+    "import sys\nsys.settrace(None)",
     "total = eval('1 + 2')",
     "exec('y = 2')",
     "print(sorted(locals()))",
