@@ -115,7 +115,7 @@ def _import_errors(tree: ast.Module, allowed: frozenset[str], files: str | None)
 
 
 def _module_attribute_errors(tree: ast.Module, ctx: ExecutionContext, modules: dict) -> list[dict]:
-    """`module.name` that the module policy refuses (os.system, sys.setrecursionlimit),
+    """`module.name` that the module policy refuses (os.system, sys.settrace),
     for names that nothing but an import statement binds: the same guard execute() reads through."""
     rebound = _bound_names(tree, plain_imports=False)
     errors, seen = [], set()
