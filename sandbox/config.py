@@ -20,6 +20,10 @@ from sandbox import egress_policy
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_bool, parse_seconds, parse_size
 
+# The largest MCP message either transport reads (a stdio line, an HTTP body): bigger
+# than any request within SANDBOX_MAX_CODE_SIZE's ceiling, JSON escaping included.
+MAX_MESSAGE_BYTES = 256 << 20
+
 # Names of the isolation layers, as Runner.layers() reports them.
 LAYER_NAMES = ALL_LAYERS
 

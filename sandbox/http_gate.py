@@ -21,6 +21,8 @@ import ipaddress
 import json
 import logging
 
+from sandbox.config import MAX_MESSAGE_BYTES
+
 logger = logging.getLogger("sandbox.http")
 OAUTH_DISCOVERY = "/.well-known/"
 MAX_LOGGED_ADDRESSES = 1024
@@ -97,6 +99,13 @@ class HttpGate:
                 return await _refuse(send, 401, "unauthorized: send Authorization: Bearer <SANDBOX_API_TOKEN> "
                                                 "(the token the operator set; this server does not offer OAuth)",
                                      [(b"www-authenticate", b'Bearer realm="mcp-server-python-sandbox"')])
+            length = headers.get(b"content-length")
+            if length is not None and not length.isdigit():
+                return await _refuse(send, 400, "Content-Length must be a number of bytes")
+            if length is not None and int(length) > MAX_MESSAGE_BYTES:
+                return await _refuse(send, 413, f"the request body is larger than {MAX_MESSAGE_BYTES} bytes: send "
+                                                "smaller code and files (SANDBOX_MAX_CODE_SIZE is the limit)")
+            receive = _capped(receive, MAX_MESSAGE_BYTES)   # a chunked body has no length to check first
         await self.app(scope, receive, send)
 
     def _log_refusal(self, scope, presented: bytes) -> None:
@@ -107,6 +116,24 @@ class HttpGate:
         self.logged.add(address)
         what = "a wrong bearer token" if presented else "no bearer token"
         logger.warning("HTTP request from %s with %s refused (logged once per address)", address, what)
+
+
+class BodyTooLarge(Exception):
+    """A chunked request body went past MAX_MESSAGE_BYTES; the app's reading fails."""
+
+
+def _capped(receive, cap: int):
+    total = 0
+
+    async def capped():
+        nonlocal total
+        message = await receive()
+        if message.get("type") == "http.request":
+            total += len(message.get("body", b""))
+            if total > cap:
+                raise BodyTooLarge(f"the request body is larger than {cap} bytes")
+        return message
+    return capped
 
 
 async def _refuse(send, status: int, message: str, headers=()) -> None:

@@ -24,7 +24,7 @@ import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
-MAX_LINE = 256 << 20  # a request bigger than any code limit; longer lines are refused unread
+from sandbox.config import MAX_MESSAGE_BYTES as MAX_LINE  # longer lines are refused unread
 HUMAN_HINT = ("mcp-server-python-sandbox: this program speaks MCP (JSON-RPC, one message per line) on "
               "stdin/stdout; start it from an MCP client (see the README: 'Connecting a client') "
               "instead of typing into it")

@@ -308,3 +308,51 @@ def test_the_http_gate_lets_nothing_but_http_through(kind):
     assert sent == ([{"type": "websocket.close", "code": 1008}] if kind == "websocket" else [])
     anyio.run(gate, {"type": "http", "path": "/mcp", "headers": headers}, None, send)
     assert reached == ["http"]   # the same request as plain HTTP gets through
+
+
+def test_the_http_gate_caps_the_body_before_the_app_reads_it(monkeypatch):
+    """A body the server would hold in memory whole: refused by its Content-Length
+    before a byte is read, and a chunked one (no length) stops at the cap."""
+    from sandbox import http_gate
+    monkeypatch.setattr(http_gate, "MAX_MESSAGE_BYTES", 1000)
+    reached, sent = [], []
+
+    async def app(scope, receive, send):
+        reached.append(scope["type"])
+        while (await receive()).get("more_body"):
+            pass
+
+    async def send(message):
+        sent.append(message)
+
+    chunks = iter([{"type": "http.request", "body": b"x" * 600, "more_body": True}] * 3)
+
+    async def receive():
+        return next(chunks)
+
+    gate = http_gate.HttpGate(app, TOKEN, http_gate.allowed_hosts("127.0.0.1", 8765))
+    headers = [(b"host", b"127.0.0.1:8765"), (b"authorization", f"Bearer {TOKEN}".encode())]
+    for length, status in ((b"1001", 413), (b"-1", 400), (b"1e9", 400)):
+        sent.clear()
+        anyio.run(gate, {"type": "http", "path": "/mcp", "headers": [*headers, (b"content-length", length)]},
+                  receive, send)
+        assert reached == [] and sent[0]["status"] == status, sent
+    assert b"SANDBOX_MAX_CODE_SIZE" in sent[-1]["body"] or status == 400
+    with pytest.raises(http_gate.BodyTooLarge):
+        anyio.run(gate, {"type": "http", "path": "/mcp", "headers": headers}, receive, send)
+    assert reached == ["http"]
+
+
+def test_a_huge_content_length_is_refused_by_the_real_server_at_once():
+    with http_server() as (process, url):
+        port = int(url.split(":")[2].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+                      f"Content-Type: application/json\r\nContent-Length: {10 ** 12}\r\n\r\n".encode())
+            answer = b""
+            while b"}}" not in answer and (chunk := s.recv(4096)):
+                answer += chunk
+            answer = answer.decode()
+        assert answer.startswith("HTTP/1.1 413") and "SANDBOX_MAX_CODE_SIZE" in answer, answer
+        tools, result = anyio.run(call_over_http, url, TOKEN)   # and it keeps serving
+        assert structured(result)["result"] == 4
