@@ -453,7 +453,7 @@ def lookup(qualified: str):
 def resolve() -> None:
     """Look every entry up among the imported modules."""
     global _resolved_with, writable_types
-    _resolved_with = len(sys.modules)
+    loaded = len(sys.modules)
     for qualified, advice in REFUSED_OBJECTS.items():
         value = lookup(qualified)
         if value is not None:
@@ -480,6 +480,7 @@ def resolve() -> None:
             _attribute_types[name] = found
     writable_types = frozenset(t for t in map(lookup, WRITABLE_TYPES) if isinstance(t, type))
     _find_other_bindings()
+    _resolved_with = loaded   # only now: a resolve() that failed part way is done again
 
 
 def _find_other_bindings() -> None:

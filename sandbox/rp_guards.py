@@ -80,6 +80,7 @@ class ExecutionContext(ModulePolicy):
         self.replacements[id(string.Formatter)] = self.Formatter
         self.type = self._make_type()
         self.switched_off: library_policy.SwitchedOff | None = None  # set while the snippet runs
+        self.policy_pending = False   # an import's policy did not finish applying (import_)
 
     # -- events and refusals
     def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):
@@ -103,6 +104,8 @@ class ExecutionContext(ModulePolicy):
     # -- attribute guards
     def getattr(self, obj, name, default=raise_):
         """_getattr_ and the getattr builtin: safer_getattr, plus value vetting."""
+        if self.policy_pending:
+            self.complete_policy()
         if obj is object and type(name) is str and name in OBJECT_METHODS:
             return self.object_method(name)
         if type(name) is str and name in FORMAT_NAMES and (

@@ -464,9 +464,18 @@ class ModulePolicy:
         try:
             return self._import(name, fromlist, level)
         finally:
-            library_policy.refresh()
-            if self.switched_off is not None:
-                self.switched_off.apply()
+            self.complete_policy()
+
+    def complete_policy(self) -> None:
+        """The library tables for the modules loaded so far, applied in full. Run at the
+        end of an import; should it fail part way (a RecursionError when the snippet
+        imports near the recursion limit, a MemoryError), every attribute read
+        completes it before it hands anything out."""
+        self.policy_pending = True
+        library_policy.refresh()
+        if self.switched_off is not None:
+            self.switched_off.apply()
+        self.policy_pending = False
 
     def _import(self, name, fromlist, level):
         if type(fromlist) is list and level == 0 and type(name) is str:

@@ -1450,3 +1450,22 @@ def test_globals_hands_out_no_guard_and_is_not_the_namespace():
                    "type(g) is dict]")
     assert result == [["x"], False, False, False], result   # a copy: taken before g was assigned
     blocked("g = globals()\ntype(g)({'x': 1})", error_types=("runtime_error", "security_violation"))
+
+
+# --------------------------------------------------------------------- an import's policy, applied in full
+def test_a_policy_that_failed_to_apply_after_an_import_is_completed_before_any_attribute(monkeypatch):
+    """Near the recursion limit (or out of memory) the tables an import brings in can
+    fail part way; the snippet may catch that, but nothing is handed out before they
+    are applied in full."""
+    from sandbox import library_policy
+    calls, real = [], library_policy.refresh
+
+    def refresh():
+        calls.append(len(calls))
+        if len(calls) == 1:
+            raise RecursionError("maximum recursion depth exceeded")
+        real()
+    monkeypatch.setattr(library_policy, "refresh", refresh)
+    result, _ = ok("try:\n    import json\nexcept RecursionError:\n    pass\nresult = [1].count(1)")
+    assert result == 1
+    assert len(calls) == 2, calls   # the failed one, then the attribute read's, before .count was handed out
