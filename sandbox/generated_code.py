@@ -45,14 +45,20 @@ def refusal(source: str) -> str | None:
         return None   # compile() refuses it on its own: nothing runs
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].decorator_list:
         return "it is not one plain function"
+    function = tree.body[0]
+    # its parameters and variables: a symbol named like a builtin (input, id) is one of
+    # these, never the builtin, wherever the function names it
+    bound = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    bound |= {target.id for statement in function.body if isinstance(statement, ast.Assign)
+              for target in statement.targets if isinstance(target, ast.Name)}
     einsum_subscripts = {id(call.args[0]) for call in ast.walk(tree) if isinstance(call, ast.Call) and call.args
                          and _called_name(call.func).endswith("einsum")}
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
             return f"it contains {type(node).__name__}"
-        if isinstance(node, ast.Name) and not _plain_name(node.id):
+        if isinstance(node, ast.Name) and not _plain_name(node.id, bound):
             return f"it names {node.id!r}"
-        if isinstance(node, ast.arg) and not _plain_name(node.arg):
+        if isinstance(node, ast.arg) and not _plain_name(node.arg, bound):
             return f"it names {node.arg!r}"
         if isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
             return f"it names {node.arg!r}"
@@ -65,10 +71,10 @@ def refusal(source: str) -> str | None:
     return None
 
 
-def _plain_name(name: str) -> bool:
+def _plain_name(name: str, bound: set) -> bool:
     if name.startswith("_"):
         return bool(_GENERATED_NAMES.fullmatch(name))
-    return not hasattr(builtins, name) or name in ARITHMETIC_BUILTINS
+    return name in bound or not hasattr(builtins, name) or name in ARITHMETIC_BUILTINS
 
 
 def _plain_attribute(node: ast.Attribute) -> bool:

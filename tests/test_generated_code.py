@@ -36,6 +36,18 @@ def test_what_lambdify_prints_for_arithmetic_passes(modules, expr):
     assert refusal(source) is None, source
 
 
+def test_symbols_named_like_builtins_are_the_functions_own_names():
+    inp, ident, typ = sympy.symbols("input id type")
+    source = inspect.getsource(sympy.lambdify([inp, ident], inp * ident + sympy.sin(inp), "numpy", cse=True))
+    assert refusal(source) is None, source
+    # a free one is not bound, so it would be the builtin
+    source = inspect.getsource(sympy.lambdify([inp], inp + typ, "numpy"))
+    assert refusal(source) is not None, source
+    # and a function named like one is the builtin, whatever the parameters are called
+    source = inspect.getsource(sympy.lambdify([inp], sympy.Function("open")(inp), "numpy"))
+    assert refusal(source) is not None, source
+
+
 def test_tuple_arguments_and_einsum_subscripts_pass():
     source = inspect.getsource(sympy.lambdify([(x, y), n], x * y + n, "numpy"))
     assert refusal(source) is None, source
