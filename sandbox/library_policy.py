@@ -317,9 +317,10 @@ def _agg_backend_only(registry, backend, *args, **kwargs):
 def _no_figure_hooks(*args, **kwargs):
     """rcParams['figure.hooks'] names functions ("module:name") that plt.figure imports and calls."""
     import matplotlib
-    if dict.get(matplotlib.rcParams, "figure.hooks"):
-        return "rcParams['figure.hooks'] imports and calls functions by name: call your function on the figure yourself"
-    return None
+    hooks = dict.get(matplotlib.rcParams, "figure.hooks")
+    if hooks is None or (type(hooks) in (list, tuple) and not hooks):   # (a falsy list of the snippet's
+        return None                                                    # own could still iterate)
+    return "rcParams['figure.hooks'] imports and calls functions by name: call your function on the figure yourself"
 
 
 def _public_function_names(func, depth: int = 0):
@@ -340,8 +341,10 @@ def _public_function_names(func, depth: int = 0):
             return (f"pandas would call numpy.{name[:40]} on the object, which the sandbox refuses or checks: "
                     f"call numpy.{name[:40]} yourself")
         return None
-    if depth < 3 and isinstance(func, (list, tuple, dict)):
-        for item in (func.values() if isinstance(func, dict) else func):
+    # (a list or dict is looked into for an early answer; pandas looks each name up on
+    # its own later, and every lookup is checked then, however the container iterates)
+    if depth < 3 and type(func) in (list, tuple, dict):
+        for item in (func.values() if type(func) is dict else func):
             why = _public_function_names(item, depth + 1)
             if why is not None:
                 return why

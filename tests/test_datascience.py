@@ -127,6 +127,9 @@ DOORS = {
                                "plt.close('all')\nplt.figure()\nresult = 1", "Agg"),
     "figure_hooks": ("import matplotlib.pyplot as plt\nplt.rcParams['figure.hooks'] = ['os:getpid']\n"
                      "plt.figure()\nresult = 1", "call your function"),
+    "figure_hooks_falsy_list": ("import matplotlib.pyplot as plt\nclass Hooks(list):\n    def __bool__(self):\n"
+                                "        return False\ndict.update(plt.rcParams, {'figure.hooks': Hooks(['os:getpid'])})\n"
+                                "plt.figure()\nresult = 1", "call your function"),
     "figure_hooks_dict_update": ("import matplotlib.pyplot as plt\n"
                                  "dict.update(plt.rcParams, {'figure.hooks': ['os:getpid']})\n"
                                  "fig, ax = plt.subplots()\nresult = 1", "call your function"),
@@ -145,6 +148,10 @@ DOORS = {
            ("pivot_table", "df.pivot_table(index='a', values='b', aggfunc='__class__')", "internals"),
            ("rolling", "s.rolling(1).agg('__class__')", "internals"),
            ("numpy_ndarray", "s.agg('ndarray', 0, 'O', bytearray(8))", "numpy.ndarray yourself"),
+           # a list of the snippet's own that names another function when pandas reads it again
+           ("list_subclass", "s.agg(type('L', (list,), {'__iter__': lambda self: iter(['__class__'])})(['sum']))",
+            "internals"),
+           ("nested_deep", "s.agg([[['__class__']]])", "internals"),
            ("numpy_ndarray_apply", "s.apply('ndarray', args=('O', bytearray(8)))", "numpy.ndarray yourself"),
        )},
     "styler": ("import pandas as pd\nresult = pd.DataFrame({'a': [1]}).style.format('{0.real}').to_html()",
@@ -247,10 +254,12 @@ def test_pandas_functions_by_public_name_still_work(ds):
                "          s.transform('cumsum').tolist(), df.groupby('a').agg(total=('b', 'sum'))['total'].tolist(),\n"
                "          df.groupby('a')['b'].transform('mean').tolist(),\n"
                "          df.pivot_table(index='a', values='b', aggfunc='mean')['b'].tolist(),\n"
-               "          s.rolling(2).agg('mean').tolist()[1:]]", allowed=ALLOWED, timeout=60)
+               "          s.rolling(2).agg('mean').tolist()[1:],\n"
+               "          df.groupby('a').agg(n=pd.NamedAgg(column='b', aggfunc='count'))['n'].tolist(),\n"
+               "          df.agg({'b': ['min', 'max']})['b'].tolist()]", allowed=ALLOWED, timeout=60)
     assert r["success"], r
     assert r["result"] == [14.0, [1.0, 9.0], [1.0, 2.0, 3.0], [1.0, 5.0, 14.0], [5.0, 9.0], [2.5, 2.5, 9.0],
-                           [2.5, 9.0], [2.5, 6.5]], r["result"]
+                           [2.5, 9.0], [2.5, 6.5], [2, 1], [1.0, 9.0]], r["result"]
 
 
 def test_rcparams_and_the_agg_backend_still_work(ds):
