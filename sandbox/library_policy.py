@@ -291,7 +291,6 @@ IMPORTED_WITH = {"sympy": ("sympy.physics.units",)}
 CHECKED_SOURCE = ("sympy.utilities.lambdify._EvaluatorPrinter.doprint",)
 
 
-
 def _plain_fields(where):
     """A check that the format string `where` finds among a call's arguments has plain
     fields: library code runs str.format on it, and {x.__class__} would walk
