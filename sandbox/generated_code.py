@@ -3,13 +3,15 @@ handed) and then runs with the real builtins, checked before it is compiled.
 
 sympy's lambdify (behind nsolve, plot, evalf of sums, random sampling) prints
 an expression to the source of a function: a Function or Symbol named
-"(lambda a: __import__('os').getcwd())" is printed as it is, and runs outside
-every RestrictedPython guard. What lambdify legitimately generates is plain
-arithmetic: one function whose body assigns and returns expressions made of
-numbers, its own names, calls and module attributes (numpy.sin, mpmath.mpf,
-builtins.sum). Anything else, such as an underscore name or attribute, a
-builtin that is not arithmetic, a string (other than an einsum subscript),
-an f-string or a walrus, means a name was code, and the source is refused.
+"(lambda a: __import__('os').getcwd())" or "numpy.lib.stride_tricks.as_strided"
+is printed as it is, and runs outside every RestrictedPython guard. What
+lambdify legitimately generates is arithmetic: one function whose body assigns
+and returns expressions made of numbers, its own names, the expression's free
+symbols and implemented functions, and the module functions the printer itself
+chose (it records each: numpy.sin, scipy.special.gamma, builtins.sum). Anything
+else (another module attribute, an underscore name, a builtin that is not
+arithmetic, a string other than an einsum subscript or float('nan'), an
+f-string, a walrus) means a name was code, and the source is refused.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ ARITHMETIC_BUILTINS = frozenset({
     "True", "False", "None",
 })
 _GENERATED_NAMES = re.compile(r"_lambdifygenerated|_Dummy_\d+")
-_EINSUM_SUBSCRIPTS = re.compile(r"[A-Za-z,.\->]*")
+_STRING_ARGUMENTS = {"einsum": re.compile(r"[A-Za-z,.\->]*"), "float": re.compile(r"-?(nan|inf)")}
 _NODES = (
     ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.Assign, ast.Delete, ast.Expr,
     ast.Name, ast.Load, ast.Store, ast.Del, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
@@ -37,8 +39,13 @@ _NODES = (
 )
 
 
-def refusal(source: str) -> str | None:
-    """Why `source` is not plain generated arithmetic, else None."""
+def refusal(source: str, printed: frozenset = frozenset(), names: frozenset = frozenset(),
+            is_door=lambda name: True) -> str | None:
+    """Why `source` is not plain generated arithmetic, else None. `printed`: the
+    dotted names the printer chose itself ("numpy.sin"); `names`: the bare names
+    the expression brings (its free symbols, its implemented functions);
+    `is_door(name)`: whether another bare name would reach something the sandbox
+    refuses in the modules lambdify takes its names from (numpy's ndarray, load)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -47,49 +54,58 @@ def refusal(source: str) -> str | None:
         return "it is not one plain function"
     function = tree.body[0]
     # its parameters and variables: a symbol named like a builtin (input, id) is one of
-    # these, never the builtin, wherever the function names it
-    bound = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
-    bound |= {target.id for statement in function.body if isinstance(statement, ast.Assign)
-              for target in statement.targets if isinstance(target, ast.Name)}
-    einsum_subscripts = {id(call.args[0]) for call in ast.walk(tree) if isinstance(call, ast.Call) and call.args
-                         and _called_name(call.func).endswith("einsum")}
+    # these wherever the function names it, never the builtin
+    parameters = function.args
+    bound = {arg.arg for arg in (*parameters.posonlyargs, *parameters.args, *parameters.kwonlyargs,
+                                 parameters.vararg, parameters.kwarg) if arg is not None}
+    bound |= {node.id for statement in function.body if isinstance(statement, ast.Assign)
+              for target in statement.targets for node in ast.walk(target) if isinstance(node, ast.Name)}
+    # the names of its lambdas and comprehensions (a sum's index) hold inside them only:
+    # never a builtin's name, which outside them would be the builtin
+    bound |= {name for node in ast.walk(function) for name in _inner_names(node) if not hasattr(builtins, name)}
+    printed = printed | {f"builtins.{name}" for name in ARITHMETIC_BUILTINS}
+    # (lambdify prints module functions bare, numpy.sin as sin, and records them all the same)
+    known = bound | names | ARITHMETIC_BUILTINS
+    known |= {part for name in printed for part in (name.split(".")[0], name.rsplit(".", 1)[-1])}
+    strings = {id(call.args[0]): pattern for call in ast.walk(tree) if isinstance(call, ast.Call) and call.args
+               for called, pattern in _STRING_ARGUMENTS.items() if _called_name(call.func) == called}
+    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
             return f"it contains {type(node).__name__}"
-        if isinstance(node, ast.Name) and not _plain_name(node.id, bound):
-            return f"it names {node.id!r}"
-        if isinstance(node, ast.arg) and not _plain_name(node.arg, bound):
-            return f"it names {node.arg!r}"
+        if isinstance(node, (ast.Name, ast.arg)):
+            name = node.id if isinstance(node, ast.Name) else node.arg
+            if name.startswith("_") and not _GENERATED_NAMES.fullmatch(name) or (
+                    name not in known and not name.startswith("_")
+                    and (hasattr(builtins, name) or is_door(name))):
+                return f"it names {name!r}"
         if isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
             return f"it names {node.arg!r}"
-        if isinstance(node, ast.Attribute) and not _plain_attribute(node):
-            return f"it reads .{node.attr}"
+        if isinstance(node, ast.Attribute) and id(node) not in inner and _dotted(node) not in printed:
+            return f"it reads {_dotted(node) or '.' + node.attr}, which the printer did not choose"
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and not (
-                id(node) in einsum_subscripts and isinstance(node.value, str)
-                and _EINSUM_SUBSCRIPTS.fullmatch(node.value)):
+                id(node) in strings and isinstance(node.value, str) and strings[id(node)].fullmatch(node.value)):
             return "it contains a string"
     return None
 
 
-def _plain_name(name: str, bound: set) -> bool:
-    if name.startswith("_"):
-        return bool(_GENERATED_NAMES.fullmatch(name))
-    return name in bound or not hasattr(builtins, name) or name in ARITHMETIC_BUILTINS
+def _inner_names(node: ast.AST) -> list:
+    if isinstance(node, ast.Lambda):
+        return [arg.arg for arg in ast.walk(node.args) if isinstance(arg, ast.arg)]
+    if isinstance(node, ast.comprehension):
+        return [name.id for name in ast.walk(node.target) if isinstance(name, ast.Name)]
+    return []
 
 
-def _plain_attribute(node: ast.Attribute) -> bool:
-    """module.function (numpy.sin, scipy.special.gamma, builtins.sum): never
-    private, read off names only, and only arithmetic off builtins."""
-    if node.attr.startswith("_"):
-        return False
-    root = node.value
-    while isinstance(root, ast.Attribute):
-        if root.attr.startswith("_"):
-            return False
-        root = root.value
-    if not isinstance(root, ast.Name):
-        return False
-    return root.id != "builtins" or (node.value is root and node.attr in ARITHMETIC_BUILTINS)
+def _dotted(node: ast.Attribute) -> str | None:
+    """numpy.linalg.inv for that chain of attributes off a name, else None."""
+    parts = [node.attr]
+    while isinstance(node.value, ast.Attribute):
+        node = node.value
+        parts.append(node.attr)
+    if not isinstance(node.value, ast.Name):
+        return None
+    return ".".join([node.value.id, *reversed(parts)])
 
 
 def _called_name(func: ast.expr) -> str:

@@ -369,6 +369,43 @@ def _plain_math_only(s=None, local_dict=None, transformations="", *args, **kwarg
     return None
 
 
+def _printed_and_named(evaluator=None, funcname=None, args=None, expr=None, *rest, **kwargs):
+    """For lambdify's _EvaluatorPrinter.doprint(funcname, args, expr): the dotted names
+    its code printer chose (it records each it prints: numpy.sin), and the bare names
+    lambdify binds for the expression (its free symbols, its implemented functions)."""
+    printer = getattr(getattr(evaluator, "_exprrepr", None), "__self__", None)
+    imports = getattr(printer, "module_imports", None)
+    printed = frozenset(f"{module}.{name}" for module, names in dict(imports or {}).items()
+                        for name in names if type(module) is str and type(name) is str)
+    names = set()
+    todo = [expr, *kwargs.get("cses", ())]
+    while todo:
+        item = todo.pop()
+        if type(item) in (list, tuple):
+            todo.extend(item)
+        elif hasattr(item, "atoms"):
+            from sympy import Symbol
+            from sympy.core.function import AppliedUndef
+            names |= {str(symbol) for symbol in item.atoms(Symbol)}
+            names |= {str(call.func) for call in item.atoms(AppliedUndef) if hasattr(call, "_imp_")}
+    return printed, frozenset(names)
+
+
+_LAMBDIFY_MODULES = ("numpy", "scipy.special", "scipy", "mpmath", "math", "cmath", "sympy")
+
+
+def _lambdify_door(name: str) -> bool:
+    """A bare name in lambdify's source that would reach a module, or an object this
+    policy refuses, stands in for or guards, in the modules lambdify's namespace is
+    made of (numpy's ndarray, load, lib)."""
+    for module_name in _LAMBDIFY_MODULES:
+        found = getattr(sys.modules.get(module_name), name, None)
+        if found is not None and (type(found) is type(sys) or id(found) in refused_ids
+                                  or id(found) in replaced_ids or id(found) in keyword_guards):
+            return True
+    return False
+
+
 def _function_argument(self, func=None, *args, **kwargs):
     return _public_function_names([func, *kwargs.values()])
 
@@ -623,7 +660,8 @@ class SwitchedOff:
         @functools.wraps(original)
         def checked(*args, **kwargs):
             source = original(*args, **kwargs)
-            why = generated_code.refusal(source) if isinstance(source, str) else None
+            why = generated_code.refusal(source, *_printed_and_named(*args, **kwargs), is_door=_lambdify_door) \
+                if isinstance(source, str) else None
             if why is not None:
                 raise self.refuse(f"a library generated Python code from the snippet's names ({why}), and the "
                                   f"sandbox does not run it: {_CHECKED_SOURCE_ADVICE}")

@@ -94,6 +94,9 @@ DOORS = {
                               "sympy.symbols"),
     # lambdify inside nsolve and plot prints a Function's name as it is: code
     "nsolve_function_name": (f"{EVIL_FUNCTION}result = float(sympy.nsolve(evil(x) - 1, x, 1))", "plain identifiers"),
+    "nsolve_module_path": ("import sympy\nx = sympy.Symbol('x')\n"
+                           "evil = sympy.Function('numpy.lib.stride_tricks.as_strided')\n"
+                           "result = float(sympy.nsolve(evil(x) - 1, x, 1))", "plain identifiers"),
     "nsolve_open": ("import sympy\nx = sympy.Symbol('x')\nevil = sympy.Function(\"(lambda a: open('p') and a)\")\n"
                     "result = float(sympy.nsolve(evil(x) - 1, x, 1))", "plain identifiers"),
     "experimental_lambdify": ("from sympy.plotting.experimental_lambdify import experimental_lambdify\n"
