@@ -7,11 +7,14 @@ an expression to the source of a function: a Function or Symbol named
 is printed as it is, and runs outside every RestrictedPython guard. What
 lambdify legitimately generates is arithmetic: one function whose body assigns
 and returns expressions made of numbers, its own names, the expression's free
-symbols and implemented functions, and the module functions the printer itself
-chose (it records each: numpy.sin, scipy.special.gamma, builtins.sum). Anything
-else (another module attribute, an underscore name, a builtin that is not
-arithmetic, a string other than an einsum subscript or float('nan'), an
-f-string, a walrus) means a name was code, and the source is refused.
+symbols and implemented functions, and functions of the math modules lambdify
+prints (numpy.sin, scipy.special.gamma, builtins.sum; sin when it prints them
+bare). Anything else (another module or attribute, what the sandbox's policy
+refuses in those modules, an underscore name, a builtin that is not arithmetic,
+a string other than an einsum subscript or float('nan'), an f-string, a walrus)
+means a name was code, and the source is refused. (What the printer records of
+its own choices is not evidence: a snippet's class may print itself, and is
+handed the printer to do it.)
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ ARITHMETIC_BUILTINS = frozenset({
     "map", "max", "min", "pow", "range", "reversed", "round", "slice", "sorted", "sum", "tuple", "zip",
     "True", "False", "None",
 })
+_ARITHMETIC_OF_BUILTINS = frozenset(f"builtins.{name}" for name in ARITHMETIC_BUILTINS)
 _GENERATED_NAMES = re.compile(r"_lambdifygenerated|_Dummy_\d+")
 _STRING_ARGUMENTS = {"einsum": re.compile(r"[A-Za-z,.\->]*"), "float": re.compile(r"-?(nan|inf)")}
 _NODES = (
@@ -39,13 +43,12 @@ _NODES = (
 )
 
 
-def refusal(source: str, printed: frozenset = frozenset(), names: frozenset = frozenset(),
-            is_door=lambda name: True) -> str | None:
-    """Why `source` is not plain generated arithmetic, else None. `printed`: the
-    dotted names the printer chose itself ("numpy.sin"); `names`: the bare names
-    the expression brings (its free symbols, its implemented functions);
-    `is_door(name)`: whether another bare name would reach something the sandbox
-    refuses in the modules lambdify takes its names from (numpy's ndarray, load)."""
+def refusal(source: str, names: frozenset = frozenset(), is_door=lambda name: True) -> str | None:
+    """Why `source` is not plain generated arithmetic, else None. `names`: the bare
+    names the expression brings (its free symbols, its implemented functions);
+    `is_door(name)`: whether a bare name ("sin") or a dotted one ("numpy.linalg.inv")
+    would reach anything but a math function of the modules lambdify takes its
+    names from (a module, numpy's ndarray or load)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -63,16 +66,15 @@ def refusal(source: str, printed: frozenset = frozenset(), names: frozenset = fr
     # the names of its lambdas and comprehensions (a sum's index) hold inside them only:
     # never a builtin's name, which outside them would be the builtin
     bound |= {name for node in ast.walk(function) for name in _inner_names(node) if not hasattr(builtins, name)}
-    printed = printed | {f"builtins.{name}" for name in ARITHMETIC_BUILTINS}
-    # (lambdify prints module functions bare, numpy.sin as sin, and records them all the same)
     known = bound | names | ARITHMETIC_BUILTINS
-    known |= {part for name in printed for part in (name.split(".")[0], name.rsplit(".", 1)[-1])}
     strings = {id(call.args[0]): pattern for call in ast.walk(tree) if isinstance(call, ast.Call) and call.args
                for called, pattern in _STRING_ARGUMENTS.items() if _called_name(call.func) == called}
     inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
             return f"it contains {type(node).__name__}"
+        if isinstance(node, ast.Name) and id(node) in inner:
+            continue   # the module of numpy.sin: the whole chain is checked below
         if isinstance(node, (ast.Name, ast.arg)):
             name = node.id if isinstance(node, ast.Name) else node.arg
             if name.startswith("_") and not _GENERATED_NAMES.fullmatch(name) or (
@@ -81,8 +83,11 @@ def refusal(source: str, printed: frozenset = frozenset(), names: frozenset = fr
                 return f"it names {name!r}"
         if isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
             return f"it names {node.arg!r}"
-        if isinstance(node, ast.Attribute) and id(node) not in inner and _dotted(node) not in printed:
-            return f"it reads {_dotted(node) or '.' + node.attr}, which the printer did not choose"
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            dotted = _dotted(node)
+            if dotted is None or dotted.split(".")[0] in bound | names or (
+                    dotted not in _ARITHMETIC_OF_BUILTINS and is_door(dotted)):
+                return f"it reads {dotted or '.' + node.attr}"
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and not (
                 id(node) in strings and isinstance(node.value, str) and strings[id(node)].fullmatch(node.value)):
             return "it contains a string"

@@ -369,14 +369,9 @@ def _plain_math_only(s=None, local_dict=None, transformations="", *args, **kwarg
     return None
 
 
-def _printed_and_named(evaluator=None, funcname=None, args=None, expr=None, *rest, **kwargs):
-    """For lambdify's _EvaluatorPrinter.doprint(funcname, args, expr): the dotted names
-    its code printer chose (it records each it prints: numpy.sin), and the bare names
-    lambdify binds for the expression (its free symbols, its implemented functions)."""
-    printer = getattr(getattr(evaluator, "_exprrepr", None), "__self__", None)
-    imports = getattr(printer, "module_imports", None)
-    printed = frozenset(f"{module}.{name}" for module, names in dict(imports or {}).items()
-                        for name in names if type(module) is str and type(name) is str)
+def _expression_names(evaluator=None, funcname=None, args=None, expr=None, *rest, **kwargs):
+    """For lambdify's _EvaluatorPrinter.doprint(funcname, args, expr): the bare names
+    lambdify binds for the expression (its symbols, its implemented functions)."""
     names = set()
     todo = [expr, *kwargs.get("cses", ())]
     while todo:
@@ -388,22 +383,30 @@ def _printed_and_named(evaluator=None, funcname=None, args=None, expr=None, *res
             from sympy.core.function import AppliedUndef
             names |= {str(symbol) for symbol in item.atoms(Symbol)}
             names |= {str(call.func) for call in item.atoms(AppliedUndef) if hasattr(call, "_imp_")}
-    return printed, frozenset(names)
+    return frozenset(names)
 
 
 _LAMBDIFY_MODULES = ("numpy", "scipy.special", "scipy", "mpmath", "math", "cmath", "sympy")
+# the modules whose functions lambdify's printers name in full (numpy.linalg.inv)
+_LAMBDIFY_MATH_MODULES = frozenset({"numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.integrate",
+                                    "scipy.constants", "mpmath", "math", "cmath", "sympy"})
 
 
 def _lambdify_door(name: str) -> bool:
-    """A bare name in lambdify's source that would reach a module, or an object this
-    policy refuses, stands in for or guards, in the modules lambdify's namespace is
-    made of (numpy's ndarray, load, lib)."""
-    for module_name in _LAMBDIFY_MODULES:
-        found = getattr(sys.modules.get(module_name), name, None)
-        if found is not None and (type(found) is type(sys) or id(found) in refused_ids
-                                  or id(found) in replaced_ids or id(found) in keyword_guards):
-            return True
-    return False
+    """A name in lambdify's source that would reach a module, or an object this policy
+    refuses, stands in for or guards: bare, in the modules lambdify's namespace is
+    made of (numpy's ndarray, load, lib); dotted, anything but a function of the
+    math modules (numpy.lib.stride_tricks.as_strided)."""
+    if "." in name:
+        module_name, _, attr = name.rpartition(".")
+        module = sys.modules.get(module_name) if module_name in _LAMBDIFY_MATH_MODULES else None
+        return module is None or _door_object(getattr(module, attr, None))
+    return any(_door_object(getattr(sys.modules.get(module_name), name, None)) for module_name in _LAMBDIFY_MODULES)
+
+
+def _door_object(found) -> bool:
+    return found is not None and (type(found) is type(sys) or id(found) in refused_ids
+                                  or id(found) in replaced_ids or id(found) in keyword_guards)
 
 
 def _function_argument(self, func=None, *args, **kwargs):
@@ -660,7 +663,7 @@ class SwitchedOff:
         @functools.wraps(original)
         def checked(*args, **kwargs):
             source = original(*args, **kwargs)
-            why = generated_code.refusal(source, *_printed_and_named(*args, **kwargs), is_door=_lambdify_door) \
+            why = generated_code.refusal(source, _expression_names(*args, **kwargs), is_door=_lambdify_door) \
                 if isinstance(source, str) else None
             if why is not None:
                 raise self.refuse(f"a library generated Python code from the snippet's names ({why}), and the "

@@ -57,7 +57,7 @@ def test_free_symbols_implemented_functions_tuple_arguments_and_einsum_pass():
     g = implemented_function("g", lambda v: v + 1)
     assert checked_lambdify([(x, y), n], x * y + n + sympy.Symbol("free") + g(x), "numpy") is None
     assert refusal("def _lambdifygenerated(a, b):\n    return numpy.einsum('ij,jk->ik', a, b)\n",
-                   printed=frozenset({"numpy.einsum"})) is None
+                   is_door=lambda name: name != "numpy.einsum") is None
 
 
 def test_symbols_named_like_builtins_are_the_functions_own_names():
@@ -100,7 +100,7 @@ def test_a_function_name_that_is_code_is_refused(name):
 def test_a_free_symbol_named_like_a_module_attribute_is_refused():
     """lambdify replaces unsafe argument names with dummies, but prints a free
     symbol that is not an argument as it is."""
-    for name in ("__import__('os').getcwd()", "numpy.object_", "numpy.lib.stride_tricks.as_strided"):
+    for name in ("__import__('os').getcwd()", "numpy.load", "numpy.lib.stride_tricks.as_strided"):
         assert checked_lambdify([x], x + sympy.Symbol(name), "numpy") is not None, name
 
 
@@ -111,13 +111,13 @@ def test_a_free_symbol_named_like_a_module_attribute_is_refused():
     "def _lambdifygenerated(x):\n    return f(__x=1)\n",
     "def _lambdifygenerated(x):\n    return x.__class__\n",
     "def _lambdifygenerated(x):\n    return numpy.sin(x)[0].real\n",     # an attribute off a call
-    "def _lambdifygenerated(x):\n    return numpy.linalg.inv(x)\n",      # not what the printer chose
+    "def _lambdifygenerated(x):\n    return numpy.linalg.inv(x)\n",      # (a door, as is_door says here)
     "def _lambdifygenerated(x):\n    yield x\n",
     "def _lambdifygenerated(x):\n    return b'bytes'\n",
     "def _lambdifygenerated(x):\n    return float('1e999') + float('x')\n",
 ])
 def test_source_that_is_not_plain_arithmetic_is_refused(source):
-    assert refusal(source, printed=frozenset({"numpy.sin"})) is not None, source
+    assert refusal(source, is_door=lambda name: name not in ("numpy.sin", "sin")) is not None, source
 
 
 @pytest.mark.parametrize("text", ["1/2", "(3*pi)/2", " 2*sqrt(2) + E**-1", "1e-5 * I", "0x10", "log(2)/exp(1)",
@@ -140,3 +140,15 @@ def test_a_function_class_named_like_a_builtin_is_the_builtin():
     would call the real open()."""
     evil = type("open", (sympy.Function,), {})
     assert "open" in checked_lambdify([x], evil(x) + 1, "numpy")
+
+
+def test_a_class_that_prints_itself_cannot_vouch_for_its_code():
+    """The printer hands itself to a class's own print method; what it records of
+    its choices (module_imports) is then the snippet's to write."""
+    class Evil(sympy.Function):
+        def _numpycode(self, printer):
+            printer.module_imports["numpy.lib.stride_tricks"].add("as_strided")
+            return "numpy.lib.stride_tricks.as_strided(numpy.zeros(1), (10 ** 9,), (8,))"
+        _mpmathcode = _lambdacode = _pythoncode = _numpycode
+    for modules in ("numpy", "mpmath"):
+        assert "as_strided" in checked_lambdify([x], Evil(x) + x, modules=modules)
