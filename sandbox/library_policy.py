@@ -221,6 +221,34 @@ def guarded_method(obj, name: str, method, refuse):
     return checked
 
 
+# scipy.sparse's compiled routines trust a matrix's index arrays: an index past the shape
+# (given to the constructor, written into m.indices later, or served by a subclass's
+# property) writes out of bounds. While a restricted snippet runs, the constructors
+# check the indices in full, the snippet gets the index arrays as read-only copies, and
+# it cannot subclass the matrix classes.
+ALWAYS_FULL_CHECK = ("scipy.sparse._compressed._cs_matrix.check_format", "scipy.sparse._bsr._bsr_base.check_format")
+_SPARSE_INDEXED = ("scipy.sparse._compressed._cs_matrix", "scipy.sparse._coo._coo_base")
+NOT_SUBCLASSED = {name: "scipy.sparse's routines trust a matrix's index arrays, which a subclass could serve: "
+                        "use the matrix classes as they are" for name in _SPARSE_INDEXED}
+COPIED_ATTRIBUTES = dict.fromkeys(("indices", "indptr", "row", "col", "coords"), _SPARSE_INDEXED)
+
+
+def copied_attribute(obj, name: str, value):
+    """`value` (obj.name, already looked up), as a read-only copy when obj is one of
+    the types COPIED_ATTRIBUTES names for it: writes into it cannot reach obj."""
+    kinds = tuple(t for t in map(lookup, COPIED_ATTRIBUTES[name]) if isinstance(t, type))
+    if not kinds or not isinstance(obj, kinds):
+        return value
+
+    def copied(array):
+        if not hasattr(array, "copy") or not hasattr(array, "setflags"):
+            return array
+        array = array.copy()
+        array.setflags(write=False)
+        return array
+    return tuple(map(copied, value)) if type(value) is tuple else copied(value)
+
+
 # qualified name -> {keyword: its position}: a truthy value, passed either way, is
 # refused (the call goes through otherwise).
 REFUSED_KEYWORDS = {
@@ -606,6 +634,13 @@ def keyword_guard(function, refuse):
     return guarded
 
 
+def _full_check(original):
+    @functools.wraps(original)
+    def check_format(self, full_check=True):
+        return original(self, full_check=True)
+    return check_format
+
+
 class SwitchedOff:
     """While a restricted snippet runs (and reports), each loaded entry of SWITCHED_OFF
     is replaced with a refusal, and each of BY_PATH_ONLY with a version that refuses a
@@ -630,6 +665,12 @@ class SwitchedOff:
             self._replace(qualified, self._checked_source)
         for qualified, check in CHECKED_CALLS.items():
             self._replace(qualified, functools.partial(self._checked_call, check=check, name=qualified))
+        for qualified in ALWAYS_FULL_CHECK:
+            self._replace(qualified, _full_check)
+        for qualified, why in NOT_SUBCLASSED.items():
+            def refuse_subclass(cls, *args, _why=why, **kwargs):
+                raise self.refuse(f"a subclass of {cls.__mro__[1].__name__}: {_why}")
+            self._replace(qualified + ".__init_subclass__", lambda original, _off=refuse_subclass: classmethod(_off))
 
     def _replace(self, qualified: str, make) -> None:
         owner_name, _, attr = qualified.rpartition(".")

@@ -155,6 +155,8 @@ class ExecutionContext(ModulePolicy):
                     raise
                 refusal = (type(exc), str(exc))
             else:
+                if type(name) is str and name in library_policy.COPIED_ATTRIBUTES:
+                    value = library_policy.copied_attribute(obj, name, value)
                 if type(value) in CONTAINER_TYPES:
                     if type(obj) is ModuleProxy or self.owns(obj):
                         return value  # a module's: checked by module_attribute; the snippet's own: clean
@@ -163,6 +165,7 @@ class ExecutionContext(ModulePolicy):
                     value = self.vet(value, f"{describe_value(obj)}.{name}")
                 if type(name) is str and name in library_policy.GUARDED_METHODS:
                     value = library_policy.guarded_method(obj, name, value, self.refuse_call)
+
                 if type(name) is str and name in snippet_files.OPENING_METHODS:
                     value = snippet_files.opening_method(obj, name, value, self.open)
                 return value

@@ -192,6 +192,45 @@ DOORS = {
 }
 
 
+# scipy.sparse's compiled routines trust the index arrays: an index out of bounds is a
+# write anywhere in memory. Refused by scipy's own full check and numpy's read-only
+# arrays (ValueError), or by the policy (no subclass).
+SPARSE_DOORS = {
+    name: ("import numpy as np\nimport scipy.sparse as sp\n" + code + "\nresult = str(m.toarray())", advice)
+    for name, code, advice in (
+        ("csr_constructed", "m = sp.csr_matrix((np.ones(1), np.array([10**7]), np.array([0, 1])), shape=(1, 2))",
+         "indices must be"),
+        ("csc_array_constructed", "m = sp.csc_array((np.ones(1), np.array([10**7]), np.array([0, 1])), "
+                                  "shape=(2, 1))", "indices must be"),
+        ("bsr_constructed", "m = sp.bsr_matrix((np.ones((1, 1, 1)), np.array([10**7]), np.array([0, 1])), "
+                            "shape=(1, 2))", "index values must be"),
+        ("indices_written", "m = sp.csr_matrix(np.eye(2))\nm.indices[0] = 10**7", "read-only"),
+        ("indptr_copied_to", "m = sp.csr_matrix(np.eye(2))\nnp.copyto(m.indptr, np.array([0, 5, 9]))",
+         "read-only"),
+        ("coo_row_written", "m = sp.coo_matrix(np.eye(2))\nm.row[0] = 10**7\nm = m.tocsr()", "read-only"),
+        ("coords_written", "m = sp.coo_array(np.eye(2))\nm.coords[1][0] = 10**7", "read-only"),
+        ("shared_by_tocoo", "m = sp.csr_matrix(np.eye(2))\nm.tocoo(copy=False).col[0] = 10**7", "read-only"),
+        ("lil_rows", "m = sp.lil_matrix((2, 2))\nm[0, 0] = 1\nm.rows[0][0] = 10**7\nm = m.tocsr()",
+         "indices must be"),
+        ("subclass", "class M(sp.csr_matrix):\n    pass\nm = M(np.eye(2))", "subclass"),
+        ("subclass_coo", "class M(sp.coo_array):\n    pass\nm = M(np.eye(2))", "subclass"),
+        ("subclass_bsr", "M = type('M', (sp.bsr_matrix,), {})\nm = M(np.eye(2))", "subclass"),
+)}
+
+
+@pytest.mark.parametrize("name", sorted(SPARSE_DOORS))
+def test_scipy_sparse_index_arrays_stay_in_bounds(ds, name):
+    code, advice = SPARSE_DOORS[name]
+    r = ds.run(code, allowed=ALLOWED, timeout=30)
+    assert not r["success"] and advice in r["error"] and r.get("signal") is None, (name, r)
+
+
+def test_the_sparse_door_is_real_without_restricted_python(ds):
+    code, _ = SPARSE_DOORS["csr_constructed"]
+    r = ds.run(code, restricted=False, allowed=ALLOWED, timeout=30)
+    assert not r["success"] and r.get("signal") == "SIGSEGV", r   # (the kernel layers contain the crash)
+
+
 @pytest.fixture(scope="module")
 def ds_io():
     allowed = profiles.allowed_modules(["basic", "data_science", "filesystem"])
@@ -263,6 +302,17 @@ def test_pandas_functions_by_public_name_still_work(ds):
     assert r["success"], r
     assert r["result"] == [14.0, [1.0, 9.0], [1.0, 2.0, 3.0], [1.0, 5.0, 14.0], [5.0, 9.0], [2.5, 2.5, 9.0],
                            [2.5, 9.0], [2.5, 6.5], [2, 1], [1.0, 9.0]], r["result"]
+
+
+def test_scipy_sparse_as_agents_use_it_still_works(ds):
+    r = ds.run("import numpy as np\nimport scipy.sparse as sp\nfrom scipy.sparse.linalg import spsolve\n"
+               "m = sp.csr_matrix(np.array([[2., 0.], [1., 3.]]))\nl = sp.lil_matrix((2, 2))\nl[1, 0] = 5\n"
+               "result = [m.toarray().tolist(), m.indices.tolist(), m.indptr.tolist(), m.tocoo().row.tolist(),\n"
+               "          (m @ m).nnz, spsolve(m.tocsc(), np.array([2., 4.])).round(3).tolist(),\n"
+               "          float(sp.eye(3).sum()), l.tocsr().toarray().tolist(), isinstance(m, sp.csr_matrix)]",
+               allowed=ALLOWED, timeout=60)
+    assert r["success"] and r["result"] == [[[2.0, 0.0], [1.0, 3.0]], [0, 0, 1], [0, 1, 3], [0, 1, 1], 3,
+                                            [1.0, 1.0], 3.0, [[0.0, 0.0], [5.0, 0.0]], True], r
 
 
 def test_rcparams_and_the_agg_backend_still_work(ds):
