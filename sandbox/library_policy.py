@@ -46,6 +46,9 @@ REFUSED_OBJECTS = {
     "sympy.init_printing": "not available in the sandbox; print(expr) or sympy.pretty(expr)",
     "matplotlib.backend_bases.register_backend":
         "it makes savefig import a module by name; savefig writes png, pdf, svg, ps and eps as it is",
+    "scipy.linalg.get_lapack_funcs": "raw LAPACK calls trust index arrays; use scipy.linalg's functions "
+                                     "(solve, lu_factor, lu_solve, inv, eig...)",
+    "scipy.linalg.get_blas_funcs": "raw BLAS calls; use scipy.linalg's functions or numpy (a @ b)",
 }
 
 
@@ -437,6 +440,19 @@ def _door_object(found) -> bool:
                                   or id(found) in replaced_ids or id(found) in keyword_guards)
 
 
+def _pivots_in_range(lu_and_piv=None, *args, **kwargs):
+    """scipy.linalg.lu_solve((lu, piv), b) hands piv to LAPACK's getrs, which swaps the
+    rows it names: each must be a row of lu (lu_factor's own always are)."""
+    try:
+        lu, piv = lu_and_piv
+        rows, low, high = lu.shape[0], piv.min(), piv.max()
+    except (TypeError, ValueError, AttributeError):
+        return None   # the original's own error
+    if not 0 <= low <= high < rows:
+        return f"pivot indices must be rows of the matrix (0 to {rows - 1}): pass lu_factor's pivots as they are"
+    return None
+
+
 def _function_argument(self, func=None, *args, **kwargs):
     return _public_function_names([func, *kwargs.values()])
 
@@ -467,6 +483,7 @@ CHECKED_CALLS = {
     **dict.fromkeys((f"pandas.core.groupby.groupby.GroupBy.{method}"
                      for method in ("apply", "_transform", "_reduction_kernel_transform")), _function_argument),
     "matplotlib.pyplot.figure": _no_figure_hooks,
+    "scipy.linalg._decomp_lu.lu_solve": _pivots_in_range,
 }
 _CHECKED_SOURCE_ADVICE = ("name symbols and functions with plain identifiers (x, y1, f) that are not Python "
                           "builtins, and build expressions from them with operators")

@@ -133,6 +133,12 @@ DANGEROUS: dict[str, str] = {
     "sympy.utilities.lambdify": "generates and runs code",
     "pandas.io.pickle": "deserialisation runs arbitrary callables",
     "pandas.api.extensions": "registers accessors that write onto pandas' classes",
+    # LAPACK and BLAS as they are: pivot and permutation arrays are trusted (laswp, getrs),
+    # and one out of range writes out of bounds; scipy.linalg's own functions wrap them
+    "scipy.linalg.lapack": "raw LAPACK calls trust index arrays (write out of bounds); use scipy.linalg's functions",
+    "scipy.linalg.blas": "raw BLAS calls; use scipy.linalg's functions or numpy",
+    "scipy.linalg.cython_lapack": "raw LAPACK function pointers",
+    "scipy.linalg.cython_blas": "raw BLAS function pointers",
 }
 
 # Which profile provides a module: network and filesystem modules (socket, io, os.path,

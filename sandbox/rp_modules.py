@@ -518,7 +518,10 @@ class ModulePolicy:
             if self.permits(sub) or self.is_package_of_allowed(sub):
                 with contextlib.suppress(ImportError):  # may also be a plain attribute
                     importlib.import_module(sub)
-                continue
+                if sub in sys.modules:
+                    continue
+            # (an attribute: its refusal is said here, as an ImportError the snippet can read;
+            # IMPORT_FROM would turn the guard's AttributeError into "cannot import name")
             self._check_from_item(name, module, item, package_only)
         return self.proxy(name, module)
 

@@ -157,6 +157,18 @@ DOORS = {
            ("nested_deep", "s.agg([[['__class__']]])", "internals"),
            ("numpy_ndarray_apply", "s.apply('ndarray', args=('O', bytearray(8)))", "numpy.ndarray yourself"),
        )},
+    # LAPACK and BLAS as they are trust pivot arrays: an index out of range writes out of bounds
+    "lapack": ("from scipy.linalg import lapack\nimport numpy as np\n"
+               "result = str(lapack.dlaswp(np.eye(2), np.array([10**7, 1], dtype=np.int32)))", "not allowed"),
+    "lapack_attribute": ("import scipy.linalg\nimport numpy as np\n"
+                         "result = str(scipy.linalg.lapack.dlaswp(np.eye(2), np.array([10**7, 1], dtype=np.int32)))",
+                         "not allowed"),
+    "blas": ("from scipy.linalg import blas\nresult = 1", "not allowed"),
+    "cython_lapack": ("import scipy.linalg.cython_lapack\nresult = 1", "not allowed"),
+    "get_lapack_funcs": ("import scipy.linalg\nresult = str(scipy.linalg.get_lapack_funcs)", "lu_factor"),
+    "get_blas_funcs_from": ("from scipy.linalg import get_blas_funcs\nresult = 1", "numpy"),
+    "lu_solve_pivots": ("import numpy as np\nfrom scipy.linalg import lu_solve\n"
+                        "result = str(lu_solve((np.eye(2), np.array([10**7, 1])), np.ones(2)))", "lu_factor's pivots"),
     "styler": ("import pandas as pd\nresult = pd.DataFrame({'a': [1]}).style.format('{0.real}').to_html()",
                "to_string"),
     "import_module": ("from sympy.external import import_module\nresult = str(import_module('os'))", "not allowed"),
@@ -313,6 +325,16 @@ def test_scipy_sparse_as_agents_use_it_still_works(ds):
                allowed=ALLOWED, timeout=60)
     assert r["success"] and r["result"] == [[[2.0, 0.0], [1.0, 3.0]], [0, 0, 1], [0, 1, 3], [0, 1, 1], 3,
                                             [1.0, 1.0], 3.0, [[0.0, 0.0], [5.0, 0.0]], True], r
+
+
+def test_scipy_linalg_as_agents_use_it_still_works(ds):
+    r = ds.run("import numpy as np\nfrom scipy.linalg import lu_factor, lu_solve, solve, inv, eig, svd, det, expm\n"
+               "a = np.array([[4., 3.], [6., 3.]])\nlu, piv = lu_factor(a)\n"
+               "result = [lu_solve((lu, piv), np.array([1., 2.])).round(3).tolist(), solve(a, [1, 2]).round(3).tolist(),\n"
+               "          round(float(det(a)), 3), inv(a).round(3).tolist(), sorted(np.round(eig(a)[0].real, 3).tolist()),\n"
+               "          svd(a)[1].round(3).tolist(), expm(np.zeros((2, 2))).tolist()]", allowed=ALLOWED, timeout=60)
+    assert r["success"] and r["result"] == [[0.5, -0.333], [0.5, -0.333], -6.0, [[-0.5, 0.5], [1.0, -0.667]],
+                                            [-0.772, 7.772], [8.336, 0.72], [[1.0, 0.0], [0.0, 1.0]]], r
 
 
 def test_rcparams_and_the_agg_backend_still_work(ds):

@@ -1469,3 +1469,11 @@ def test_a_policy_that_failed_to_apply_after_an_import_is_completed_before_any_a
     result, _ = ok("try:\n    import json\nexcept RecursionError:\n    pass\nresult = [1].count(1)")
     assert result == 1
     assert len(calls) == 2, calls   # the failed one, then the attribute read's, before .count was handed out
+
+
+
+def test_a_refused_name_imported_with_from_says_why():
+    """from X import Y, where Y is refused: the refusal and what to use, not Python's
+    "cannot import name" (IMPORT_FROM would replace the guard's message)."""
+    reply = blocked("from typing import get_type_hints", error_types=("security_violation",))
+    assert "get_type_hints" in reply["error"] and "cannot import name" not in reply["error"], reply
