@@ -133,6 +133,10 @@ DANGEROUS: dict[str, str] = {
     "sympy.utilities.lambdify": "generates and runs code",
     "pandas.io.pickle": "deserialisation runs arbitrary callables",
     "pandas.api.extensions": "registers accessors that write onto pandas' classes",
+    # pandas' internals call compiled code with index arrays they trust their callers to
+    # have checked (take_nd with an index past the array writes out of bounds)
+    "pandas.core": "pandas' internals (compiled code that trusts its index arrays); use the pandas namespace: "
+                   "pd.DataFrame, pd.merge, pd.api.types...",
     # LAPACK and BLAS as they are: pivot and permutation arrays are trusted (laswp, getrs),
     # and one out of range writes out of bounds; scipy.linalg's own functions wrap them
     "scipy.linalg.lapack": "raw LAPACK calls trust index arrays (write out of bounds); use scipy.linalg's functions",

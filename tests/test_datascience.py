@@ -169,6 +169,11 @@ DOORS = {
     "get_blas_funcs_from": ("from scipy.linalg import get_blas_funcs\nresult = 1", "numpy"),
     "lu_solve_pivots": ("import numpy as np\nfrom scipy.linalg import lu_solve\n"
                         "result = str(lu_solve((np.eye(2), np.array([10**7, 1])), np.ones(2)))", "lu_factor's pivots"),
+    # pandas' internals trust their callers' index arrays (take_nd past the end: SIGSEGV)
+    "pandas_core": ("import numpy as np\nimport pandas as pd\n"
+                    "result = str(pd.core.algorithms.take_nd(np.arange(3), np.array([10**7]), allow_fill=False))",
+                    "not allowed"),
+    "pandas_core_import": ("from pandas.core.array_algos.take import take_nd\nresult = 1", "pandas namespace"),
     "styler": ("import pandas as pd\nresult = pd.DataFrame({'a': [1]}).style.format('{0.real}').to_html()",
                "to_string"),
     "import_module": ("from sympy.external import import_module\nresult = str(import_module('os'))", "not allowed"),
