@@ -143,6 +143,11 @@ DANGEROUS: dict[str, str] = {
     "scipy.linalg.blas": "raw BLAS calls; use scipy.linalg's functions or numpy",
     "scipy.linalg.cython_lapack": "raw LAPACK function pointers",
     "scipy.linalg.cython_blas": "raw BLAS function pointers",
+    "numpy.linalg.lapack_lite": "raw LAPACK calls with the sizes the caller gives (write out of bounds); "
+                                "use numpy.linalg's functions",
+    "scipy.linalg.interpolative": "its routines trust the index arrays they are given (id_to_svd writes out of "
+                                  "bounds); use scipy.linalg.svd or numpy.linalg.svd",
+    "numpy.core": "numpy 2's forwarder to its internals (numpy._core); use the numpy namespace",
 }
 
 # Which profile provides a module: network and filesystem modules (socket, io, os.path,

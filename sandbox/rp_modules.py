@@ -580,8 +580,9 @@ class ModulePolicy:
             exc._sandbox_refused = True
             raise exc
         if profiles.importable(f"{name}.{item}"):
-            raise self.refuse("import_blocked", f"from {name} import {item}: module "
-                                                f"{name}.{item} is not allowed", SandboxImportError, name=name)
+            why = profiles.danger(f"{name}.{item}")
+            raise self.refuse("import_blocked", f"from {name} import {item}: module {name}.{item} is not allowed"
+                                                + (f" ({why})" if why else ""), SandboxImportError, name=name)
         raise ImportError(f"cannot import name {item!r} from {name!r}", name=name)
 
     def _import_refusal(self, name: str) -> SandboxImportError:

@@ -174,6 +174,11 @@ DOORS = {
                     "result = str(pd.core.algorithms.take_nd(np.arange(3), np.array([10**7]), allow_fill=False))",
                     "not allowed"),
     "pandas_core_import": ("from pandas.core.array_algos.take import take_nd\nresult = 1", "pandas namespace"),
+    "lapack_lite": ("from numpy.linalg import lapack_lite\nresult = 1", "numpy.linalg's functions"),
+    "interpolative": ("import numpy as np\nimport scipy.linalg.interpolative as sli\n"
+                      "result = str(sli.id_to_svd(np.ones((3, 2)), np.array([10**7, 1, 0]), np.ones((2, 1))))",
+                      "svd"),
+    "numpy_core_from": ("from numpy.core import multiarray\nresult = str(multiarray)", "numpy namespace"),
     "styler": ("import pandas as pd\nresult = pd.DataFrame({'a': [1]}).style.format('{0.real}').to_html()",
                "to_string"),
     "import_module": ("from sympy.external import import_module\nresult = str(import_module('os'))", "not allowed"),
