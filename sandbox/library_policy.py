@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import string
 import sys
 
@@ -229,7 +230,16 @@ def guarded_method(obj, name: str, method, refuse):
 # property) writes out of bounds. While a restricted snippet runs, the constructors
 # check the indices in full, the snippet gets the index arrays as read-only copies, and
 # it cannot subclass the matrix classes.
-ALWAYS_FULL_CHECK = ("scipy.sparse._compressed._cs_matrix.check_format", "scipy.sparse._bsr._bsr_base.check_format")
+# qualified name of a function -> keyword values it gets while a restricted snippet runs,
+# whoever calls it and however the caller passed them: the checks that library code may
+# skip for speed, and that compiled code then relies on
+FORCED_KEYWORDS = {
+    **dict.fromkeys(("scipy.sparse._compressed._cs_matrix.check_format", "scipy.sparse._bsr._bsr_base.check_format"),
+                    {"full_check": True}),
+    # MultiIndex(..., verify_integrity=False) with a code past its level: .values reads out of bounds
+    **dict.fromkeys(("pandas.MultiIndex.__new__", "pandas.MultiIndex.set_codes", "pandas.MultiIndex.set_levels"),
+                    {"verify_integrity": True}),
+}
 _SPARSE_INDEXED = ("scipy.sparse._compressed._cs_matrix", "scipy.sparse._coo._coo_base")
 NOT_SUBCLASSED = {name: "scipy.sparse's routines trust a matrix's index arrays, which a subclass could serve: "
                         "use the matrix classes as they are" for name in _SPARSE_INDEXED}
@@ -651,11 +661,15 @@ def keyword_guard(function, refuse):
     return guarded
 
 
-def _full_check(original):
+def _with_keywords(original, *, forced: dict):
+    signature = inspect.signature(original)
+
     @functools.wraps(original)
-    def check_format(self, full_check=True):
-        return original(self, full_check=True)
-    return check_format
+    def forcing(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)   # (a mismatch is the call's own TypeError)
+        bound.arguments.update(forced)
+        return original(*bound.args, **bound.kwargs)
+    return forcing
 
 
 class SwitchedOff:
@@ -682,8 +696,8 @@ class SwitchedOff:
             self._replace(qualified, self._checked_source)
         for qualified, check in CHECKED_CALLS.items():
             self._replace(qualified, functools.partial(self._checked_call, check=check, name=qualified))
-        for qualified in ALWAYS_FULL_CHECK:
-            self._replace(qualified, _full_check)
+        for qualified, forced in FORCED_KEYWORDS.items():
+            self._replace(qualified, functools.partial(_with_keywords, forced=forced))
         for qualified, why in NOT_SUBCLASSED.items():
             def refuse_subclass(cls, *args, _why=why, **kwargs):
                 raise self.refuse(f"a subclass of {cls.__mro__[1].__name__}: {_why}")

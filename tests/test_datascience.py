@@ -247,6 +247,18 @@ def test_scipy_sparse_index_arrays_stay_in_bounds(ds, name):
     assert not r["success"] and advice in r["error"] and r.get("signal") is None, (name, r)
 
 
+@pytest.mark.parametrize("code", [
+    "mi = pd.MultiIndex(levels=[['a', 'b']], codes=[[100, 0]], verify_integrity=False)",
+    "mi = pd.MultiIndex.from_arrays([['a', 'b']]).set_codes([[100, 0]], verify_integrity=False)",
+    "mi = pd.MultiIndex([['a', 'b']], [[100, 0]], None, None, False, None, False)",   # positionally
+])
+def test_a_multiindex_is_always_checked(ds, code):
+    """Built without its integrity check, a code past its level reads out of bounds
+    (SIGSEGV) in .values: while a restricted snippet runs the check is always made."""
+    r = ds.run("import pandas as pd\n" + code + "\nresult = str(list(mi.values))", allowed=ALLOWED, timeout=30)
+    assert not r["success"] and "code max" in r["error"] and r.get("signal") is None, r
+
+
 def test_the_sparse_door_is_real_without_restricted_python(ds):
     code, _ = SPARSE_DOORS["csr_constructed"]
     r = ds.run(code, restricted=False, allowed=ALLOWED, timeout=30)
@@ -345,6 +357,16 @@ def test_scipy_linalg_as_agents_use_it_still_works(ds):
                "          svd(a)[1].round(3).tolist(), expm(np.zeros((2, 2))).tolist()]", allowed=ALLOWED, timeout=60)
     assert r["success"] and r["result"] == [[0.5, -0.333], [0.5, -0.333], -6.0, [[-0.5, 0.5], [1.0, -0.667]],
                                             [-0.772, 7.772], [8.336, 0.72], [[1.0, 0.0], [0.0, 1.0]]], r
+
+
+def test_multiindexes_as_agents_use_them_still_work(ds):
+    r = ds.run("import pandas as pd\ndf = pd.DataFrame({'a': [1, 1, 2], 'b': ['x', 'y', 'x'], 'v': [1., 2., 3.]})\n"
+               "g = df.groupby(['a', 'b'])['v'].sum()\nmi = pd.MultiIndex.from_product([[1, 2], ['x', 'y']])\n"
+               "result = [g.to_dict(), g.unstack().shape, df.set_index(['a', 'b']).index.nlevels, len(mi),\n"
+               "          df.pivot_table(index=['a', 'b'], values='v').shape, g.reset_index().shape]",
+               allowed=ALLOWED, timeout=60)
+    assert r["success"] and r["result"] == [{"(1, 'x')": 1.0, "(1, 'y')": 2.0, "(2, 'x')": 3.0}, [2, 2], 2, 4,
+                                            [3, 1], [3, 3]], r
 
 
 def test_rcparams_and_the_agg_backend_still_work(ds):
