@@ -225,21 +225,23 @@ def guarded_method(obj, name: str, method, refuse):
     return checked
 
 
-# scipy.sparse's compiled routines trust a matrix's index arrays: an index past the shape
-# (given to the constructor, written into m.indices later, or served by a subclass's
-# property) writes out of bounds. While a restricted snippet runs, the constructors
-# check the indices in full, the snippet gets the index arrays as read-only copies, and
-# it cannot subclass the matrix classes.
 # qualified name of a function -> keyword values it gets while a restricted snippet runs,
 # whoever calls it and however the caller passed them: the checks that library code may
 # skip for speed, and that compiled code then relies on
 FORCED_KEYWORDS = {
+    # scipy.sparse's constructors check a matrix's index arrays only in part (see below)
     **dict.fromkeys(("scipy.sparse._compressed._cs_matrix.check_format", "scipy.sparse._bsr._bsr_base.check_format"),
                     {"full_check": True}),
     # MultiIndex(..., verify_integrity=False) with a code past its level: .values reads out of bounds
     **dict.fromkeys(("pandas.MultiIndex.__new__", "pandas.MultiIndex.set_codes", "pandas.MultiIndex.set_levels"),
                     {"verify_integrity": True}),
 }
+
+# scipy.sparse's compiled routines trust a matrix's index arrays: an index past the shape
+# (given to the constructor, written into m.indices later, or served by a subclass's
+# property) writes out of bounds. While a restricted snippet runs, the constructors
+# check the indices in full (FORCED_KEYWORDS), the snippet gets the index arrays as
+# read-only copies, and it cannot subclass the matrix classes.
 _SPARSE_INDEXED = ("scipy.sparse._compressed._cs_matrix", "scipy.sparse._coo._coo_base")
 NOT_SUBCLASSED = {name: "scipy.sparse's routines trust a matrix's index arrays, which a subclass could serve: "
                         "use the matrix classes as they are" for name in _SPARSE_INDEXED}
