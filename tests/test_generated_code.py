@@ -1,74 +1,85 @@
 """generated_code: the source sympy's lambdify prints (behind nsolve, plot, the
 evalf of sums) passes when it is arithmetic, and is refused when a name of the
 snippet's choosing turned into code. The sandbox runs of both are in
-test_datascience.py."""
+test_datascience.py. lambdify runs in a forked child, so that this test process
+never imports sympy or numpy (they would change what other tests see)."""
 
 from __future__ import annotations
 
-import inspect
+import importlib.util
 
 import pytest
+from forked import child_value
 
 from sandbox.generated_code import refusal
 
-sympy = pytest.importorskip("sympy")
-numpy = pytest.importorskip("numpy")
-
-x, y, n = sympy.symbols("x y n")
-alpha = sympy.Symbol("α")
-f = sympy.Function("f")
+needs_sympy = pytest.mark.skipif(importlib.util.find_spec("sympy") is None or importlib.util.find_spec("numpy") is None,
+                                 reason="needs the data-science extra (make install-datascience)")
 
 
-class Refused(Exception):
-    pass
+def checked_lambdify(build: str, modules: str, cse: bool = False):
+    """In a forked child: `build` (Python that sets `args` and `expr` with sympy, x, y,
+    n and alpha at hand) lambdified with the check a restricted run puts on its
+    printer. The refusal's message, or None when the function was made."""
+    def run():
+        import numpy  # noqa: F401 - loaded before the policy is resolved, as in the fork server
+        import sympy
+
+        from sandbox import library_policy
+
+        class Refused(Exception):
+            pass
+        x, y, n = sympy.symbols("x y n")
+        scope = {"sympy": sympy, "x": x, "y": y, "n": n, "alpha": sympy.Symbol("α")}
+        exec(build, scope)
+        library_policy.resolve()
+        with library_policy.SwitchedOff(Refused):
+            try:
+                sympy.lambdify(scope["args"], scope["expr"], modules=modules, cse=cse)
+            except Refused as refused:
+                return str(refused)
+        return None
+    return child_value(run)
 
 
-def checked_lambdify(*args, **kwargs):
-    """lambdify with the check a restricted run puts on its printer: the refusal's
-    message, or None when the function was made."""
-    from sandbox import library_policy
-    library_policy.resolve()
-    with library_policy.SwitchedOff(Refused):
-        try:
-            sympy.lambdify(*args, **kwargs)
-        except Refused as refused:
-            return str(refused)
-    return None
-
-
+@needs_sympy
 @pytest.mark.parametrize("modules", ["numpy", "mpmath", "math", "scipy", "sympy"])
 @pytest.mark.parametrize("expr", [
-    sympy.sin(x) * sympy.exp(-x / 5) + sympy.Rational(1, 3) * sympy.pi,
-    sympy.Piecewise((x ** 2, x < 1), (2 - x, True)),
-    sympy.Sum(x ** n / sympy.factorial(n), (n, 0, 5)),
-    [x + y, x * y, sympy.sqrt(alpha)],
-    sympy.Matrix([[x, 1], [0, y]]) * sympy.Matrix([[1], [x]]),
-    sympy.besselj(0, x) + sympy.gamma(x) + sympy.Abs(x) + sympy.Max(x, y),
-    sympy.nan + sympy.oo * x + sympy.zoo,
+    "sympy.sin(x) * sympy.exp(-x / 5) + sympy.Rational(1, 3) * sympy.pi",
+    "sympy.Piecewise((x ** 2, x < 1), (2 - x, True))",
+    "sympy.Sum(x ** n / sympy.factorial(n), (n, 0, 5))",
+    "[x + y, x * y, sympy.sqrt(alpha)]",
+    "sympy.Matrix([[x, 1], [0, y]]) * sympy.Matrix([[1], [x]])",
+    "sympy.besselj(0, x) + sympy.gamma(x) + sympy.Abs(x) + sympy.Max(x, y)",
+    "sympy.nan + sympy.oo * x + sympy.zoo",
 ])
 def test_what_lambdify_prints_for_arithmetic_passes(modules, expr):
-    if modules == "scipy":
-        pytest.importorskip("scipy")
-    assert checked_lambdify([x, y, alpha], expr, modules=modules, cse=modules == "numpy") is None
+    if modules == "scipy" and importlib.util.find_spec("scipy") is None:
+        pytest.skip("scipy is not installed")
+    assert checked_lambdify(f"args = [x, y, alpha]\nexpr = {expr}", modules, cse=modules == "numpy") is None
 
 
+@needs_sympy
 def test_free_symbols_implemented_functions_tuple_arguments_and_einsum_pass():
-    from sympy.utilities.lambdify import implemented_function
-    g = implemented_function("g", lambda v: v + 1)
-    assert checked_lambdify([(x, y), n], x * y + n + sympy.Symbol("free") + g(x), "numpy") is None
+    assert checked_lambdify("from sympy.utilities.lambdify import implemented_function\n"
+                            "g = implemented_function('g', lambda v: v + 1)\n"
+                            "args = [(x, y), n]\nexpr = x * y + n + sympy.Symbol('free') + g(x)", "numpy") is None
     assert refusal("def _lambdifygenerated(a, b):\n    return numpy.einsum('ij,jk->ik', a, b)\n",
                    is_door=lambda name: name != "numpy.einsum") is None
 
 
+@needs_sympy
 def test_symbols_named_like_builtins_are_the_functions_own_names():
-    inp, ident, typ = sympy.symbols("input id type")
-    assert checked_lambdify([inp, ident], inp * ident + sympy.sin(inp), "numpy", cse=True) is None
+    symbols = "inp, ident, typ = sympy.symbols('input id type')\n"
+    assert checked_lambdify(symbols + "args = [inp, ident]\nexpr = inp * ident + sympy.sin(inp)", "numpy",
+                            cse=True) is None
     # a free one is lambdify's Symbol in the namespace, not the builtin
-    assert checked_lambdify([inp], inp + typ, "numpy") is None
+    assert checked_lambdify(symbols + "args = [inp]\nexpr = inp + typ", "numpy") is None
     # but a function named like one is the builtin, whatever the parameters are called
-    assert "open" in checked_lambdify([inp], sympy.Function("open")(inp), "numpy")
+    assert "open" in checked_lambdify(symbols + "args = [inp]\nexpr = sympy.Function('open')(inp)", "numpy")
 
 
+@needs_sympy
 @pytest.mark.parametrize("name", [
     "(lambda a: __import__('os').getcwd())",           # the builtins' import, by name
     "(lambda a: open('passwd').read())",               # a builtin that is not arithmetic
@@ -92,16 +103,17 @@ def test_symbols_named_like_builtins_are_the_functions_own_names():
     "[open for open in (1,)][0] + open",
 ])
 def test_a_function_name_that_is_code_is_refused(name):
-    evil = sympy.Function(name)
     for modules in ("numpy", "mpmath"):
-        assert checked_lambdify([x], evil(x) + sympy.sin(x), modules=modules) is not None, (name, modules)
+        assert checked_lambdify(f"args = [x]\nexpr = sympy.Function({name!r})(x) + sympy.sin(x)",
+                                modules) is not None, (name, modules)
 
 
+@needs_sympy
 def test_a_free_symbol_named_like_a_module_attribute_is_refused():
     """lambdify replaces unsafe argument names with dummies, but prints a free
     symbol that is not an argument as it is."""
     for name in ("__import__('os').getcwd()", "numpy.load", "numpy.lib.stride_tricks.as_strided"):
-        assert checked_lambdify([x], x + sympy.Symbol(name), "numpy") is not None, name
+        assert checked_lambdify(f"args = [x]\nexpr = x + sympy.Symbol({name!r})", "numpy") is not None, name
 
 
 @pytest.mark.parametrize("source", [
@@ -135,20 +147,22 @@ def test_anything_else_is_not(text):
     assert not is_plain_math(text)
 
 
+@needs_sympy
 def test_a_function_class_named_like_a_builtin_is_the_builtin():
     """A sympy function class prints by its own name: the snippet's class named open
     would call the real open()."""
-    evil = type("open", (sympy.Function,), {})
-    assert "open" in checked_lambdify([x], evil(x) + 1, "numpy")
+    assert "open" in checked_lambdify("args = [x]\nexpr = type('open', (sympy.Function,), {})(x) + 1", "numpy")
 
 
+@needs_sympy
 def test_a_class_that_prints_itself_cannot_vouch_for_its_code():
     """The printer hands itself to a class's own print method; what it records of
     its choices (module_imports) is then the snippet's to write."""
-    class Evil(sympy.Function):
-        def _numpycode(self, printer):
-            printer.module_imports["numpy.lib.stride_tricks"].add("as_strided")
-            return "numpy.lib.stride_tricks.as_strided(numpy.zeros(1), (10 ** 9,), (8,))"
-        _mpmathcode = _lambdacode = _pythoncode = _numpycode
+    build = ("class Evil(sympy.Function):\n"
+             "    def _numpycode(self, printer):\n"
+             "        printer.module_imports['numpy.lib.stride_tricks'].add('as_strided')\n"
+             "        return 'numpy.lib.stride_tricks.as_strided(numpy.zeros(1), (10 ** 9,), (8,))'\n"
+             "    _mpmathcode = _lambdacode = _pythoncode = _numpycode\n"
+             "args = [x]\nexpr = Evil(x) + x")
     for modules in ("numpy", "mpmath"):
-        assert "as_strided" in checked_lambdify([x], Evil(x) + x, modules=modules)
+        assert "as_strided" in checked_lambdify(build, modules)
