@@ -23,6 +23,7 @@ import importlib
 import inspect
 import string
 import sys
+import types
 
 from . import generated_code, stand_ins
 
@@ -53,14 +54,17 @@ REFUSED_OBJECTS = {
 }
 
 
+_AGG_ONLY = ("the sandbox draws with matplotlib's Agg backend, and figures come back as images (plt.show() and "
+             "savefig() work as they are)")
+
+
 def _agg_only(refuse):
     """matplotlib.use / pyplot.switch_backend: Agg is already set, so asking for it
     is a no-op (scripts written for headless runs do); any other backend is refused."""
     def use(backend, *args, **kwargs):
         if isinstance(backend, str) and backend.lower() == "agg":
             return None
-        raise refuse(f"the matplotlib backend {backend!r} is not available: the sandbox draws with Agg, and "
-                     "figures come back as images (plt.show() and savefig() work as they are)")
+        raise refuse(f"the matplotlib backend {backend!r} is not available: {_AGG_ONLY}")
     return use
 
 
@@ -352,8 +356,7 @@ def _agg_backend_only(registry, backend, *args, **kwargs):
     'module://anything', and a plain dict.update sets it past rcParams' checks)."""
     if type(backend) is str and backend.lower() == "agg":
         return None
-    return ("the sandbox draws with matplotlib's Agg backend only: figures come back as images "
-            "(plt.show() and savefig() work as they are); leave rcParams['backend'] alone")
+    return f"{_AGG_ONLY}; leave rcParams['backend'] alone"
 
 
 def _no_figure_hooks(*args, **kwargs):
@@ -415,6 +418,8 @@ def _plain_math_only(s=None, local_dict=None, transformations="", *args, **kwarg
 def _expression_names(evaluator=None, funcname=None, args=None, expr=None, *rest, **kwargs):
     """For lambdify's _EvaluatorPrinter.doprint(funcname, args, expr): the bare names
     lambdify binds for the expression (its symbols, its implemented functions)."""
+    from sympy import Symbol
+    from sympy.core.function import AppliedUndef
     names = set()
     todo = [expr, *kwargs.get("cses", ())]
     while todo:
@@ -422,8 +427,6 @@ def _expression_names(evaluator=None, funcname=None, args=None, expr=None, *rest
         if type(item) in (list, tuple):
             todo.extend(item)
         elif hasattr(item, "atoms"):
-            from sympy import Symbol
-            from sympy.core.function import AppliedUndef
             names |= {str(symbol) for symbol in item.atoms(Symbol)}
             names |= {str(call.func) for call in item.atoms(AppliedUndef) if hasattr(call, "_imp_")}
     return frozenset(names)
@@ -448,7 +451,7 @@ def _lambdify_door(name: str) -> bool:
 
 
 def _door_object(found) -> bool:
-    return found is not None and (type(found) is type(sys) or id(found) in refused_ids
+    return found is not None and (isinstance(found, types.ModuleType) or id(found) in refused_ids
                                   or id(found) in replaced_ids or id(found) in keyword_guards)
 
 

@@ -165,7 +165,6 @@ class ExecutionContext(ModulePolicy):
                     value = self.vet(value, f"{describe_value(obj)}.{name}")
                 if type(name) is str and name in library_policy.GUARDED_METHODS:
                     value = library_policy.guarded_method(obj, name, value, self.refuse_call)
-
                 if type(name) is str and name in snippet_files.OPENING_METHODS:
                     value = snippet_files.opening_method(obj, name, value, self.open)
                 return value
