@@ -763,7 +763,9 @@ def normalize_execution(raw: object, execution_id: str) -> tuple[dict, list[dict
     if not isinstance(raw, dict):
         raw = {"success": False, "error": "the sandbox returned no result", "error_type": "internal_error"}
     raw = dict(raw)
-    raw.setdefault("execution_id", execution_id)
+    # the server's id, not the runner's internal one: the audit log's records of one
+    # execution (the execution, its tool calls, its refusals) must carry the same id
+    raw["execution_id"] = execution_id
     if raw.get("error_type") is not None and raw.get("error_type") not in _ERROR_TYPES:
         raw["error_type"] = "internal_error"
     if not raw.get("success") and raw.get("error_type") is None:

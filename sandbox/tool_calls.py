@@ -36,6 +36,7 @@ class ToolSession:
         self.audit = audit
         self.execution_id = execution_id
         self.calls = 0
+        self.over_budget = 0   # calls refused once the budget was spent
         self.records: list[dict] = []
         self.events: list[dict] = []
         self.tasks: set[asyncio.Task] = set()
@@ -52,6 +53,9 @@ class ToolSession:
             task.cancel()
         if self.tasks:
             await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.over_budget > 1:
+            self.events.append({"kind": "tool_refused", "source": "server",
+                                "detail": f"{self.over_budget - 1} more calls past the budget were refused"})
         return self.records, self.events
 
     async def call(self, call: dict) -> dict:
@@ -69,19 +73,23 @@ class ToolSession:
             raise
         finally:
             record["milliseconds"] = round((time.monotonic() - started) * 1000)
-            if len(self.records) <= self.limits.budget:
+            # past the budget only the first refusal is recorded: a snippet looping on
+            # refused calls must not grow the answer and the audit log without end
+            if self.over_budget <= 1:
                 self.records.append(record)
-            self._audit(record, arguments)
+                self._audit(record, arguments)
 
     async def _checked_call(self, server: str, tool: str, arguments) -> dict:
         self.calls += 1
         if self.calls > self.limits.budget:
-            return self._refuse(f"the call budget of {self.limits.budget} tool calls per execution is spent: "
-                                "do more per call, or split the work over several executions")
+            self.over_budget += 1
+            why = (f"the call budget of {self.limits.budget} tool calls per execution is spent: "
+                   "do more per call, or split the work over several executions")
+            return self._refuse(why) if self.over_budget == 1 else {"ok": False, "error": why}
         upstream, remote, why = self.registry.lookup(server, tool)
         if why:
             return self._refuse(why)
-        problem = _schema_problem(arguments, remote.input_schema)
+        problem = remote.arguments_problem(arguments)
         if problem:
             return self._refuse(f"tools.{server}.{tool}: bad arguments: {problem}", kind="tool_bad_arguments")
         try:
@@ -143,17 +151,3 @@ def _json_or_text(text: str):
         return json.loads(text)
     except ValueError:
         return text
-
-
-def _schema_problem(arguments, schema: dict) -> str | None:
-    if not isinstance(arguments, dict):
-        return "arguments must be keyword arguments"
-    import jsonschema
-    try:
-        jsonschema.validate(arguments, schema)
-    except jsonschema.ValidationError as exc:
-        return exc.message[:300]
-    except jsonschema.SchemaError:
-        return "the tool's own inputSchema is invalid"
-    return None
-

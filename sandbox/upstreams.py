@@ -36,6 +36,17 @@ class RemoteTool:
         self.output_schema = tool.output_schema
         annotations = tool.annotations
         self.read_only = bool(annotations and annotations.read_only_hint is True)
+        self._checker = None   # the inputSchema's validator, built at the first call
+
+    def arguments_problem(self, arguments) -> str | None:
+        """What is wrong with a call's arguments for the inputSchema, or None."""
+        from . import argument_schema  # (jsonschema: only once code mode calls a tool)
+        if self._checker is None:
+            try:
+                self._checker = argument_schema.checker(self.input_schema)
+            except Exception:  # noqa: BLE001 - jsonschema.SchemaError, or a schema it cannot read at all
+                return "the tool's own inputSchema is invalid"
+        return argument_schema.problem(self._checker, arguments)
 
     def refusal(self) -> str | None:
         """Why the policy does not expose this tool, else None."""

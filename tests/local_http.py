@@ -7,9 +7,11 @@ import http.server
 import threading
 
 
-def _handler(body: bytes):
+def _handler(body: bytes, hits: "list | None" = None):
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            if hits is not None:
+                hits.append(self.path)
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -22,9 +24,9 @@ def _handler(body: bytes):
 
 
 @contextlib.contextmanager
-def serving(body: bytes):
-    """Serve `body` to every GET; yields the port."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(body))
+def serving(body: bytes, hits: "list | None" = None):
+    """Serve `body` to every GET (each path requested goes into `hits`); yields the port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(body, hits))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server.server_address[1]

@@ -7,6 +7,7 @@ on and off."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import shutil
 import sys
@@ -141,6 +142,43 @@ def test_refusals_teach_and_are_security_events(server):
                           "    except ToolError as e:\n        result.append(str(e))")
     assert data["success"] and data["result"][:20] == list(range(20)), data
     assert all("call budget of 20" in item for item in data["result"][20:]), data
+
+
+def test_calls_past_the_budget_grow_neither_the_answer_nor_the_audit_log(server):
+    """A snippet that keeps calling after its budget is spent: every call is refused,
+    but only the first is a record, a security event and an audit line; the rest are
+    counted in one event (before, each added an event: 1.9 MB of answer in 5 s)."""
+    data, _ = run(server, "refused = 0\nfor i in range(400):\n    try:\n        tools.faults.add(a=i, b=0)\n"
+                          "    except ToolError as e:\n        refused += 1\nresult = refused")
+    assert data["success"] and data["result"] == 380, data
+    assert len(data["tool_calls"]) == 21, len(data["tool_calls"])
+    budget_events = [e["detail"] for e in data["security_events"] if "budget" in e["detail"]]
+    assert budget_events == ["the call budget of 20 tool calls per execution is spent: do more per call, or "
+                             "split the work over several executions",
+                             "379 more calls past the budget were refused"], budget_events
+    lines = [json.loads(line) for line in server.audit_log.read_text().splitlines()]
+    mine = [r["event"] for r in lines if r.get("execution_id") == data["execution_id"]]
+    assert mine.count("tool_call") == 21 and "execution" in mine, mine   # (one id for all of them)
+
+
+def test_unique_items_are_checked_without_stalling_the_server(server):
+    """`set[int]` makes uniqueItems: jsonschema compared 18,000 mixed items pair by pair
+    in the server's event loop, and every other request waited 24 s. Now the big call
+    is refused at once and the server answers meanwhile."""
+    assert run(server, "result = tools.faults.distinct(tags=[3, 1, 2])")[0]["result"] == {"result": 3}
+    data, _ = run(server, "try:\n    tools.faults.distinct(tags=[1, 2, 2.0])\nexcept ToolError as e:\n    result = str(e)")
+    assert "non-unique" in data["result"], data
+    flood = ("xs = []\nfor i in range(9000):\n    xs.append(i)\n    xs.append(str(i))\n"
+             "try:\n    tools.faults.distinct(tags=xs)\nexcept ToolError as e:\n    result = str(e)")
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        big = pool.submit(run, server, flood, 60)
+        time.sleep(1.5)   # the big call is on its way, or being checked
+        started = time.monotonic()
+        assert run(server, "result = 1")[0]["result"] == 1
+        waited = time.monotonic() - started
+        data, _ = big.result()
+    assert "is not of type 'integer'" in data["result"], data
+    assert waited < 10, f"the server stalled for {waited:.1f} s while checking one call's arguments"
 
 
 @pytest.mark.parametrize("arguments, needle", [

@@ -33,6 +33,12 @@ def add(a: int, b: int) -> Sum:
 
 
 @server.tool(annotations=READ)
+def distinct(tags: set[int]) -> int:
+    """Count distinct tags (its inputSchema says uniqueItems)."""
+    return len(tags)
+
+
+@server.tool(annotations=READ)
 def echo(text: str) -> str:
     """Return the text unchanged."""
     return text

@@ -1,0 +1,79 @@
+"""Code mode: a call's arguments checked against the upstream tool's inputSchema,
+in the server, at a cost that grows with the arguments' size and no faster.
+
+The arguments come from the sandbox, so the checker must not let them stall
+the server's event loop (every client and session waits on it):
+- jsonschema's own uniqueItems compares unhashable items pair by pair: 128 KiB
+  of mixed ints and strings for a `set[int]` parameter, a snippet's single
+  call, kept the server busy for 24 s (measured, RestrictedPython on). Here
+  the keyword sorts items by a canonical key instead (n log n), with
+  jsonschema's notion of equality: 1 == 1.0, True != 1, key order ignored.
+- a $ref to a URL would have jsonschema fetch it from the server (its
+  deprecated automatic retrieval): references resolve within the schema only.
+- the schema is checked and its validator built once per tool, not per call.
+What stays: a `pattern` is the upstream's own regular expression, run by `re`
+on the snippet's strings; a pattern that backtracks badly is the upstream's
+to fix (the README says so).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jsonschema
+import referencing
+from jsonschema import validators
+
+MAX_MESSAGE = 300
+
+
+def checker(schema: dict):
+    """A validator for `schema`; jsonschema.SchemaError when the schema is invalid."""
+    kind = validators.validator_for(schema)
+    kind.check_schema(schema)
+    bounded = validators.extend(kind, {"uniqueItems": _unique_items})
+    return bounded(schema, registry=referencing.Registry())  # no retrieval of remote references
+
+
+def problem(validator, arguments) -> str | None:
+    """What is wrong with `arguments` for this validator, or None."""
+    if not isinstance(arguments, dict):
+        return "arguments must be keyword arguments"
+    try:
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    except RecursionError:
+        return "the arguments nest too deeply to check"
+    except Exception as exc:  # noqa: BLE001 - an unresolvable $ref, say: the schema's fault, said so
+        return f"the tool's inputSchema cannot be checked ({type(exc).__name__})"
+    return None if error is None else error.message[:MAX_MESSAGE]
+
+
+def _unique_items(validator, unique, instance, schema):
+    if not (unique and validator.is_type(instance, "array")):
+        return
+    seen = set()
+    for item in instance:
+        key = _canonical(item)
+        if key in seen:
+            yield jsonschema.ValidationError(f"has non-unique elements ({repr(item)[:80]} is repeated)")
+            return
+        seen.add(key)
+
+
+def _canonical(value):
+    """A hashable key equal for values JSON Schema calls equal."""
+    if value is True or value is False:
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and math.isnan(value):
+            return ("nan", object())  # NaN equals nothing, itself included
+        if isinstance(value, float) and value.is_integer():
+            return ("number", int(value))
+        return ("number", value)
+    if isinstance(value, str):
+        return ("string", value)
+    if isinstance(value, (list, tuple)):
+        return ("array", tuple(_canonical(item) for item in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((key, _canonical(item)) for key, item in value.items()))
+    return ("other", repr(value))
