@@ -291,9 +291,9 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
                                     allowed_modules=allowed, tools=request.get("tools"), files=files)
         return protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), **reply}), False
     names = None
+    tools_object.start_call(str(request.get("nonce")) if request.get("tools") else None)
     if request.get("tools"):  # code mode: answers to its calls come on the request channel
-        names = {"tools": tools_object.build(request["tools"], str(request.get("nonce"))),
-                 "ToolError": tools_object.ToolError}
+        names = {"tools": tools_object.build(request["tools"]), "ToolError": tools_object.ToolError}
     reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
                                allowed_modules=allowed, stdout=stdout, stderr=stderr,
                                files=files, session=session, names=names)

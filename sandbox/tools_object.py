@@ -37,11 +37,19 @@ class Image:
 
 
 class _Channel:
-    def __init__(self, nonce: str):
-        self.nonce = nonce
+    """The process's one channel. A session's process serves many calls, each with
+    its own nonce, and a tool function (or `tools` itself) kept in a variable from
+    an earlier call must speak with the running call's nonce: with a stale one the
+    fork server takes the frame for a forgery and ends the session."""
+
+    def __init__(self):
+        self.nonce: str | None = None   # None while the running request has no tools
         self.next_id = 0
 
     def call(self, server: str, tool: str, arguments: dict):
+        if self.nonce is None:
+            raise ToolError(f"tools.{server}.{tool}: this call has no tools (the server's code mode offers none "
+                            "now): get_sandbox_info lists the tool servers and their state")
         self.next_id += 1
         frame = protocol.encode_sectioned({"kind": "tool_call", "nonce": self.nonce, "call_id": self.next_id,
                                            "server": server, "tool": tool, "arguments": arguments})
@@ -52,6 +60,14 @@ class _Channel:
         if not answer.get("ok"):
             raise ToolError(str(answer.get("error") or "the tool call failed"))
         return _value(answer)
+
+
+_CHANNEL = _Channel()
+
+
+def start_call(nonce: str | None) -> None:
+    """A request begins: its nonce if it may call tools, else None."""
+    _CHANNEL.nonce = nonce
 
 
 def _value(answer: dict):
@@ -82,13 +98,12 @@ class _Namespace:
         return f"<{self._where}: {', '.join(sorted(k for k in self.__dict__ if not k.startswith('_')))}>"
 
 
-def build(listing: dict, nonce: str) -> _Namespace:
+def build(listing: dict) -> _Namespace:
     """`tools` from {server attribute: {tool attribute: one-line doc}}. Tools the
     policy does not expose are there too: the server refuses them, saying why."""
-    channel = _Channel(nonce)
     servers = {}
     for server, tools in listing.items():
-        functions = {tool: _tool_function(channel, server, tool, str(doc)) for tool, doc in tools.items()}
+        functions = {tool: _tool_function(_CHANNEL, server, tool, str(doc)) for tool, doc in tools.items()}
         servers[server] = _Namespace(f"tools.{server}", functions)
     return _Namespace("tools", servers)
 

@@ -195,8 +195,14 @@ def test_arguments_that_cannot_travel_are_refused_in_the_sandbox(server, argumen
 def test_tools_in_a_session(server):
     created, _ = server.call("create_session", {})
     handle = created["session_id"]
-    for code, expected in (("first = tools.faults.add(a=1, b=2)['total']\nfirst", 3),
-                           ("tools.faults.add(a=first, b=10)['total']", 13)):
+    # a tool function or `tools` itself kept from an earlier call works in a later one
+    # (it used the earlier call's nonce: the fork server took it for a forgery and
+    # ended the session)
+    for code, expected in (("first = tools.faults.add(a=1, b=2)['total']\nadd = tools.faults.add\nkept = tools\n"
+                            "first", 3),
+                           ("tools.faults.add(a=first, b=10)['total']", 13),
+                           ("add(a=first, b=20)['total']", 23),
+                           ("kept.faults.add(a=first, b=30)['total']", 33)):
         data, _ = server.call("execute_code", {"code": code, "session_id": handle})
         assert data["success"] and data["result"] == expected, data
         assert len(data["tool_calls"]) == 1 and not data["session_ended"]
@@ -418,3 +424,15 @@ def test_a_streamable_http_upstream_with_a_header(tmp_path):
             assert status["remote"] == "ready" and status["wrong_token"].startswith("failed"), status
             data, _ = run(server, "tools.remote.execute_code(code='result = 5 * 5')['result']")
             assert data["success"] and data["result"] == 25, data
+
+
+def test_a_kept_tool_function_in_a_call_without_tools_says_so():
+    """A session's call that has no tools (the server's code mode offers none now):
+    a tool function kept from an earlier call raises a ToolError that says so, and
+    writes nothing on the result pipe (a frame out of turn would end the session)."""
+    from sandbox import tools_object
+    tools_object.start_call("nonce-of-an-earlier-call")
+    kept = tools_object.build({"faults": {"add": "Add two integers."}})
+    tools_object.start_call(None)
+    with pytest.raises(tools_object.ToolError, match="this call has no tools"):
+        kept.faults.add(a=1, b=2)
