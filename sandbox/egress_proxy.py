@@ -30,6 +30,7 @@ from . import egress_policy
 MAX_HEAD = 16 << 10          # request line and headers
 HEAD_TIMEOUT = 10.0          # to send them
 RESOLVE_TIMEOUT = 10.0
+MAX_LOOKUPS = 2              # name lookups (worker threads) of one execution at once
 CONNECT_TIMEOUT = 10.0
 CHUNK = 64 << 10
 POLICY_REFUSALS = (403, 429)   # the allow-list, the connection limit: security events
@@ -65,6 +66,7 @@ class EgressSession:
         self.bytes_total = 0
         self.listeners: list[socket.socket] = []
         self.tasks: set[asyncio.Task] = set()
+        self.lookups = asyncio.Semaphore(MAX_LOOKUPS)
         self.closed = False
 
     def start(self, listener: socket.socket, *, drop_waiting: bool = False) -> None:
@@ -220,8 +222,7 @@ class EgressSession:
             addresses = [literal]
         else:
             try:
-                infos = await asyncio.wait_for(asyncio.get_running_loop().getaddrinfo(
-                    host, port, type=socket.SOCK_STREAM), RESOLVE_TIMEOUT)
+                infos = await asyncio.wait_for(self._resolve(host, port), RESOLVE_TIMEOUT)
             except (OSError, asyncio.TimeoutError) as exc:
                 raise Refused(f"cannot resolve {host}: {exc}", 502) from None
             addresses = list(dict.fromkeys(egress_policy.parse_address(info[4][0]) for info in infos))
@@ -232,6 +233,17 @@ class EgressSession:
                 return address
             refusals.append(why)
         raise Refused(f"{host} resolves to a refused address: {refusals[0]}" if literal is None else refusals[0])
+
+    async def _resolve(self, host: str, port: int) -> list:
+        """getaddrinfo in a worker thread, at most MAX_LOOKUPS of them per execution:
+        a timed-out lookup's thread runs on (a name whose DNS server never answers
+        holds it for the resolver's own timeouts), and one execution's names must not
+        take every worker from the others'. Its slot is free when its thread is."""
+        await self.lookups.acquire()
+        lookup = asyncio.get_running_loop().run_in_executor(None, socket.getaddrinfo, host, port, 0,
+                                                            socket.SOCK_STREAM)
+        lookup.add_done_callback(lambda _: self.lookups.release())
+        return await asyncio.shield(lookup)
 
     async def _connect(self, address, port: int):
         try:

@@ -483,6 +483,37 @@ def test_a_plain_http_request_names_the_host_the_policy_checked(url, host):
     assert lines[0].startswith(b"GET /") and b"pw" not in head
 
 
+def test_one_executions_name_lookups_hold_at_most_two_threads(monkeypatch):
+    """A lookup that timed out still holds its worker thread (a name whose DNS server
+    never answers holds it for the resolver's own timeouts): one execution's names
+    must not take every worker from the other executions'. Eight lookups that hang:
+    two threads at a time, and a slot is free only when its thread is."""
+    running, most, release = [], [], threading.Event()
+
+    def hanging_getaddrinfo(host, *args):
+        running.append(host)
+        most.append(len(running))
+        release.wait(10)
+        running.remove(host)
+        raise socket.gaierror("no answer")
+
+    monkeypatch.setattr(egress_proxy, "RESOLVE_TIMEOUT", 0.2)
+    monkeypatch.setattr(egress_proxy.socket, "getaddrinfo", hanging_getaddrinfo)
+
+    async def lookups():
+        session = egress_proxy.EgressSession(egress_policy.parse(""), egress_proxy.Limits())
+        outcomes = await asyncio.gather(*(session._destination(f"slow{i}.example", 443) for i in range(8)),
+                                        return_exceptions=True)
+        held = len(running)
+        release.set()
+        await asyncio.sleep(0.2)
+        return outcomes, held
+
+    outcomes, held = asyncio.run(lookups())
+    assert all(isinstance(o, egress_proxy.Refused) and o.status == 502 for o in outcomes), outcomes
+    assert held == 2 and max(most) == 2, (held, most)
+
+
 SOCKS = ("import socket\n"
          "def socks(host, port, command=1, kind=None, methods=b'\\x00'):\n"
          "    s = socket.create_connection(('127.0.0.1', 3128), timeout=5)\n"
