@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from sandbox import egress_policy
+from sandbox import egress_policy, profiles
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_bool, parse_seconds, parse_size
 
@@ -34,11 +34,7 @@ MAX_TIMEOUT_CEILING = 86400.0
 MIN_TOKEN_LENGTH = 32
 
 # The optional module profiles and the switch that enables each; "basic" is always on.
-PROFILE_SWITCHES = {
-    "data_science": "SANDBOX_ENABLE_DATA_SCIENCE",
-    "network": "SANDBOX_ENABLE_NETWORK",
-    "filesystem": "SANDBOX_ENABLE_FILESYSTEM",
-}
+PROFILE_SWITCHES = profiles.SWITCHES
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -157,12 +153,10 @@ class Settings:
         return ("basic",) + tuple(name for name, on in switches.items() if on)
 
     def allowed_modules(self) -> frozenset[str]:
-        from sandbox import profiles
-
         return frozenset(profiles.allowed_modules(self.enabled_profiles, self.extra_imports))
 
     def runner_config(self):
-        from sandbox import egress_proxy, profiles
+        from sandbox import egress_proxy
         from sandbox.runner import RunnerConfig
 
         # Pre-importing the data-science stack in the zygote turns a 1-3 s import into a fork.
@@ -312,7 +306,6 @@ def _check_extra_imports(settings: Settings) -> None:
     """SANDBOX_ALLOWED_IMPORTS may add modules, never dangerous ones (os, sys, ctypes, ...)."""
     if not settings.extra_imports:
         return
-    from sandbox import profiles
 
     refused = profiles.check_extra_imports(
         settings.extra_imports, network=settings.enable_network, filesystem=settings.enable_filesystem
@@ -330,7 +323,6 @@ def _check_libraries_installed(settings: Settings) -> None:
     """A profile switched on without its libraries, or an extra import that is not
     installed, stops the server with what to install; never a profile reported as
     enabled with nothing in it."""
-    from sandbox import profiles
 
     for profile in settings.enabled_profiles:
         missing = [name for name in profiles.REQUIRED_LIBRARIES.get(profile, ()) if not profiles.importable(name)]

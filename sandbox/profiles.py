@@ -48,6 +48,13 @@ REQUIRED_LIBRARIES = {"data_science": ("numpy", "pandas")}
 INSTALL_HINT = {"data_science": "pip install 'mcp-server-python-sandbox[datascience]' "
                                 "(from a checkout: make install-datascience)"}
 
+# The switch that turns each optional profile on ("basic" is always on).
+SWITCHES = {
+    "data_science": "SANDBOX_ENABLE_DATA_SCIENCE",
+    "network": "SANDBOX_ENABLE_NETWORK",
+    "filesystem": "SANDBOX_ENABLE_FILESYSTEM",
+}
+
 PROFILES: dict[str, frozenset[str]] = {
     "basic": BASIC,
     "data_science": DATA_SCIENCE,
@@ -193,6 +200,28 @@ def danger(name: str) -> str | None:
         if prefix in DANGEROUS:
             return DANGEROUS[prefix]
     return None
+
+
+def import_advice(name: str, allowed: Iterable[str]) -> str:
+    """Why a snippet may not import ``name`` under ``allowed``, and what would change
+    that: a profile that is off names its switch, a module nothing allows says so, an
+    ordinary one names SANDBOX_ALLOWED_IMPORTS, and one that is not there says that.
+    (From inside the sandbox: ``allowed`` is all it knows of the server's settings.)"""
+    allowed = frozenset(allowed)
+    top = name.split(".")[0]
+    why = danger(name)
+    profile = _PROFILE_OF.get(name) or (_PROFILE_OF.get(top) if top in WHOLE_PACKAGES and why is None else None)
+    if profile is not None:
+        if profile == "basic" or PROFILES[profile] & allowed:
+            return "this call's allowed_imports leaves it out: add it there, or leave allowed_imports out"
+        return (f"it is in the {profile} profile, which is off on this server: the operator switches it on "
+                f"with {SWITCHES[profile]}=true (get_sandbox_info lists the modules that are on)")
+    if why is not None:
+        return f"no setting allows it in the sandbox ({why})"
+    if not importable(top):
+        return f"{top} is not installed on this server"
+    return ("it is not among the modules the sandbox allows: the operator can add it with "
+            "SANDBOX_ALLOWED_IMPORTS (get_sandbox_info lists the modules that are on)")
 
 
 def is_allowed(name: str, allowed: Iterable[str]) -> bool:

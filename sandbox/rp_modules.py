@@ -586,8 +586,7 @@ class ModulePolicy:
         raise ImportError(f"cannot import name {item!r} from {name!r}", name=name)
 
     def _import_refusal(self, name: str) -> SandboxImportError:
-        why = profiles.danger(name)
-        detail = f"import of module {name!r} is not allowed" + (f" ({why})" if why else "")
+        detail = f"import of module {name!r} is not allowed: {profiles.import_advice(name, self.allowed)}"
         return self.refuse("import_blocked", detail, SandboxImportError, name=name)
 
     def proxy(self, name: str, module) -> ModuleProxy:

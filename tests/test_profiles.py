@@ -147,3 +147,35 @@ def test_profile_modules_available():
 def test_every_dangerous_reason_is_text():
     for name, reason in profiles.DANGEROUS.items():
         assert isinstance(reason, str) and reason, name
+
+
+@pytest.mark.parametrize("name, allowed, advice", [
+    # a profile that is off: its switch
+    ("numpy", profiles.BASIC, "in the data_science profile, which is off on this server: the operator switches "
+                              "it on with SANDBOX_ENABLE_DATA_SCIENCE=true"),
+    ("numpy.linalg", profiles.BASIC, "SANDBOX_ENABLE_DATA_SCIENCE=true"),
+    ("socket", profiles.BASIC, "in the network profile, which is off on this server: the operator switches it on "
+                               "with SANDBOX_ENABLE_NETWORK=true"),
+    ("pathlib", profiles.BASIC, "SANDBOX_ENABLE_FILESYSTEM=true"),
+    # the profile is on, but this call's allowed_imports narrowed it
+    ("json", frozenset({"math"}), "this call's allowed_imports leaves it out"),
+    ("requests", profiles.BASIC | frozenset({"socket"}), "this call's allowed_imports leaves it out"),
+    # never: no switch is named
+    ("threading", profiles.BASIC, "no setting allows it in the sandbox (threads)"),
+    ("numpy.ctypeslib", profiles.allowed_modules(["basic", "data_science"]),
+     "no setting allows it in the sandbox (loads shared libraries)"),
+    # an ordinary module: the operator's extra imports; one that is not there: says so
+    ("zoneinfo", profiles.BASIC, "the operator can add it with SANDBOX_ALLOWED_IMPORTS"),
+    ("no_such_module_here", profiles.BASIC, "no_such_module_here is not installed on this server"),
+    ("no_such_module_here.sub", profiles.BASIC, "no_such_module_here is not installed on this server"),
+])
+def test_an_import_refusal_says_what_would_change_it(name, allowed, advice):
+    """What the snippet reads when an import is refused: not only "not allowed"."""
+    assert not profiles.permits(name, allowed)
+    assert advice in profiles.import_advice(name, allowed)
+
+
+def test_the_import_advice_never_names_a_switch_for_what_no_switch_allows():
+    for name in NEVER:
+        advice = profiles.import_advice(name, profiles.allowed_modules(["basic", "data_science", "network"]))
+        assert "SANDBOX_" not in advice and "no setting allows it" in advice, (name, advice)
