@@ -306,7 +306,6 @@ def _check_extra_imports(settings: Settings) -> None:
     """SANDBOX_ALLOWED_IMPORTS may add modules, never dangerous ones (os, sys, ctypes, ...)."""
     if not settings.extra_imports:
         return
-
     refused = profiles.check_extra_imports(
         settings.extra_imports, network=settings.enable_network, filesystem=settings.enable_filesystem
     )
@@ -323,7 +322,6 @@ def _check_libraries_installed(settings: Settings) -> None:
     """A profile switched on without its libraries, or an extra import that is not
     installed, stops the server with what to install; never a profile reported as
     enabled with nothing in it."""
-
     for profile in settings.enabled_profiles:
         missing = [name for name in profiles.REQUIRED_LIBRARIES.get(profile, ()) if not profiles.importable(name)]
         if missing:
