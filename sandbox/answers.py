@@ -11,6 +11,7 @@ import json
 
 from mcp.types import BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink, TextResourceContents
 
+from . import image_check
 from .limits_parse import format_size
 
 # error_type -> what to do instead; {max_timeout} and {max_memory} are the server's ceilings.
@@ -125,10 +126,14 @@ def file_blocks(result: dict, store) -> list:
     described = []
     for item in result.get("files") or []:
         data = base64.b64decode(item["base64"])
-        mime = mime_type(item["path"])
+        mime, note = mime_type(item["path"]), None
+        if mime.startswith("image/") and (why := image_check.refusal(data)) is not None:
+            # a client renders an image/* file it is sent: a decompression bomb would decode there
+            mime, note = "application/octet-stream", f"not returned as {mime}: {why}"
         text = _text_of(data) if mime in TEXT_TYPES.values() else None
         uri = store.put(item["path"], mime, data)
-        entry = {"path": item["path"], "size": len(data), "mime_type": mime, "uri": uri, "returned_as": "link"}
+        entry = {"path": item["path"], "size": len(data), "mime_type": mime, "uri": uri, "returned_as": "link",
+                 **({"note": note} if note else {})}
         if text is not None and len(data) <= INLINE_TEXT:
             blocks.append(EmbeddedResource(type="resource", resource=TextResourceContents(
                 uri=uri or f"sandbox://inline/{item['path']}", mime_type=mime, text=text)))

@@ -11,6 +11,7 @@ import os
 import stat
 import sys
 
+from . import image_check
 from .mounts import WORKSPACE
 from .protocol import (MAX_IMAGE_BYTES, MAX_IMAGES, MAX_IMAGES_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_FILES, MAX_PATH,
                        MAX_REFUSED_FILES, unsafe_name)
@@ -119,23 +120,35 @@ def _refusal(path: str, relative: str) -> str | None:
     return None
 
 
-def render_figures() -> tuple[list, bool]:
-    """Every open matplotlib figure as PNG bytes, if the snippet used pyplot."""
+FIGURE_DPI = 100
+
+
+def render_figures() -> tuple[list, bool, list]:
+    """Every open matplotlib figure as PNG bytes, if the snippet used pyplot; whether
+    some were left out for the caps; and why each figure too large was not rendered."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
-        return [], False
-    images, truncated, total = [], False, 0
+        return [], False, []
+    images, truncated, total, refused = [], False, 0, []
     for number in pyplot.get_fignums():
         if len(images) >= MAX_IMAGES:
             truncated = True
             break
-        buf = io.BytesIO()
-        pyplot.figure(number).savefig(buf, format="png", dpi=100)
-        data = buf.getvalue()
+        figure = pyplot.figure(number)
+        width, height = (round(inches * FIGURE_DPI) for inches in figure.get_size_inches())
+        why = image_check.size_refusal(width, height)  # (checked before it costs a render)
+        if why is None:
+            buf = io.BytesIO()
+            figure.savefig(buf, format="png", dpi=FIGURE_DPI)
+            data = buf.getvalue()
+            why = image_check.refusal(data)
+        if why is not None:
+            refused.append(f"figure {number} not returned: {why}")
+            continue
         if len(data) > MAX_IMAGE_BYTES or total + len(data) > MAX_IMAGES_BYTES:
             truncated = True
             continue
         total += len(data)
         images.append(data)
     pyplot.close("all")
-    return images, truncated
+    return images, truncated, refused

@@ -338,8 +338,10 @@ def _artifacts(spec: ChildSpec, *, remove_files: bool) -> tuple[list, list, dict
     In a session, out/ files returned are removed: each comes back once."""
     images, files, extra = [], [], {}
     try:
-        images, truncated = artifacts.render_figures()
+        images, truncated, refused_figures = artifacts.render_figures()
         extra["images_truncated"] = truncated
+        if refused_figures:
+            extra["artifacts_error"] = "; ".join(refused_figures)[:300]
         if spec.filesystem and "namespaces" in spec.layers:
             files, truncated, refused = artifacts.collect_output_files(remove=remove_files)
             extra["files_truncated"] = truncated

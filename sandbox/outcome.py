@@ -16,13 +16,13 @@ import os
 import signal
 from dataclasses import dataclass
 
-from . import protocol
+from . import image_check, protocol
+from .image_check import PNG_SIGNATURE
 from .cutting import HeadTail
 
 MAX_TEXT = 20_000          # error messages and tracebacks
 MAX_VARIABLES = 100
 MAX_EVENTS = 50
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 OUT_PREFIX = "out/"
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 
@@ -206,8 +206,8 @@ def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) 
                 return value[1:]
             checked["result"] = value[0]
         elif section["kind"] == "image":
-            if bytes(data[:len(PNG_SIGNATURE)]) != PNG_SIGNATURE:
-                return "result frame has an image that is not a PNG"
+            if bytes(data[:len(PNG_SIGNATURE)]) != PNG_SIGNATURE or image_check.refusal(data) is not None:
+                return "result frame has an image that is not a PNG of a size a client may decode"
             checked["images"].append({"mime_type": "image/png", "base64": base64.b64encode(data).decode("ascii")})
         else:
             checked["files"].append({"path": section["path"], "size": section["size"],

@@ -68,6 +68,8 @@ class OutputFile(BaseModel):
     returned_as: str = Field(description='"text" or "blob" (an embedded resource block), or "link" (a '
                                          "resource_link block)")
     base64: str | None = Field(None, description="the content, for binary files small enough to inline")
+    note: str | None = Field(None, description="why it is not returned as its name says (an image too large for "
+                                               "a client to decode goes as application/octet-stream)")
 
 
 class RefusedFile(BaseModel):

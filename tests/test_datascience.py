@@ -48,6 +48,16 @@ def test_a_figure_comes_back_as_png(ds):
         assert base64.b64decode(image["base64"]).startswith(b"\x89PNG\r\n\x1a\n")
 
 
+def test_a_figure_too_large_for_a_client_is_not_rendered_and_says_why(ds):
+    """figsize=(150, 150) would be a 15,000 x 15,000 PNG (a decompression bomb for the
+    client that decodes it): not rendered at all, the answer says why, the rest stands."""
+    r = ds.run("import matplotlib.pyplot as plt\nplt.figure(figsize=(150, 150))\nplt.figure()\n"
+               "result = 'plotted'", allowed=ALLOWED, timeout=30)
+    assert r["success"] and r["result"] == "plotted", r
+    assert len(r["images"]) == 1
+    assert "figure 1 not returned: 15000 x 15000 pixels" in r["artifacts_error"] and "figsize" in r["artifacts_error"]
+
+
 def test_100_mb_array_fits_the_default_limit_and_not_a_small_one(ds):
     code = "import numpy as np\na = np.ones(100 * 1024 * 1024 // 8)\nresult = int(a.nbytes)"
     r = ds.run(code, allowed=ALLOWED, memory=128 * MiB, timeout=30)

@@ -767,6 +767,30 @@ def test_files_come_back_as_resources_the_client_understands():
     assert "unknown or expired" in outcome and "run the code again" in outcome, outcome
 
 
+def test_an_image_too_large_to_decode_goes_back_as_plain_bytes():
+    """With RestrictedPython on, a snippet writes a PNG of a few KB that declares 30,000 x
+    30,000 pixels into out/: it comes back as application/octet-stream, which no client
+    renders, with the reason; a real image next to it is still image/png."""
+    code = ("import zlib, binascii\n"
+            "def chunk(kind, data):\n"
+            "    return len(data).to_bytes(4, 'big') + kind + data + binascii.crc32(kind + data).to_bytes(4, 'big')\n"
+            "def png(w, h):\n"
+            "    head = w.to_bytes(4, 'big') + h.to_bytes(4, 'big') + bytes([8, 0, 0, 0, 0])\n"
+            "    return (b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', head)\n"
+            "            + chunk(b'IDAT', zlib.compress(b'\\0' * (w + 1) * 50)) + chunk(b'IEND', b''))\n"
+            "open('out/bomb.png', 'wb').write(png(30000, 30000))\nopen('out/small.png', 'wb').write(png(64, 48))\n"
+            "result = 1")
+    with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true"}) as server:
+        data, result = execute(server, code, timeout=20)
+    assert data["success"], data
+    files = {f["path"]: f for f in data["files"]}
+    assert files["out/bomb.png"]["mime_type"] == "application/octet-stream", files
+    assert "not returned as image/png: 30000 x 30000 pixels" in files["out/bomb.png"]["note"]
+    assert files["out/small.png"]["mime_type"] == "image/png" and files["out/small.png"].get("note") is None
+    blocks = [b for b in result.content if b.type == "resource"]
+    assert sorted(b.resource.mime_type for b in blocks) == ["application/octet-stream", "image/png"]
+
+
 def test_hostile_entries_under_out_are_refused_and_reported_never_followed():
     code = ("import os\nos.symlink('/etc/passwd', 'out/passwd')\nos.symlink('/', 'out/root')\n"
             "try:\n    os.mkfifo('out/fifo')\nexcept OSError:\n    pass\nopen('out/real.txt', 'w').write('ok')\nos.link('out/real.txt', 'out/hard')\n"

@@ -216,8 +216,14 @@ def header(**extra):
     return {"kind": "result", "success": True, "error_type": None, **extra}
 
 
+def png_header(width: int, height: int) -> bytes:
+    """A PNG's signature and IHDR chunk (the CRC is not checked: nothing here decodes)."""
+    ihdr = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 6, 0, 0, 0])
+    return outcome.PNG_SIGNATURE + (13).to_bytes(4, "big") + b"IHDR" + ihdr + b"\0\0\0\0"
+
+
 def test_check_execute_frame_unit():
-    png = outcome.PNG_SIGNATURE + b"rest"
+    png = png_header(640, 480) + b"rest"
     good = outcome.check_execute_frame(
         header(sections=[{"kind": "result", "size": 2}, {"kind": "image", "mime_type": "image/png", "size": len(png)},
                          {"kind": "file", "path": "out/a.csv", "size": 3}]), b"42" + png + b"a,b", 100)
@@ -232,6 +238,10 @@ def test_check_execute_frame_unit():
         (header(sections=[{"kind": "image", "mime_type": "image/png", "size": 1}] * 9), b"x" * 9),
         (header(sections=[{"kind": "result", "size": 3}]), b"\xff\xfe\x00"),
         (header(sections="nope"), b""),
+        # a PNG that declares more pixels than a client may decode (a decompression bomb)
+        (header(sections=[{"kind": "image", "mime_type": "image/png", "size": 33}]), png_header(30000, 30000)),
+        (header(sections=[{"kind": "image", "mime_type": "image/png", "size": 33}]), png_header(10001, 1)),
+        (header(sections=[{"kind": "image", "mime_type": "image/png", "size": 33}]), png_header(0, 10)),
     ]
     for frame, payload in bad:
         assert isinstance(outcome.check_execute_frame(frame, payload, 100), str), frame
