@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 from mcp.types import BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink, TextResourceContents
 
@@ -34,6 +35,19 @@ FRESH_CALL = ("each call starts fresh: names from earlier calls do not exist her
               "call needs, or keep state across calls with create_session")
 
 
+# Characters a terminal acts on or that reorder what is shown: C0 and C1 controls but
+# newline and tab (ESC starts sequences that set the window title or write the clipboard,
+# OSC 52), and the format characters that override text direction or hide text.
+_ACTING = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with those characters written as escapes (\\x1b, \\u202e): a text block
+    goes to clients that print it in a terminal, and a model reads the escape as well."""
+    return _ACTING.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"),
+                       text.replace("\r\n", "\n"))
+
+
 def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
     lines: list[str] = []
     error_type = result.get("error_type")
@@ -56,7 +70,8 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
         where = item.get("returned_as", "")
         how = {"text": "as a text resource", "blob": "as a blob resource",
                "link": f"as a link ({item.get('uri')}), readable with resources/read"}.get(where, where)
-        lines.append(f"file {item['path']} ({item['size']:,} bytes) returned {how}")
+        lines.append(f"file {item['path']} ({item['size']:,} bytes) returned {how}"
+                     + (f"; {item['note']}" if item.get("note") else ""))
     for item in result.get("files_refused") or []:
         lines.append(f"file {item['path']} not returned: {item['reason']}")
     if result.get("artifacts_error"):

@@ -798,9 +798,10 @@ def refused_validation(code: str, message: str) -> dict:
 
 
 def tool_result(data: dict, *, is_error: bool = False, text: str | None = None, blocks: list = ()) -> CallToolResult:
-    """Structured content plus a text block (`text`, else the same dict as JSON) and the
-    run's figures and files as further content blocks."""
-    content: list = [TextContent(type="text", text=json.dumps(data, ensure_ascii=False) if text is None else text)]
+    """Structured content plus a text block (`text`, else the same dict as JSON; terminal
+    controls written as escapes) and the run's figures and files as further content blocks."""
+    text = json.dumps(data, ensure_ascii=False) if text is None else text
+    content: list = [TextContent(type="text", text=answers.terminal_safe(text))]
     return CallToolResult(content=content + list(blocks), structured_content=data, is_error=is_error)
 
 

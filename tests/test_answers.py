@@ -74,3 +74,22 @@ def test_description_names_every_enabled_profiles_modules_and_the_limits():
 def test_every_error_type_but_runtime_error_has_a_hint():
     from sandbox import protocol
     assert set(answers.HINTS) == set(protocol.ERROR_TYPES) - {"runtime_error"}
+
+
+def test_terminal_controls_in_the_text_block_are_written_as_escapes():
+    """A CLI client prints the text block in the user's terminal: a snippet's ESC sequences
+    (window title, OSC 52 clipboard write, screen clear) and bidi overrides must not act
+    there. They are written as escapes the model can still read; newlines and tabs stay."""
+    printed = "\x1b]0;pwned\x07\x1b[31mred\u202eevil\x1b]52;c;ZWNobyBwd25lZA==\x07\r\nnext\tcolumn\rover\x9b"
+    text = answers.terminal_safe(printed)
+    assert text == ("\\x1b]0;pwned\\x07\\x1b[31mred\\u202eevil\\x1b]52;c;ZWNobyBwd25lZA==\\x07\nnext\tcolumn"
+                    "\\rover\\x9b")
+    assert answers.terminal_safe("é 中 א ✓\n") == "é 中 א ✓\n"
+
+
+def test_the_servers_text_blocks_go_through_it():
+    from sandbox.server import tool_result
+    result = tool_result({"stdout": "\x1b[2J"}, text="stdout:\n\x1b[2J\u2066")
+    assert result.content[0].text == "stdout:\n\\x1b[2J\\u2066"
+    assert result.structured_content == {"stdout": "\x1b[2J"}        # the data stays as it was
+    assert "\x1b" not in tool_result({"note": "\x1b]52;c;x\x07"}).content[0].text
