@@ -16,6 +16,7 @@ import contextlib
 import logging
 import sys
 
+from .answers import terminal_safe
 from .tool_servers import ToolServer, identifier
 
 logger = logging.getLogger("sandbox.upstreams")
@@ -31,7 +32,9 @@ class RemoteTool:
         self.server = server
         self.name = tool.name
         self.attribute = identifier(tool.name)
-        self.description = " ".join((tool.description or "").split())
+        # an upstream's words go into our tool description and get_sandbox_info: one line,
+        # no terminal controls
+        self.description = terminal_safe(" ".join((tool.description or "").split()))
         self.input_schema = tool.input_schema or {"type": "object"}
         self.output_schema = tool.output_schema
         annotations = tool.annotations

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
-from sandbox.tool_servers import ToolServersError, identifier, load
+from sandbox import upstreams
+from sandbox.tool_servers import ToolServer, ToolServersError, identifier, load
 
 
 def write(tmp_path, document) -> str:
@@ -79,3 +81,11 @@ def test_tools_whose_names_sanitise_alike_are_all_callable():
     assert status["renamed"] == {"get_time": "get_time_2", "get.time": "get_time_3"}
     assert sorted(stub.split("(")[0] for stub in registry.stubs()) == [
         "tools.clock.get_time", "tools.clock.get_time_2", "tools.clock.get_time_3"]
+
+
+def test_an_upstreams_description_reaches_the_model_without_terminal_controls():
+    server = ToolServer(name="up", attribute="up", command="true")
+    tool = SimpleNamespace(name="t", description="Reads\n the \x1b]52;c;eA==\x07 docs\u202e", input_schema={"type": "object", "properties": {"xs": {"type": "array"}}},
+                           output_schema=None, annotations=None)
+    assert upstreams.RemoteTool(server, tool).stub() == ("tools.up.t(xs: list = ...) -> Any  "
+                                                         "# Reads the \\x1b]52;c;eA==\\x07 docs\\u202e")
