@@ -92,3 +92,27 @@ def test_a_tool_checks_its_schema_once_and_says_when_it_is_invalid(monkeypatch):
     assert len(built) == 1
     broken = upstreams.RemoteTool(server, SimpleNamespace(**{**vars(tool), "input_schema": {"type": 5}}))
     assert broken.arguments_problem({}) == "the tool's own inputSchema is invalid"
+
+
+def test_a_check_looks_at_a_few_errors_and_stops_at_its_deadline(monkeypatch):
+    """Every keyword is linear, but 64K items that each fail an anyOf kept the loop busy
+    for 2 s, an enum of 100 values for 4 s (each error built and ranked): the check ranks
+    the first few errors only, and stops between two keywords once CHECK_SECONDS are
+    spent, refusing the call as too much to check."""
+    checks = []
+    real = argument_schema._timed
+
+    def counting(check):
+        timed = real(check)
+        return lambda *args: checks.append(1) or timed(*args)
+
+    monkeypatch.setattr(argument_schema, "_timed", counting)
+    branches = {"type": "object", "properties": {"xs": {"type": "array", "items": {
+        "anyOf": [{"type": "string"}, {"type": "boolean"}, {"type": "integer"}]}}}}
+    checker = argument_schema.checker(branches)
+    assert argument_schema.problem(checker, {"xs": [None] * 60000}) == "None is not valid under any of the given schemas"
+    assert len(checks) < 2000, len(checks)                       # not one error per item
+    monkeypatch.setattr(argument_schema, "CHECK_SECONDS", 0.0)   # a check that is out of time at once
+    assert argument_schema.problem(checker, {"xs": [1] * 10}).startswith("they take longer than 0 s to check")
+    monkeypatch.setattr(argument_schema, "CHECK_SECONDS", 1.0)
+    assert argument_schema.problem(checker, {"xs": [1, "a", True]}) is None   # (and the clock is reset)
