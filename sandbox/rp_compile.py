@@ -460,7 +460,9 @@ class CompileError(Exception):
         self.rejected = list(rejected)
 
 
-_TOO_COMPLEX = "SyntaxError: the source is too deeply nested or too complex to compile"
+# (the parser raises MemoryError for deep nesting too, with no message: the two cannot be told apart)
+_TOO_COMPLEX = ("SyntaxError: the source is too deeply nested or too large to compile: flatten the nesting, "
+                "send less code, or pass a larger memory_limit")
 LINE_PREFIX = re.compile(r"^Line (\d+):")
 _UNPARSABLE = re.compile("[\x00\ud800-\udfff]")
 

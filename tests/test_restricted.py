@@ -705,6 +705,12 @@ def test_parser_bombs_fail_cleanly_and_quickly(name):
     assert report["validation"]["valid"] is False
 
 
+@pytest.mark.parametrize("name", ["unary_minus", "deep_lambdas"])
+def test_a_source_too_deep_to_compile_says_what_to_do(name):
+    reply = blocked(PARSER_BOMBS[name], error_types=("syntax_error",))
+    assert "flatten the nesting, send less code, or pass a larger memory_limit" in reply["error"], reply
+
+
 # --------------------------------------------------------------------- restricted=False
 
 def test_unrestricted_mode_runs_plain_python():
