@@ -68,6 +68,36 @@ MARKER_BASES = frozenset({abc.ABC, typing.Generic, typing.Protocol, contextlib.A
                           *(value for module in (collections.abc, numbers) for value in vars(module).values()
                             if isinstance(value, type) and isinstance(value, abc.ABCMeta))})
 
+# What to write instead of reading a special name: the refusal of `x.__len__` says `len(x)`.
+_USE = {
+    "__class__": "type(x)", "__len__": "len(x)", "__str__": "str(x)", "__repr__": "repr(x)",
+    "__format__": "format(x, spec)", "__iter__": "iter(x)", "__next__": "next(x)", "__reversed__": "reversed(x)",
+    "__hash__": "hash(x)", "__bool__": "bool(x)", "__int__": "int(x)", "__float__": "float(x)", "__abs__": "abs(x)",
+    "__round__": "round(x)", "__contains__": "`item in x`", "__getitem__": "x[key]",
+    "__setitem__": "x[key] = value", "__delitem__": "del x[key]", "__call__": "x(...)",
+    "__enter__": "a with statement", "__exit__": "a with statement", "__eq__": "x == y", "__ne__": "x != y",
+    "__lt__": "x < y", "__le__": "x <= y", "__gt__": "x > y", "__ge__": "x >= y", "__add__": "x + y",
+    "__sub__": "x - y", "__mul__": "x * y", "__truediv__": "x / y", "__floordiv__": "x // y",
+    "__mod__": "x % y", "__pow__": "x ** y", "__neg__": "-x",
+}
+INSTEAD = {
+    **{name: f"use {way} instead" for name, way in _USE.items()},
+    "__dict__": "use dir(obj) and getattr(obj, name); vars(obj) works on the snippet's own objects",
+    "__file__": "module files are not readable in the sandbox",
+    "__path__": "module files are not readable in the sandbox",
+}
+
+
+def instead(name: str) -> str:
+    """One line for a model whose code read `name` (a "_" name the sandbox refuses)."""
+    if name in INSTEAD:
+        return INSTEAD[name]
+    if name.startswith("__") and name.endswith("__"):
+        return ("special names reach the interpreter's internals here: use the builtin or operator that "
+                "calls it (len(x), str(x), x[k], x + y), or type(x), dir(x), isinstance(x, C)")
+    return "private attributes of objects the snippet did not make are not available: use their public API"
+
+
 def private_name_allowed(name: str) -> bool:
     """A variable, function, parameter or attribute name starting with "_"
     that the snippet may use (the caller checks the object for attributes)."""

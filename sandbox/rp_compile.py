@@ -172,6 +172,12 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         # read through the guard, which gives them on the snippet's own objects only
         if isinstance(node.ctx, ast.Load) and node.attr in SUPER_METHODS:
             return self._safe_dunder_read(node)
+        if node.attr.startswith("_") and node.attr != "_":
+            # RestrictedPython's refusal, with what to write instead (the value is still checked)
+            self.error(node, f'"{node.attr}" is an invalid attribute name because it starts with "_": '
+                             f"{private_names.instead(node.attr)}")
+            node.value = self.visit(node.value)
+            return node
         return super().visit_Attribute(node)
 
     def visit_AugAssign(self, node):

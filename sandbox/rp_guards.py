@@ -171,6 +171,8 @@ class ExecutionContext(ModulePolicy):
         exc_type, message = refusal
         if issubclass(exc_type, AttributeError):
             exc_type = SandboxAttributeError
+        if type(name) is str and name.startswith("_"):
+            message = f"{message.rstrip('.')}: {private_names.instead(name)}"
         raise self.refuse("attribute_blocked", f"{describe_value(obj)}.{name!s:.80}: {message}", exc_type)
 
     @staticmethod

@@ -190,3 +190,19 @@ def test_a_snippet_class_s_dunder_methods_are_read_on_its_own_objects():
 def test_dunder_methods_of_other_objects_stay_refused(code):
     reply = run(code)
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
+
+
+@pytest.mark.parametrize("code, advice", [
+    ("x = [1, 2]\nx.__len__()", "use len(x) instead"),
+    ("x = getattr([1], '__iter__')", "use iter(x) instead"),
+    ("x = getattr(1, '__class__')", "use type(x) instead"),
+    ("import json\njson.__file__", "module files are not readable in the sandbox"),
+    ("import math\nmath.__dict__", "use dir(obj) and getattr(obj, name)"),
+    ("def f():\n    pass\nf.__code__", "special names reach the interpreter's internals here"),
+    ("import json\njson.JSONEncoder()._x", "private attributes of objects the snippet did not make"),
+])
+def test_a_refused_underscore_name_says_what_to_write_instead(code, advice):
+    """Compile-time and run-time refusals of "_" names name the builtin or operator to use."""
+    reply = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply
+    assert advice in reply["error"], reply["error"]
