@@ -88,6 +88,16 @@ INSTEAD = {
 }
 
 
+# Names a snippet may not use, with what to write instead.
+RESERVED_NAME_INSTEAD = {
+    "__import__": "use an import statement (import json, from math import sqrt)",
+    "__builtins__": "the builtins are simply there: call them by name",
+    "__file__": "the snippet runs from memory, not from a file; the working directory is os.getcwd()",
+    "breakpoint": "there is no debugger in the sandbox: print() the values you want to see",
+    **dict.fromkeys(("print", "printed", "builtins"), "the sandbox's own name: choose another name"),
+}
+
+
 def instead(name: str) -> str:
     """One line for a model whose code read `name` (a "_" name the sandbox refuses)."""
     if name in INSTEAD:

@@ -72,13 +72,19 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return  # `__all__ = [...]`, a class's `__slots__`
         if (name is not None and name.startswith("_")
                 and not (allow_magic_methods and name in ALLOWED_FUNC_NAMES and node.col_offset != 0)):
-            if name.startswith("__") and name.endswith("__"):
+            if name.startswith("__") and name.endswith("__") and isinstance(node, ast.Name):
+                advice = private_names.RESERVED_NAME_INSTEAD.get(name, "special names are not available here")
+                self.error(node, f'"{name}" is a reserved name: {advice}')
+            elif name.startswith("__") and name.endswith("__"):
                 self.error(node, f'"{name}" is a reserved name: this special name is not available in the '
                                  'sandbox (attribute hooks, __new__, __del__ and pickling hooks are not); use '
                                  'an ordinary method or a property instead')
             else:
                 self.error(node, f'"{name}" is a reserved name: names that start and end with "_" belong to '
                                  f'the sandbox\'s guards; choose another name (e.g. "{name.strip("_") or "value"}")')
+            return
+        if name in private_names.RESERVED_NAME_INSTEAD:
+            self.error(node, f'"{name}" is a reserved name: {private_names.RESERVED_NAME_INSTEAD[name]}')
             return
         super().check_name(node, name, allow_magic_methods)
 

@@ -206,3 +206,16 @@ def test_a_refused_underscore_name_says_what_to_write_instead(code, advice):
     reply = run(code)
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
     assert advice in reply["error"], reply["error"]
+
+
+@pytest.mark.parametrize("code, advice", [
+    ("__import__('json')", "use an import statement"),
+    ("breakpoint()", "there is no debugger in the sandbox"),
+    ("x = __builtins__", "the builtins are simply there"),
+    ("print(__file__)", "the snippet runs from memory"),
+    ("print = 1", "choose another name"),
+])
+def test_a_reserved_name_says_what_to_write_instead(code, advice):
+    reply = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply
+    assert advice in reply["error"], reply["error"]
