@@ -5,7 +5,8 @@ the client's process on the host. A snippet wrote one into out/ with RestrictedP
 on (measured: 875 KB), and a snippet running real Python can forge a figure. So a
 figure larger than the caps is not returned (the child says why), a forged one makes
 the frame invalid, and an out/ file whose header is not a small enough PNG or JPEG
-goes back as application/octet-stream, which no client renders.
+(or is an animated PNG, whose frames multiply the size) goes back as
+application/octet-stream, which no client renders.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 MAX_SIDE = 10_000            # pixels, either side
 MAX_PIXELS = 40_000_000      # width x height (160 MB as RGBA)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_CHUNKS_BEFORE_IMAGE = 256   # a figure has a handful (IHDR, pHYs, tEXt...)
 _JPEG_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}  # SOFn
 
 
@@ -40,7 +42,28 @@ def refusal(data: bytes) -> str | None:
     size = dimensions(data)
     if size is None:
         return "not a PNG or JPEG whose size can be read from its header"
+    if bytes(data[:len(PNG_SIGNATURE)]) == PNG_SIGNATURE:
+        why = _png_chunks_refusal(data)
+        if why is not None:
+            return why
     return size_refusal(*size)
+
+
+def _png_chunks_refusal(data: bytes) -> str | None:
+    """The chunks before a PNG's first IDAT, walked by their lengths: an acTL among them
+    makes it an animated PNG, whose every frame is decoded at the IHDR's size (frames
+    multiply it); a figure has a handful of them, never hundreds."""
+    at = len(PNG_SIGNATURE)
+    for _ in range(MAX_CHUNKS_BEFORE_IMAGE):
+        if at + 8 > len(data):
+            return None
+        length, kind = int.from_bytes(data[at:at + 4], "big"), bytes(data[at + 4:at + 8])
+        if kind == b"acTL":
+            return "an animated PNG: return a still image (each figure is one)"
+        if kind == b"IDAT":
+            return None
+        at += 12 + length
+    return f"a PNG with more than {MAX_CHUNKS_BEFORE_IMAGE} chunks before its image data"
 
 
 def size_refusal(width: int, height: int) -> str | None:

@@ -48,3 +48,16 @@ def test_a_decompression_bomb_is_refused_whatever_its_bytes():
 def test_ordinary_figures_pass(width, height):
     assert image_check.refusal(png(width, height)) is None
     assert image_check.refusal(jpeg(width, height)) is None
+
+
+def test_an_animated_png_is_not_sent_as_an_image():
+    """An APNG's frames are each decoded at the IHDR's size: its acTL chunk (before the
+    first IDAT, however much comes before it) makes it no image for a client."""
+    still = png(640, 480)
+    at = still.index(b"IDAT") - 4
+    actl = (8).to_bytes(4, "big") + b"acTL" + (10**6).to_bytes(4, "big") + (0).to_bytes(4, "big") + b"\0" * 4
+    padding = (70000).to_bytes(4, "big") + b"tEXt" + b"x" * 70000 + b"\0" * 4   # past any header window
+    assert "animated PNG" in image_check.refusal(still[:at] + padding + actl + still[at:])
+    assert image_check.refusal(still[:at] + padding + still[at:]) is None
+    chatter = (0).to_bytes(4, "big") + b"tEXt" + b"\0" * 4
+    assert "more than 256 chunks" in image_check.refusal(still[:at] + chatter * 300 + still[at:])
