@@ -15,16 +15,21 @@ the server's event loop (every client and session waits on it):
   call (measured). So a check looks at the first MAX_ERRORS errors only, and
   stops after CHECK_SECONDS, between two keywords, refusing the call as too
   much to check; a legitimate 150 KB call takes under 0.1 s.
+- a `pattern` (or patternProperties, propertyNames) is the upstream's own
+  regular expression, run by `re` on the snippet's strings inside a single
+  keyword: `^(a+)+$` on forty a's and a '!' runs for hours. In the main thread,
+  where the server's loop runs, an alarm at the deadline interrupts it (`re`
+  looks for signals while it matches, on every Python this supports).
 - the schema is checked and its validator built once per tool, not per call.
-What stays: a `pattern` is the upstream's own regular expression, run by `re`
-on the snippet's strings, and one that backtracks badly runs inside a single
-keyword; that is the upstream's to fix (the README says so).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
+import signal
+import threading
 import time
 
 import jsonschema
@@ -56,8 +61,9 @@ def problem(validator, arguments) -> str | None:
         return "arguments must be keyword arguments"
     _deadline[0] = time.monotonic() + CHECK_SECONDS
     try:
-        # the best of the first few errors: a refusal needs one, not one per item
-        error = jsonschema.exceptions.best_match(itertools.islice(validator.iter_errors(arguments), MAX_ERRORS))
+        with _alarm(CHECK_SECONDS):
+            # the best of the first few errors: a refusal needs one, not one per item
+            error = jsonschema.exceptions.best_match(itertools.islice(validator.iter_errors(arguments), MAX_ERRORS))
     except _OutOfTime:
         return (f"they take longer than {CHECK_SECONDS:g} s to check against the tool's inputSchema: "
                 "send less per call")
@@ -68,6 +74,32 @@ def problem(validator, arguments) -> str | None:
     finally:
         _deadline[0] = math.inf
     return None if error is None else error.message[:MAX_MESSAGE]
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float):
+    """Raise _OutOfTime in the main thread after `seconds`, even inside a regular
+    expression; elsewhere (signals reach only the main thread) the clock between
+    keywords is the only bound."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    armed = [True]
+
+    def ring(signum, frame):
+        if armed[0]:   # not once the check is over: the alarm may ring as it is disarmed
+            raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    try:   # the alarm may ring at any point from here on, and the handler is still put back
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-6))
+        yield
+    finally:
+        try:
+            armed[0] = False
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def _timed(check):

@@ -6,7 +6,9 @@ fetch of a URL the schema names."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -116,3 +118,27 @@ def test_a_check_looks_at_a_few_errors_and_stops_at_its_deadline(monkeypatch):
     assert argument_schema.problem(checker, {"xs": [1] * 10}).startswith("they take longer than 0 s to check")
     monkeypatch.setattr(argument_schema, "CHECK_SECONDS", 1.0)
     assert argument_schema.problem(checker, {"xs": [1, "a", True]}) is None   # (and the clock is reset)
+
+
+EVIL = "a" * 40 + "!"   # `^(a+)+$` on it runs for hours
+
+
+@pytest.mark.parametrize("schema, bad, good", [
+    ({"type": "object", "properties": {"name": {"type": "string", "pattern": "^(a+)+$"}}},
+     {"name": EVIL}, {"name": "aaa"}),
+    ({"type": "object", "patternProperties": {"^(a+)+$": {"type": "integer"}}}, {EVIL: 1}, {"aaa": 1}),
+    ({"type": "object", "properties": {"name": {"type": "object", "propertyNames": {"pattern": "^(a|aa)+$"}}}},
+     {"name": {EVIL: 1}}, {"name": {"aaa": 1}}),
+], ids=["pattern", "patternProperties", "propertyNames"])
+def test_a_pattern_that_backtracks_badly_is_stopped_at_the_deadline(monkeypatch, schema, bad, good):
+    """An upstream's own regular expression runs on the snippet's strings inside a single
+    keyword: one that backtracks badly held the server's event loop, so every client
+    waited. The check is interrupted by an alarm at its deadline and the call refused."""
+    monkeypatch.setattr(argument_schema, "CHECK_SECONDS", 0.3)
+    checker = argument_schema.checker(schema)
+    started = time.monotonic()
+    assert argument_schema.problem(checker, bad).startswith("they take longer than 0.3 s to check")
+    assert time.monotonic() - started < 2
+    assert argument_schema.problem(checker, good) is None          # the validator still works
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL      # and the alarm is put back
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

@@ -181,6 +181,23 @@ def test_unique_items_are_checked_without_stalling_the_server(server):
     assert waited < 10, f"the server stalled for {waited:.1f} s while checking one call's arguments"
 
 
+def test_a_pattern_that_backtracks_badly_does_not_stall_the_server(server):
+    """The upstream's own `pattern` (`^(a+)+$`) ran on the snippet's string in the
+    server's event loop for hours. Now the check is interrupted at its deadline, the
+    call refused, and the server answers meanwhile."""
+    assert run(server, "result = tools.faults.code(value='aaa')")[0]["result"] == {"result": "aaa"}
+    evil = "try:\n    tools.faults.code(value='a' * 40 + '!')\nexcept ToolError as e:\n    result = str(e)"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        stuck = pool.submit(run, server, evil, 60)
+        time.sleep(1.0)   # the call is on its way, or being checked
+        started = time.monotonic()
+        assert run(server, "result = 1")[0]["result"] == 1
+        waited = time.monotonic() - started
+        data, _ = stuck.result()
+    assert "take longer than 1 s to check against the tool's inputSchema: send less per call" in data["result"], data
+    assert waited < 10, f"the server stalled for {waited:.1f} s while checking one call's arguments"
+
+
 @pytest.mark.parametrize("arguments, needle", [
     ("text={1, 2}", "must be JSON values"),
     ("text=object()", "must be JSON values"),

@@ -9,10 +9,11 @@ import asyncio
 import base64
 import os
 import sys
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ImageContent, TextContent, ToolAnnotations
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 READ = ToolAnnotations(read_only_hint=True)
 server = MCPServer("fault-server")
@@ -36,6 +37,12 @@ def add(a: int, b: int) -> Sum:
 def distinct(tags: set[int]) -> int:
     """Count distinct tags (its inputSchema says uniqueItems)."""
     return len(tags)
+
+
+@server.tool(annotations=READ)
+def code(value: Annotated[str, Field(pattern=r"^(a+)+$")]) -> str:
+    """Take a code of a's (its inputSchema's pattern backtracks badly on 'aaa...!')."""
+    return value
 
 
 @server.tool(annotations=READ)
