@@ -81,7 +81,7 @@ VARIABLES = {
 }
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _SECRET_VARIABLES = frozenset({"SANDBOX_API_TOKEN"})
 
 
@@ -415,7 +415,7 @@ class _Reader:
             return ()
         names = [part.strip() for part in raw.split(",") if part.strip()]
         for module in names:
-            if not _MODULE_NAME.fullmatch(module):
+            if not MODULE_NAME.fullmatch(module):
                 raise self._fail(name, raw, "a comma-separated list of module names such as 'numpy,yaml'")
         return tuple(dict.fromkeys(names))
 

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import time
 import uuid
 import weakref
@@ -32,7 +31,7 @@ from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 from sandbox import __version__, answers, namespaces, outcome, profiles, protocol
 from sandbox.audit import AuditLog
 from sandbox.file_store import URI_PREFIX, FileExpired, FileStore
-from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
+from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, MODULE_NAME, PROFILE_SWITCHES, Settings
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
 from sandbox.runner import ExecRequest, LayerUnavailable, Runner
 from sandbox.sessions import SessionRefused, Sessions
@@ -46,7 +45,6 @@ PROGRESS_INTERVAL = 1.0  # seconds between progress notifications (the first aft
 ErrorType = Literal[protocol.ERROR_TYPES]
 _ERROR_TYPES = frozenset(protocol.ERROR_TYPES)
 
-_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 # ----------------------------------------------------------------------------- output schemas
@@ -342,7 +340,7 @@ def narrow_imports(requested: list[str], allowed: frozenset[str], settings: Sett
     if not requested:
         return allowed
     for name in requested:
-        if not isinstance(name, str) or not _MODULE_NAME.fullmatch(name):
+        if not isinstance(name, str) or not MODULE_NAME.fullmatch(name):
             raise RequestRefused("invalid_argument", f"allowed_imports: {_shown(name)} is not a module name")
     refused = [name for name in dict.fromkeys(requested) if not profiles.is_allowed(name, allowed)]
     if refused:
