@@ -348,7 +348,8 @@ def _artifacts(spec: ChildSpec, *, remove_files: bool) -> tuple[list, list, dict
             if refused:
                 extra["files_refused"] = [{"path": path, "reason": why} for path, why in refused]
     except BaseException as exc:  # noqa: BLE001
-        extra["artifacts_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        said = [extra.get("artifacts_error"), f"{type(exc).__name__}: {exc}"]
+        extra["artifacts_error"] = "; ".join(filter(None, said))[:300]
     return images, files, extra
 
 
