@@ -25,6 +25,7 @@ MAX_VARIABLES = 100
 MAX_EVENTS = 50
 OUT_PREFIX = "out/"
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
+NEAR_MEMORY_LIMIT = 48 << 20  # OpenBLAS asks for 32 MiB at a time
 
 
 @dataclass
@@ -45,6 +46,7 @@ class ChildOutcome:
     stdout: HeadTail | None = None      # what the snippet wrote, cut for the context window
     stderr: HeadTail | None = None
     timed_out: bool = False
+    memory_at_timeout: tuple | None = None   # (data in use, its limit) in bytes, when killed for time
     output_flooded: bool = False
     cancelled: bool = False
     elapsed: float = 0.0
@@ -99,7 +101,8 @@ def _limit_or_failure(o: ChildOutcome):
     if o.cancelled:
         return ("internal_error", "the execution was cancelled")
     if o.timed_out:
-        return ("timeout", f"execution exceeded the time limit of {o.timeout:g} s and was killed")
+        return ("timeout", f"execution exceeded the time limit of {o.timeout:g} s and was killed"
+                + _at_memory_limit(o.memory_at_timeout))
     if o.output_flooded:
         return ("output_limit", "the snippet kept writing far past the output limit and was killed")
     if o.setup_error is not None:
@@ -127,6 +130,18 @@ def _limit_or_failure(o: ChildOutcome):
         return ("runtime_error", f"the snippet was killed by signal {sig}")
     code = os.WEXITSTATUS(o.status) if o.status is not None and os.WIFEXITED(o.status) else None
     return ("internal_error", f"the sandbox child exited (status {code}) without a result")
+
+
+def _at_memory_limit(memory: tuple[int, int] | None) -> str:
+    """What to say of a timeout that came while the snippet was near its memory limit:
+    OpenBLAS (under numpy and scipy) retries a failed allocation of its 32 MiB buffers
+    forever, so a BLAS call there spins until the time limit instead of raising MemoryError."""
+    if memory is None or memory[1] - memory[0] > NEAR_MEMORY_LIMIT:
+        return ""
+    in_use, limit = (round(n / 2**20) for n in memory)
+    return (f", within reach of its memory limit ({in_use} of {limit} MiB of data in use): some libraries "
+            "(OpenBLAS, under numpy and scipy) retry a failed allocation until the time limit instead of "
+            "raising MemoryError; if the code was not simply slow, pass a larger memory_limit")
 
 
 def _signal(status: int | None) -> int:

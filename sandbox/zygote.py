@@ -81,6 +81,7 @@ class Child:
     rusage: object = None
     exited_at: float | None = None
     timed_out: bool = False
+    memory_at_timeout: tuple | None = None   # (bytes in use, limit) of data when it was killed for time
     flooded: bool = False
     cancelled: bool = False
     report: bool = True              # False for the start-up probe: nobody awaits it
@@ -184,6 +185,7 @@ class Zygote:
             if c.deadline is not None and now >= c.deadline and c.status is None and not c.timed_out:
                 c.timed_out = not c.killed  # not when the result was already in
                 c.deadline = None
+                c.memory_at_timeout = memory_in_use(c.pid)
                 self.kill(c)
             elif c.state == "starting" and now >= c.started + SETUP_TIMEOUT and c.status is None:
                 c.setup_error = c.setup_error or {"layer": "startup", "error": "child did not become ready"}
@@ -721,6 +723,7 @@ class Zygote:
             stdout=c.out.get("stdout"),
             stderr=c.out.get("stderr"),
             timed_out=c.timed_out,
+            memory_at_timeout=c.memory_at_timeout,
             output_flooded=c.flooded,
             cancelled=c.cancelled,
             elapsed=time.monotonic() - c.dispatched,
@@ -800,6 +803,19 @@ def cpu_seconds(pid: int) -> float | None:
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def memory_in_use(pid: int) -> tuple[int, int] | None:
+    """(VmData, its soft RLIMIT_DATA) of a process in bytes, from its /proc entry;
+    None when it is gone or has no data limit."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            in_use = next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"VmData:"))
+        with open(f"/proc/{pid}/limits", "rb") as f:
+            limit = next(line[26:].split()[0] for line in f if line.startswith(b"Max data size"))
+        return None if limit == b"unlimited" else (in_use, int(limit))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 def go_channel() -> tuple[int, int]:

@@ -118,6 +118,20 @@ def test_memory_limit(full):
     ok(full.run("data = b'x' * (16 * 1024 * 1024)\nresult = len(data)", memory=64 * MiB))
 
 
+def test_a_timeout_at_the_memory_limit_says_so(full):
+    """OpenBLAS (under numpy and scipy) retries an allocation that fails forever, so a
+    BLAS call near the memory limit used to end as a bare timeout, and the model was
+    told to pass a longer timeout. A timeout while within reach of the memory limit
+    says so, and what to pass instead; an ordinary timeout does not."""
+    retrying = ("blocks = []\ntry:\n    while True:\n        blocks.append(bytearray(1 << 20))\n"
+                "except MemoryError:\n    pass\nwhile True:\n    try:\n        bytearray(32 << 20)\n"
+                "    except MemoryError:\n        pass")
+    r = failed(full.run(retrying, timeout=2, memory=64 * MiB), "timeout")
+    assert "within reach of its memory limit" in r["error"] and "pass a larger memory_limit" in r["error"], r
+    r = failed(full.run("while True:\n    pass", timeout=1), "timeout")
+    assert "memory" not in r["error"], r
+
+
 def test_requested_limits_never_exceed_the_maxima(full):
     # asks for 10 TB and a day; the configured maxima (512 MiB) apply
     r = full.run("x = bytearray(1024 * 1024 * 1024)", memory=10**13, timeout=5)
