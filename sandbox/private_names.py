@@ -36,8 +36,8 @@ PRIVATE_API = {
     "namedtuple": frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"}),
 }
 
-# Dunder attributes that may be read (never written) on these kinds of objects; also
-# __dict__, on the snippet's own objects only (rp_guards.ExecutionContext._underscore_read).
+# Dunder attributes that may be read (never written) on these kinds of objects; "own":
+# on the snippet's own objects only (rp_guards.ExecutionContext._underscore_read).
 SAFE_DUNDERS = {
     "__name__": ("class", "function", "method", "module"),
     "__qualname__": ("class", "function", "method"),
@@ -48,6 +48,7 @@ SAFE_DUNDERS = {
     "__context__": ("exception",),
     "__suppress_context__": ("exception",),
     "__dict__": ("own",),
+    "__annotations__": ("own",),        # a copy (rp_guards.ExecutionContext.getattr)
 }
 
 
@@ -83,6 +84,7 @@ _USE = {
 INSTEAD = {
     **{name: f"use {way} instead" for name, way in _USE.items()},
     "__dict__": "use dir(obj) and getattr(obj, name); vars(obj) works on the snippet's own objects",
+    "__annotations__": "annotations are readable on the snippet's own functions and classes only",
     "__file__": "module files are not readable in the sandbox",
     "__path__": "module files are not readable in the sandbox",
 }

@@ -139,6 +139,10 @@ class ExecutionContext(ModulePolicy):
                     return default
                 if name == "__dict__" and type(value) is dict:
                     return own_attributes(obj, self.setattr, self.delattr)
+                if name == "__annotations__" and type(value) is dict:
+                    # a copy: dataclasses, NamedTuple and TypedDict make fields (and code)
+                    # from these names, which the class statement checked
+                    return dict(value)
                 return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
         refusal = None
         if type(name) is str and name in FORMAT_NAMES:
@@ -303,8 +307,8 @@ class ExecutionContext(ModulePolicy):
     def _underscore_read(self, obj, name: str):
         """True when this private or dunder attribute may be read on `obj`; None
         leaves the decision to the usual rules (which refuse it)."""
-        if name == "__dict__":
-            return True if self.only_snippet_classes(obj) and hasattr(obj, "__dict__") else None
+        if name in ("__dict__", "__annotations__"):
+            return True if self.only_snippet_classes(obj) and hasattr(obj, name) else None
         if private_names.private_name_allowed(name):
             if self.only_snippet_classes(obj):
                 return True

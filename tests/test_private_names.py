@@ -219,3 +219,30 @@ def test_a_reserved_name_says_what_to_write_instead(code, advice):
     reply = run(code)
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
     assert advice in reply["error"], reply["error"]
+
+
+def test_annotations_of_the_snippets_own_functions_and_classes_are_read_as_copies():
+    """`f.__annotations__` was refused as an "invalid attribute name". It is read on the
+    snippet's own functions and classes, as a copy: dataclasses and NamedTuple make fields
+    (and code) from these names, which the class statement checked, so a name added to the
+    copy reaches nothing."""
+    reply = run("from dataclasses import dataclass, fields\n"
+                "def f(x: int, y: 'str' = 'a') -> bool:\n    return True\n"
+                "class C:\n    a: int\n    b: str = 'x'\n"
+                "C.__annotations__['x=1):\\n    pass\\n'] = int\ngetattr(C, '__annotations__')['__class__'] = int\n"
+                "result = [sorted(f.__annotations__), [fl.name for fl in fields(dataclass(C))], sorted(C.__annotations__)]")
+    assert reply["success"], reply
+    assert reply["result"] == [["return", "x", "y"], ["a", "b"], ["a", "b"]], reply
+
+
+@pytest.mark.parametrize("code", [
+    "import json\njson.dumps.__annotations__",
+    "import dataclasses\ndataclasses.field.__annotations__",
+    "import collections\ncollections.OrderedDict.__annotations__",
+    "import typing\ngetattr(typing.NamedTuple('P', [('x', int)]), '__annotations__')",
+    "import collections\nclass Mine(collections.OrderedDict):\n    x: int\nMine.__annotations__",
+])
+def test_annotations_of_library_objects_stay_refused_and_say_where_they_can_be_read(code):
+    reply = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply
+    assert "readable on the snippet's own functions and classes only" in reply["error"], reply
