@@ -741,7 +741,7 @@ def rules_note() -> str:
             ".format, match, async/await with asyncio.run); refused, with what to use instead: eval/exec/"
             "compile/locals() (write the code directly; globals() is a copy of your names that assigns what "
             "you write into it), x.__class__ (type(x)), dunders other than "
-            "__name__/__qualname__/__doc__/__module__ and your own objects' __dict__ and methods "
+            "__name__/__qualname__/__doc__/__module__ and your own objects' __dict__, __annotations__ and methods "
             "(Base.__init__(self)), a library class's private names or properties redefined in your subclass "
             "(override its methods), modules outside the list below. sys, io, os, logging, warnings, traceback "
             "and asyncio are sandbox subsets "

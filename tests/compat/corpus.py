@@ -1881,6 +1881,16 @@ if "cache" not in globals():
 cache["k"] = globals()["level"] * 2
 result = [debug, level, cache, "config" in globals()]
 """)
+# __annotations__ of the snippet's own function and class (a copy)
+snippet("introspection", """
+from typing import Optional
+def greet(name: str, times: Optional[int] = None) -> str:
+    return name * (times or 1)
+class Config:
+    host: str = "localhost"
+    port: int = 8080
+result = [sorted(greet.__annotations__), {k: v.__name__ for k, v in Config.__annotations__.items()}]
+""")
 
 
 # ---------------------------------------------------------------- refused by policy
