@@ -141,8 +141,9 @@ class ExecutionContext(ModulePolicy):
                     return own_attributes(obj, self.setattr, self.delattr)
                 if name == "__annotations__" and type(value) is dict:
                     # a copy: dataclasses, NamedTuple and TypedDict make fields (and code)
-                    # from these names, which the class statement checked
-                    return dict(value)
+                    # from these names, which the class statement checked; and searched:
+                    # functools.wraps puts the wrapped library function's dict here
+                    return self.check_container(dict(value), f"{describe_value(obj)}.{name}")
                 return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
         refusal = None
         if type(name) is str and name in FORMAT_NAMES:

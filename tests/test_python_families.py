@@ -824,3 +824,16 @@ def test_a_names_string_is_read_as_a_plain_string():
     assert works("import enum\nclass Names(str):\n    calls = 0\n    def replace(self, a, b):\n"
                  "        Names.calls += 1\n        return 'A B' if Names.calls == 1 else '_missing_ __init__'\n"
                  "E = enum.Enum('E', Names('C D'))\nresult = [m.name for m in E]") == ["C", "D"]
+
+
+def test_annotations_handed_over_are_searched_like_any_container():
+    """`functools.wraps(library_function)` gives the snippet's own wrapper the library's
+    annotations dict; a value in it that the snippet may not have (here a module it
+    did not import, standing for a library's internal class) is refused, not handed over."""
+    ctx = restricted.ExecutionContext(BASIC, restricted.Events())
+    exec("def wrapper(x: int) -> str:\n    return ''", ctx.globals)   # a function of the snippet's
+    wrapper = ctx.globals["wrapper"]
+    assert ctx.getattr(wrapper, "__annotations__") == {"x": "int", "return": "str"}   # (this file's __future__)
+    wrapper.__annotations__ = {"x": subprocess}
+    with pytest.raises(restricted.SandboxAttributeError, match="__annotations__ is the module 'subprocess'"):
+        ctx.getattr(wrapper, "__annotations__")
