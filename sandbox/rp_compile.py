@@ -44,6 +44,10 @@ EXTRA_MAGIC_METHODS = frozenset(
 )
 # `super().<name>` may reach these (the methods a snippet class may define or inherit).
 SUPER_METHODS = ALLOWED_FUNC_NAMES | EXTRA_MAGIC_METHODS
+# Special methods a class body may define, and alias (`__radd__ = __add__`) or set to None.
+CLASS_METHOD_NAMES = SUPER_METHODS
+METHOD_ALIAS_ADVICE = ("define a special method with def (def __add__(self, other): ...); a class body may "
+                       "also alias one it defined above (__radd__ = __add__) or set one to None (__hash__ = None)")
 # `object.<name>(obj, ...)`: a frozen dataclass's __post_init__ sets its fields this way; the
 # guards give the snippet's own objects only (rp_guards.ExecutionContext.object_method).
 OBJECT_METHODS = frozenset({"__setattr__", "__delattr__"})
@@ -58,12 +62,15 @@ class _SnippetPolicy(RestrictingNodeTransformer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.class_names: list[str] = []   # the class bodies being visited, innermost last
+        self.class_bodies: list[int] = []  # the function_depth of each of them
         self.function_depth = 0            # functions being visited (import * is for module level)
 
     def check_name(self, node, name, allow_magic_methods=False):
         if (allow_magic_methods and name in EXTRA_MAGIC_METHODS
                 and getattr(node, "col_offset", 0) != 0):
             return
+        if getattr(node, "sandbox_method_alias", False):
+            return  # `__radd__ = __add__`, `__hash__ = None` in a class body (visit_Assign)
         if name == "__getattr__" and getattr(node, "sandbox_class_method", False):
             return  # a method of a class body: visit_FunctionDef guards it
         if name is not None and private_names.private_name_allowed(name):
@@ -74,6 +81,8 @@ class _SnippetPolicy(RestrictingNodeTransformer):
                 and not (allow_magic_methods and name in ALLOWED_FUNC_NAMES and node.col_offset != 0)):
             if name.startswith("__") and name.endswith("__") and isinstance(node, ast.Name):
                 advice = private_names.RESERVED_NAME_INSTEAD.get(name, "special names are not available here")
+                if name in CLASS_METHOD_NAMES and self._in_class_body():
+                    advice = METHOD_ALIAS_ADVICE
                 self.error(node, f'"{name}" is a reserved name: {advice}')
             elif name.startswith("__") and name.endswith("__"):
                 self.error(node, f'"{name}" is a reserved name: this special name is not available in the '
@@ -96,15 +105,38 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return new
         return super().visit_Name(node)
 
+    def _in_class_body(self) -> bool:
+        """Directly in a class body (not in one of its methods)."""
+        return bool(self.class_bodies) and self.class_bodies[-1] == self.function_depth
+
+    def visit_Assign(self, node):
+        """`__radd__ = __add__` and `__hash__ = None` in a class body: the value is a method
+        the class defined above (a def, whose parameters are vetted on entry) or None,
+        never another callable the interpreter would call with what the guards vet."""
+        if (self._in_class_body() and all(isinstance(t, ast.Name) and t.id in CLASS_METHOD_NAMES
+                                          for t in node.targets)
+                and (isinstance(node.value, ast.Name) and node.value.id in CLASS_METHOD_NAMES
+                     or isinstance(node.value, ast.Constant) and node.value.value is None)):
+            for name in (*node.targets, node.value):
+                name.sandbox_method_alias = True
+        return super().visit_Assign(node)
+
+    def visit_TryStar(self, node):
+        self.error(node, "except* is not available in the sandbox (exception groups are refused: "
+                         "CVE-2025-22153): catch what a TaskGroup raises with `except Exception as e` "
+                         "and look at e.exceptions")
+
     def visit_ClassDef(self, node):
         for member in node.body:
             if isinstance(member, ast.FunctionDef) and member.name == "__getattr__":
                 member.sandbox_class_method = True
         self.class_names.append(node.name)
+        self.class_bodies.append(self.function_depth)
         try:
             new = super().visit_ClassDef(node)
         finally:
             self.class_names.pop()
+            self.class_bodies.pop()
         # RestrictedPython rebuilds the class with metaclass=__metaclass__ and drops its other
         # keywords (class Tri(Shape, sides=3) reached __init_subclass__ without sides=3):
         # they go back, already visited; a name starting with "_" stays the library's own.

@@ -1483,3 +1483,45 @@ def test_a_refused_name_imported_with_from_says_why():
     "cannot import name" (IMPORT_FROM would replace the guard's message)."""
     reply = blocked("from typing import get_type_hints", error_types=("security_violation",))
     assert "get_type_hints" in reply["error"] and "cannot import name" not in reply["error"], reply
+
+
+# --------------------------------------------------------------------- special method aliases
+def test_a_class_body_aliases_its_special_methods_or_sets_them_to_none():
+    """`__radd__ = __add__`, `__str__ = __repr__` and `__hash__ = None` were refused as
+    reserved names ("special names are not available here")."""
+    reply, _, _ = run("class V:\n    def __init__(self, x):\n        self.x = x\n"
+                      "    def __add__(self, o):\n        return V(self.x + (o.x if isinstance(o, V) else o))\n"
+                      "    __radd__ = __add__\n    def __repr__(self):\n        return f'V({self.x})'\n"
+                      "    __str__ = __repr__\n    __hash__ = None\n"
+                      "try:\n    hash(V(1))\n    hashable = True\nexcept TypeError:\n    hashable = False\n"
+                      "result = [repr(sum([V(1), V(2)])), str(V(3)), hashable]")
+    assert reply["success"], reply
+    assert reply["result"] == ["V(3)", "V(3)", False], reply
+
+
+@pytest.mark.parametrize("code", [
+    "class C:\n    __radd__ = print",                                    # not a method of the class
+    "import functools\nclass C:\n    __exit__ = staticmethod(functools.partial(min, key=print))",
+    "class C:\n    def __add__(self, o):\n        return 1\n    __getattribute__ = __add__",   # an attribute hook
+    "class C:\n    def __add__(self, o):\n        return 1\n    __reduce__ = __add__",
+    "class C:\n    def __getattr__(self, name):\n        return 1\n    __add__ = __getattr__",
+    "__add__ = None",                                                    # not in a class body
+    "class C:\n    def m(self):\n        __add__ = None",                # in a method
+    "class C:\n    def __add__(self, o):\n        return 1\n    __radd__, __rsub__ = __add__, __add__",
+    "class C:\n    for __add__ in [print]:\n        pass",
+    "class C:\n    __add__: object = print",
+    "class C:\n    (__add__ := print)",
+    "class C:\n    def __add__(self, o):\n        return 1\n    x = __add__",  # read for anything else
+])
+def test_special_method_aliases_admit_nothing_but_the_class_own_methods_and_none(code):
+    """An alias binds what the class body defined with def (parameters vetted on entry) or
+    None: never a library callable the interpreter would call with unvetted values (an
+    __exit__ gets the traceback), nor an attribute hook, nor a name outside a class body."""
+    reply = blocked(code)
+    assert "reserved name" in reply["error"] or "not allowed" in reply["error"], reply
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="except* is new in Python 3.11")
+def test_except_star_is_refused_and_says_what_to_write():
+    reply = blocked("try:\n    pass\nexcept* ValueError:\n    pass")
+    assert "except Exception as e` and look at e.exceptions" in reply["error"], reply
