@@ -362,6 +362,10 @@ class ExecutionContext(ModulePolicy):
             if type(vars(obj)) is dict:
                 return own_attributes(obj, self.setattr, self.delattr)
             return {k: v for k, v in vars(obj).items() if not (k.startswith("__") and k.endswith("__"))}
+        if type(obj) is types.SimpleNamespace:
+            # its public attributes, as getattr() reads them (a copy: writes go to setattr)
+            public = {k: v for k, v in vars(obj).items() if type(k) is str and not k.startswith("_")}
+            return self.check_container(public, "vars() of a SimpleNamespace")
         raise self.refuse("call_blocked", f"vars() of {describe_value(obj)} is not available: it works on the "
                                           "snippet's own objects; use dir() and getattr() for others",
                           SandboxRefused)

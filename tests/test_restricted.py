@@ -1525,3 +1525,15 @@ def test_special_method_aliases_admit_nothing_but_the_class_own_methods_and_none
 def test_except_star_is_refused_and_says_what_to_write():
     reply = blocked("try:\n    pass\nexcept* ValueError:\n    pass")
     assert "except Exception as e` and look at e.exceptions" in reply["error"], reply
+
+
+def test_vars_of_a_simple_namespace_is_a_copy_of_its_public_attributes():
+    """vars(ns) was refused ("it works on the snippet's own objects"); a SimpleNamespace
+    holds only public names the snippet gave it, and a library's (sys.implementation)
+    shows only what getattr() would."""
+    reply, _, _ = run("from types import SimpleNamespace\nimport sys\nns = SimpleNamespace(a=1, b=[2])\n"
+                      "copy = vars(ns)\ncopy['a'] = 5\n"
+                      "result = [copy, ns.a, sorted(vars(sys.implementation))]")
+    assert reply["success"], reply
+    assert reply["result"][:2] == [{"a": 5, "b": [2]}, 1], reply
+    assert "name" in reply["result"][2] and not [k for k in reply["result"][2] if k.startswith("_")], reply
