@@ -200,8 +200,9 @@ def _no_unchecked_resize(args, kwargs):
 # method name -> (types it is guarded on, None for any; a check of the call's arguments
 # that returns why it is refused, or None): the snippet gets the method wrapped.
 GUARDED_METHODS = {
+    # (`read` too: ssl.SSLSocket.read(len, buffer) and SSLObject's fill a buffer they are given)
     **{name: (None, _no_object_buffer)
-       for name in ("readinto", "readinto1", "recv_into", "recvfrom_into", "recvmsg_into")},
+       for name in ("readinto", "readinto1", "recv_into", "recvfrom_into", "recvmsg_into", "read")},
     "resize": (("numpy.ndarray",), _no_unchecked_resize),
 }
 

@@ -7,8 +7,10 @@ import http.server
 import threading
 
 
-def _handler(body: bytes, hits: "list | None" = None):
+def _handler(body: bytes, hits: "list | None" = None, keep_alive: bool = False):
     class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"   # 1.1: the connection stays open
+
         def do_GET(self):
             if hits is not None:
                 hits.append(self.path)
@@ -35,7 +37,7 @@ def serving(body: bytes, hits: "list | None" = None):
 
 
 @contextlib.contextmanager
-def serving_tls(body: bytes, workdir):
+def serving_tls(body: bytes, workdir, keep_alive: bool = False):
     """The same over TLS, with a throw-away self-signed certificate for
     127.0.0.1; yields (port, the certificate as PEM text)."""
     import shutil
@@ -50,7 +52,7 @@ def serving_tls(body: bytes, workdir):
                    check=True, capture_output=True)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(body))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(body, keep_alive=keep_alive))
     server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

@@ -639,3 +639,31 @@ def test_with_the_namespaces_layer_off_the_network_profile_has_no_way_out(http_p
         assert "Address family not supported" in r["error"], r
     finally:
         runner.close()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numpy") is None or importlib.util.find_spec("requests") is None,
+                    reason="needs the data-science libraries and requests")
+def test_a_tls_socket_cannot_read_into_an_object_array(tmp_path):
+    """With the network and data-science profiles, requests hands out its TLS socket
+    (resp.raw.connection.sock on a kept-alive connection), and SSLSocket.read(len, buffer)
+    filled an object array with what the server sent: object pointers of the server's
+    choosing. read() is guarded like readinto() and recv_into()."""
+    allowed = profiles.allowed_modules(["basic", "network", "data_science"])
+    runner = SyncRunner(network=True, network_policy=egress_policy.parse("127.0.0.1"),
+                        preload=tuple(profiles.profile_modules_available("data_science")), max_memory=1024 * MiB)
+    try:
+        with serving_tls(b"A" * 262144, tmp_path, keep_alive=True) as (port, _):
+            code = ("import requests, numpy as np\n"
+                    f"resp = requests.get('https://127.0.0.1:{port}/', verify=False, stream=True, timeout=5)\n"
+                    "sock = resp.raw.connection.sock\n"
+                    "a = np.array([None] * 4, dtype=object)\n"
+                    "plain = bytearray(16)\n"
+                    "got = sock.read(16, plain)\n"
+                    "try:\n    sock.read(16, a)\n    result = [got, 'read into the object array']\n"
+                    "except Exception as e:\n    result = [got, str(e)]")
+            r = runner.run(code, allowed=allowed, timeout=20, memory=512 * MiB)
+    finally:
+        runner.close()
+    assert r["success"], r
+    assert r["result"][0] == 16, r                                  # a bytearray still works
+    assert r["result"][1].startswith("read(): an object array's buffer is its object pointers"), r
