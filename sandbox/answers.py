@@ -145,7 +145,9 @@ def file_blocks(result: dict, store) -> list:
         if mime.startswith("image/") and (why := image_check.refusal(data)) is not None:
             # a client renders an image/* file it is sent: a decompression bomb would decode there
             mime, note = "application/octet-stream", f"not returned as {mime}: {why}"
-        text = _text_of(data) if mime in TEXT_TYPES.values() else None
+        text = plain_text(data) if mime in TEXT_TYPES.values() else None
+        if mime in TEXT_TYPES.values() and text is None:
+            note = "sent as bytes: it is not UTF-8, or holds characters a terminal acts on (ESC, bidi controls)"
         uri = store.put(item["path"], mime, data)
         entry = {"path": item["path"], "size": len(data), "mime_type": mime, "uri": uri, "returned_as": "link",
                  **({"note": note} if note else {})}
@@ -167,8 +169,12 @@ def file_blocks(result: dict, store) -> list:
     return blocks
 
 
-def _text_of(data: bytes) -> str | None:
+def plain_text(data: bytes) -> str | None:
+    """`data` as text for a client to show, or None: not UTF-8, or holding characters a
+    terminal acts on (CR LF line ends are fine). Such a file goes as bytes, unchanged:
+    a CLI client prints a text resource as it is, escapes and all."""
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    return None if _ACTING.search(text.replace("\r\n", "\n")) else text

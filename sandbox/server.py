@@ -1021,9 +1021,5 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
             stored = tools.files.get(token)
         except FileExpired as exc:
             raise ResourceError(str(exc)) from None
-        if stored.mime_type in answers.TEXT_TYPES.values():
-            try:
-                return stored.data.decode("utf-8")
-            except UnicodeDecodeError:
-                pass
-        return stored.data
+        text = answers.plain_text(stored.data) if stored.mime_type in answers.TEXT_TYPES.values() else None
+        return stored.data if text is None else text

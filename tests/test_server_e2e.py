@@ -24,6 +24,7 @@ from mcp_client import (  # noqa: E402
     RawServer,
     blocking_session,
     cpu_ticks,
+    open_session,
     descendants,
     result_text,
     structured,
@@ -789,6 +790,37 @@ def test_an_image_too_large_to_decode_goes_back_as_plain_bytes():
     assert files["out/small.png"]["mime_type"] == "image/png" and files["out/small.png"].get("note") is None
     blocks = [b for b in result.content if b.type == "resource"]
     assert sorted(b.resource.mime_type for b in blocks) == ["application/octet-stream", "image/png"]
+
+
+def test_a_text_file_with_terminal_controls_goes_back_as_bytes():
+    """A text file under out/ went back as a text resource whatever it held; a CLI client
+    prints one as it is, so ESC ] 52 in notes.txt wrote the user's clipboard. A text file
+    with characters a terminal acts on goes back as bytes, unchanged, in every way it
+    can go (embedded, or served by resources/read); a CSV with CR LF line ends (as the csv
+    module writes them) is still text."""
+    code = ("import csv\nopen('out/notes.txt', 'w').write('hi \\x1b]52;c;ZWNobyBwd25lZA==\\x07 there')\n"
+            "open('out/big.md', 'w').write('\\u202e' + 'x' * (2 * 1024 * 1024))\n"
+            "with open('out/table.csv', 'w', newline='') as f:\n    csv.writer(f).writerows([['a', 1], ['b', 2]])\n"
+            "result = 1")
+
+    async def scenario():
+        async with open_session({"SANDBOX_ENABLE_FILESYSTEM": "true"}) as server:
+            result = await server.session.call_tool("execute_code", {"code": code, "timeout": 20})
+            data = result.structured_content
+            assert data["success"], data
+            files = {f["path"]: f for f in data["files"]}
+            assert files["out/notes.txt"]["returned_as"] == "blob", files
+            assert "holds characters a terminal acts on" in files["out/notes.txt"]["note"], files
+            assert files["out/table.csv"]["returned_as"] == "text", files
+            embedded = {b.resource.mime_type: b.resource for b in result.content if b.type == "resource"}
+            assert base64.b64decode(embedded["text/plain"].blob) == b"hi \x1b]52;c;ZWNobyBwd25lZA==\x07 there"
+            assert embedded["text/csv"].text == "a,1\r\nb,2\r\n"
+            [link] = [b for b in result.content if b.type == "resource_link"]
+            read = await server.session.read_resource(link.uri)
+            return read.contents[0]
+
+    served = anyio.run(scenario)
+    assert not hasattr(served, "text") and base64.b64decode(served.blob)[:3] == "\u202e".encode(), served
 
 
 def test_hostile_entries_under_out_are_refused_and_reported_never_followed():
