@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from sandbox import __version__
+from sandbox.answers import terminal_safe
 from sandbox.config import MIN_TOKEN_LENGTH, ConfigError, Settings, load_settings
 from sandbox.http_gate import HttpGate, allowed_hosts, is_loopback
 
@@ -82,9 +83,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _TerminalSafeFormatter(logging.Formatter):
+    """Log lines carry text from elsewhere (an upstream's error, why a session ended), and
+    stderr is often a terminal or a client's log view: its controls are written as escapes."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
+
+
 def _setup_logging(level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_TerminalSafeFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -356,3 +356,21 @@ def test_a_huge_content_length_is_refused_by_the_real_server_at_once():
         assert answer.startswith("HTTP/1.1 413") and "SANDBOX_MAX_CODE_SIZE" in answer, answer
         tools, result = anyio.run(call_over_http, url, TOKEN)   # and it keeps serving
         assert structured(result)["result"] == 4
+
+
+def test_log_lines_write_terminal_controls_as_escapes(capsys):
+    """The server's log carries text from elsewhere (an upstream's error, why a session
+    ended) to a terminal or a client's log view: ESC ] 52 there would write the clipboard."""
+    import logging
+
+    from sandbox import cli
+    root = logging.getLogger()
+    kept = root.handlers[:], root.level
+    try:
+        cli._setup_logging("info")
+        logging.getLogger("sandbox.test").warning("tool server x: %s", "died \x1b]52;c;cHduZWQ=\x07 \u202eexe.txt")
+    finally:
+        root.handlers[:], level = kept
+        root.setLevel(level)
+    line = capsys.readouterr().err
+    assert "died \\x1b]52;c;cHduZWQ=\\x07 \\u202eexe.txt" in line and "\x1b" not in line, line
