@@ -500,13 +500,13 @@ class ModulePolicy:
         if not fromlist:
             if not self.permits(name):
                 raise self._import_refusal(name)
-            importlib.import_module(name)
+            _load(name)
             top = name.split(".")[0]
             return self.proxy(top, sys.modules[top])
         # from NAME import a, b: NAME may be a package that only leads to allowed modules.
         if not (self.permits(name) or self.is_package_of_allowed(name)):
             raise self._import_refusal(name)
-        module = importlib.import_module(name)
+        module = _load(name)
         package_only = not self.permits(name)
         for item in fromlist:
             if type(item) is not str or item == "*" or item.startswith("_"):
@@ -689,3 +689,17 @@ class ModulePolicy:
                                     "sandbox: use the builtins and module functions the snippet has by name "
                                     "(def or lambda for functions, class statements for classes)")
         return value
+
+
+def _load(name: str):
+    """importlib.import_module for a name the policy allows; when that very module is
+    missing, a ModuleNotFoundError (so `except ImportError:` fallbacks still work) that
+    says so, rather than one that reads like a typo."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (name == exc.name or name.startswith(exc.name + ".")):
+            raise  # a dependency of the module, missing: the library's own message says which
+        raise ModuleNotFoundError(f"No module named {exc.name!r}: it is allowed here but not installed on this "
+                                  "server, and the sandbox cannot install packages; use the modules that are "
+                                  "(get_sandbox_info lists them)", name=exc.name) from None

@@ -1537,3 +1537,15 @@ def test_vars_of_a_simple_namespace_is_a_copy_of_its_public_attributes():
     assert reply["success"], reply
     assert reply["result"][:2] == [{"a": 5, "b": [2]}, 1], reply
     assert "name" in reply["result"][2] and not [k for k in reply["result"][2] if k.startswith("_")], reply
+
+
+def test_an_allowed_module_that_is_not_installed_says_so_and_stays_an_import_error():
+    """`import seaborn` under the data-science profile on a server without seaborn read
+    "No module named 'seaborn'", like a typo; it says the module is allowed but missing,
+    and is still a ModuleNotFoundError, so `except ImportError:` fallbacks work."""
+    allowed = BASIC | {"absentlib"}
+    reply, out, _ = run("try:\n    import absentlib\nexcept ImportError as e:\n    print(type(e).__name__)\n"
+                        "from absentlib import thing", allowed=allowed)
+    assert out == "ModuleNotFoundError\n", out
+    assert not reply["success"] and reply["error"].startswith("ModuleNotFoundError: No module named 'absentlib': "
+                                                              "it is allowed here but not installed"), reply
