@@ -38,6 +38,15 @@ def test_pandas_numpy_idioms_under_the_guards(ds):
                            "sub": {"x": [2, 3, 4], "z": [6, 12, 20]}, "mean": 6.0}
 
 
+def test_a_table_as_markdown(ds):
+    """df.to_markdown() is how a model shows a table, and what the DataFrame.style refusal
+    advises: it needs tabulate, which the data-science extra installs."""
+    r = ds.run("import pandas as pd\nresult = pd.DataFrame({'a': [1, 2], 'b': ['x', 'y']}).to_markdown(index=False)",
+               allowed=ALLOWED, timeout=30)
+    assert r["success"], r
+    assert r["result"].splitlines() == ["|   a | b   |", "|----:|:----|", "|   1 | x   |", "|   2 | y   |"], r
+
+
 def test_a_figure_comes_back_as_png(ds):
     r = ds.run("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 2, 3], [1, 4, 9])\n"
                "fig2 = plt.figure()\nresult = 'plotted'", allowed=ALLOWED, timeout=30)
