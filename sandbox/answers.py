@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 
 from mcp.types import BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink, TextResourceContents
 
 from . import image_check
+from .terminal_text import ACTING
 from .limits_parse import format_size
 
 # error_type -> what to do instead; {max_timeout} and {max_memory} are the server's ceilings.
@@ -33,19 +33,6 @@ SESSION_ENDED = ("the session ended with this error: its state (variables, impor
                  "create a new session with create_session to go on")
 FRESH_CALL = ("each call starts fresh: names from earlier calls do not exist here; send everything this "
               "call needs, or keep state across calls with create_session")
-
-
-# Characters a terminal acts on or that reorder what is shown: C0 and C1 controls but
-# newline and tab (ESC starts sequences that set the window title or write the clipboard,
-# OSC 52), and the format characters that override text direction or hide text.
-_ACTING = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
-
-
-def terminal_safe(text: str) -> str:
-    """`text` with those characters written as escapes (\\x1b, \\u202e): a text block
-    goes to clients that print it in a terminal, and a model reads the escape as well."""
-    return _ACTING.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"),
-                       text.replace("\r\n", "\n"))
 
 
 def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
@@ -177,4 +164,4 @@ def plain_text(data: bytes) -> str | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return None if _ACTING.search(text.replace("\r\n", "\n")) else text
+    return None if ACTING.search(text.replace("\r\n", "\n")) else text

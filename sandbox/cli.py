@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from sandbox import __version__
-from sandbox.answers import terminal_safe
 from sandbox.config import MIN_TOKEN_LENGTH, ConfigError, Settings, load_settings
 from sandbox.http_gate import HttpGate, allowed_hosts, is_loopback
+from sandbox.terminal_text import terminal_safe
 
 logger = logging.getLogger("sandbox")
 

@@ -35,6 +35,7 @@ from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, MODULE_NAME, PROFILE_S
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
 from sandbox.runner import ExecRequest, LayerUnavailable, Runner
 from sandbox.sessions import SessionRefused, Sessions
+from sandbox.terminal_text import terminal_safe
 from sandbox import tool_calls, upstreams
 
 logger = logging.getLogger(__name__)
@@ -799,7 +800,7 @@ def tool_result(data: dict, *, is_error: bool = False, text: str | None = None, 
     """Structured content plus a text block (`text`, else the same dict as JSON; terminal
     controls written as escapes) and the run's figures and files as further content blocks."""
     text = json.dumps(data, ensure_ascii=False) if text is None else text
-    content: list = [TextContent(type="text", text=answers.terminal_safe(text))]
+    content: list = [TextContent(type="text", text=terminal_safe(text))]
     return CallToolResult(content=content + list(blocks), structured_content=data, is_error=is_error)
 
 

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import sys
 
-from .answers import terminal_safe
+from .terminal_text import terminal_safe
 from .tool_servers import ToolServer, identifier
 
 logger = logging.getLogger("sandbox.upstreams")

@@ -4,6 +4,7 @@ stream in, and the result's repr), the text block, the tool description."""
 from __future__ import annotations
 
 from sandbox import answers, cutting
+from sandbox.terminal_text import terminal_safe
 from sandbox.config import Settings
 from sandbox.server import execute_description
 
@@ -81,10 +82,10 @@ def test_terminal_controls_in_the_text_block_are_written_as_escapes():
     (window title, OSC 52 clipboard write, screen clear) and bidi overrides must not act
     there. They are written as escapes the model can still read; newlines and tabs stay."""
     printed = "\x1b]0;pwned\x07\x1b[31mred\u202eevil\x1b]52;c;ZWNobyBwd25lZA==\x07\r\nnext\tcolumn\rover\x9b"
-    text = answers.terminal_safe(printed)
+    text = terminal_safe(printed)
     assert text == ("\\x1b]0;pwned\\x07\\x1b[31mred\\u202eevil\\x1b]52;c;ZWNobyBwd25lZA==\\x07\nnext\tcolumn"
                     "\\rover\\x9b")
-    assert answers.terminal_safe("é 中 א ✓\n") == "é 中 א ✓\n"
+    assert terminal_safe("é 中 א ✓\n") == "é 中 א ✓\n"
 
 
 def test_the_servers_text_blocks_go_through_it():
