@@ -169,3 +169,20 @@ def test_the_recursion_limit_reads_back_in_the_snippets_frames_and_ends_with_the
     for bad, error in (("'10'", "TypeError"), ("True", "TypeError"), ("0", "ValueError"), ("2.5", "TypeError")):
         reply, _, _ = run(f"import sys\nsys.setrecursionlimit({bad})")
         assert reply["error"].startswith(error), (bad, reply)
+
+
+@pytest.mark.skipif(not hasattr(__import__("sys"), "set_int_max_str_digits"), reason="Python without the limit")
+def test_the_int_digit_limit_can_be_raised_as_cpythons_error_says():
+    """str(10 ** 5000) fails with "Exceeds the limit (4300 digits) ...; use
+    sys.set_int_max_str_digits() to increase the limit", which the sys subset refused.
+    It affects only this run's own conversions (a result's big int travels as a summary)."""
+    import sys
+    kept = sys.get_int_max_str_digits()   # (the snippet runs in this process here)
+    try:
+        reply, _, _ = run("import sys\ntry:\n    str(10 ** 5000)\nexcept ValueError as e:\n    said = str(e)\n"
+                          "before = sys.get_int_max_str_digits()\nsys.set_int_max_str_digits(0)\n"
+                          "result = [said.endswith('use sys.set_int_max_str_digits() to increase the limit'), "
+                          "before, len(str(10 ** 5000))]")
+    finally:
+        sys.set_int_max_str_digits(kept)
+    assert reply["success"] and reply["result"] == [True, 4300, 5001], reply
