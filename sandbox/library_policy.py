@@ -186,7 +186,7 @@ STAND_INS = {
 def _no_object_buffer(args, kwargs):
     if any(holds_objects(value) for value in (*args, *kwargs.values())):
         return ("an object array's buffer is its object pointers, and writing bytes into it forges references: "
-                "read into a bytearray, then build arrays from it with a numeric dtype")
+                "use a bytearray, then build arrays from it with a numeric dtype")
     return None
 
 
@@ -200,9 +200,10 @@ def _no_unchecked_resize(args, kwargs):
 # method name -> (types it is guarded on, None for any; a check of the call's arguments
 # that returns why it is refused, or None): the snippet gets the method wrapped.
 GUARDED_METHODS = {
-    # (`read` too: ssl.SSLSocket.read(len, buffer) and SSLObject's fill a buffer they are given)
+    # (`read` too: ssl.SSLSocket.read(len, buffer) and SSLObject's fill a buffer they are given;
+    # and struct's pack_into, module function and method, for an operator who allows struct)
     **{name: (None, _no_object_buffer)
-       for name in ("readinto", "readinto1", "recv_into", "recvfrom_into", "recvmsg_into", "read")},
+       for name in ("readinto", "readinto1", "recv_into", "recvfrom_into", "recvmsg_into", "read", "pack_into")},
     "resize": (("numpy.ndarray",), _no_unchecked_resize),
 }
 

@@ -485,6 +485,20 @@ def test_bytes_laid_over_an_object_array_are_refused(write):
 
 
 @needs_data_science
+@pytest.mark.parametrize("write", [
+    "import struct\nstruct.pack_into('Q', a, 0, id(x))",
+    "import struct\nstruct.Struct('Q').pack_into(a, 0, id(x))",
+    "import struct\nlist(map(struct.Struct('Q').pack_into, [a], [0], [id(x)]))",
+])
+def test_struct_allowed_by_the_operator_cannot_pack_into_an_object_array(write):
+    """The import refusal of struct names SANDBOX_ALLOWED_IMPORTS; an operator who follows
+    it gave pack_into, which wrote a forged pointer into an object array."""
+    refused(FORGED_OVER_OBJECTS.replace("WRITE", write), allowed=DS | {"struct"})
+    assert works("import struct\nb = bytearray(8)\nstruct.pack_into('<Q', b, 0, 7)\nresult = bytes(b).hex()",
+                 allowed=DS | {"struct"}) == "0700000000000000"
+
+
+@needs_data_science
 def test_resize_never_skips_its_reference_check():
     reply = refused("import numpy as np\na = np.zeros(4)\nb = a[:]\na.resize(10**6, refcheck=False)", allowed=DS)
     assert "numpy.resize" in reply["error"], reply
