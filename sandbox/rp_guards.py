@@ -572,7 +572,9 @@ class ExecutionContext(ModulePolicy):
     def check_field_names(self, target) -> None:
         if not isinstance(target, type):
             return
-        names = list(target.__dict__.get("__annotations__", {}))
+        # (the name annotated KW_ONLY, `_` by convention, is a marker dataclasses never pastes)
+        names = [name for name, kind in target.__dict__.get("__annotations__", {}).items()
+                 if kind is not dataclasses.KW_ONLY]
         for base in target.__mro__:
             fields = base.__dict__.get("__dataclass_fields__")
             if isinstance(fields, dict):

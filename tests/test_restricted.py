@@ -1549,3 +1549,39 @@ def test_an_allowed_module_that_is_not_installed_says_so_and_stays_an_import_err
     assert out == "ModuleNotFoundError\n", out
     assert not reply["success"] and reply["error"].startswith("ModuleNotFoundError: No module named 'absentlib': "
                                                               "it is allowed here but not installed"), reply
+
+
+def test_an_xml_tree_is_built_by_setting_its_elements_text():
+    """`ET.SubElement(root, 'c').text = 'hi'` was refused ("cannot set attribute text of a
+    Element object the snippet did not create"): it is how ElementTree builds a document."""
+    result, _ = ok("import xml.etree.ElementTree as ET\nroot = ET.Element('r')\nc = ET.SubElement(root, 'c')\n"
+                   "c.text = 'hi'\nc.tail = '\\n'\nc.attrib = {'k': 'v'}\nc.tag = 'd'\n"
+                   "result = ET.tostring(root, encoding='unicode')")
+    assert result == '<r><d k="v">hi</d>\n</r>'
+
+
+@pytest.mark.parametrize("code, error_types", [
+    ("import xml.etree.ElementTree as ET\nET.Element('r').__class__ = int", ("security_violation",)),
+    ("import xml.etree.ElementTree as ET\nsetattr(ET.Element('r'), '_children', [])", ("security_violation",)),
+    ("import xml.etree.ElementTree as ET\nET.Element('r').find = print", ("runtime_error",)),   # no such slot
+    ("import xml.etree.ElementTree as ET\nET.Element('r').attrib = 5", ("runtime_error",)),
+    ("import xml.etree.ElementTree as ET\ne = ET.Element('r')\ne.text = object()\nET.tostring(e)", ("runtime_error",)),
+])
+def test_an_elements_writable_attributes_are_its_four_and_hold_what_the_serializer_checks(code, error_types):
+    reply = blocked(code, error_types=error_types)
+    assert "ESCAPED" not in str(reply), reply
+
+
+def test_a_repr_is_configured_by_its_attributes():
+    result, _ = ok("import reprlib\nr = reprlib.Repr()\nr.maxlist = 2\nresult = r.repr(list(range(10)))")
+    assert result == "[0, 1, ...]"
+
+
+def test_a_dataclass_with_a_kw_only_marker():
+    """`_: KW_ONLY` is the documented way to make the fields after it keyword-only; its
+    name is a marker dataclasses never pastes into code, and was refused as a field name."""
+    result, _ = ok("from dataclasses import dataclass, KW_ONLY\n@dataclass\nclass A:\n    x: int\n    _: KW_ONLY\n"
+                   "    y: int = 0\nresult = repr(A(1, y=2))")
+    assert result == "A(x=1, y=2)"
+    reply = blocked("from dataclasses import dataclass\n@dataclass\nclass A:\n    _x: int = 0")
+    assert "field name '_x' is not allowed" in reply["error"], reply
