@@ -602,7 +602,9 @@ class ModulePolicy:
             raise AttributeError(attr)
         qual = f"{modname}.{attr}"
         if modname == "types" and attr not in _TYPES_ALLOWED:
-            raise self.refuse(kind, f"{qual} is not available in the sandbox")
+            raise self.refuse(kind, f"{qual} is not available in the sandbox (functions, code and classes are "
+                                    "made with def, lambda and class statements): to ask whether x is a function, "
+                                    f"use callable(x); types here has {', '.join(sorted(_TYPES_ALLOWED))}")
         missing = False
         try:
             value = getattr(module, attr)

@@ -1585,3 +1585,8 @@ def test_a_dataclass_with_a_kw_only_marker():
     assert result == "A(x=1, y=2)"
     reply = blocked("from dataclasses import dataclass\n@dataclass\nclass A:\n    _x: int = 0")
     assert "field name '_x' is not allowed" in reply["error"], reply
+
+
+def test_a_refused_name_of_types_says_what_to_use():
+    reply = blocked("import types\ndef f():\n    pass\nresult = isinstance(f, types.FunctionType)")
+    assert "use callable(x); types here has" in reply["error"] and "SimpleNamespace" in reply["error"], reply
