@@ -49,6 +49,12 @@ SAFE_DUNDERS = {
     "__suppress_context__": ("exception",),
     "__dict__": ("own",),
     "__annotations__": ("own",),        # a copy (rp_guards.ExecutionContext.getattr)
+    # a class hierarchy that is the snippet's all the way down (object, built-in exceptions
+    # and marker bases aside), never a library class's. (Not __subclasses__: the first step
+    # of the classic escapes stays refused where validate_code can see it, in the source.)
+    "__mro__": ("own class",),
+    "__bases__": ("own class",),
+    "__base__": ("own class",),
 }
 
 
@@ -85,6 +91,9 @@ INSTEAD = {
     **{name: f"use {way} instead" for name, way in _USE.items()},
     "__dict__": "use dir(obj) and getattr(obj, name); vars(obj) works on the snippet's own objects",
     "__annotations__": "annotations are readable on the snippet's own functions and classes only",
+    **dict.fromkeys(("__mro__", "__bases__", "__base__"),
+                    "a class's hierarchy is readable on the snippet's own classes only: use isinstance(x, C) "
+                    "or issubclass(A, B)"),
     "__file__": "module files are not readable in the sandbox",
     "__path__": "module files are not readable in the sandbox",
 }

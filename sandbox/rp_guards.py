@@ -308,8 +308,10 @@ class ExecutionContext(ModulePolicy):
     def _underscore_read(self, obj, name: str):
         """True when this private or dunder attribute may be read on `obj`; None
         leaves the decision to the usual rules (which refuse it)."""
-        if name in ("__dict__", "__annotations__"):
-            return True if self.only_snippet_classes(obj) and hasattr(obj, name) else None
+        kinds = private_names.SAFE_DUNDERS.get(name, ())
+        if "own" in kinds or "own class" in kinds:
+            own = self.only_snippet_classes(obj) and ("own" in kinds or isinstance(obj, type))
+            return True if own and hasattr(obj, name) else None
         if private_names.private_name_allowed(name):
             if self.only_snippet_classes(obj):
                 return True
@@ -319,7 +321,6 @@ class ExecutionContext(ModulePolicy):
                     and name in private_names.PRIVATE_API["namedtuple"]:
                 return True
             return None
-        kinds = private_names.SAFE_DUNDERS.get(name)
         if kinds and (_kind_of(obj) in kinds or "any" in kinds):
             return True
         if name in SUPER_METHODS and self.owns(obj):

@@ -246,3 +246,31 @@ def test_annotations_of_library_objects_stay_refused_and_say_where_they_can_be_r
     reply = run(code)
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
     assert "readable on the snippet's own functions and classes only" in reply["error"], reply
+
+
+def test_the_hierarchy_of_the_snippets_own_classes_is_readable():
+    """`B.__mro__` and `B.__bases__` were refused as invalid attribute names. On a class
+    that is the snippet's all the way down (object, built-in exceptions and marker bases
+    aside) they list only the snippet's classes and those."""
+    reply = run("from abc import ABC\nclass Plugin(ABC):\n    pass\nclass Csv(Plugin):\n    pass\n"
+                "class Bad(ValueError):\n    pass\n"
+                "result = [[c.__name__ for c in Csv.__mro__], [c.__name__ for c in Csv.__bases__], "
+                "Csv.__base__.__name__, [c.__name__ for c in Bad.__mro__]]")
+    assert reply["success"], reply
+    assert reply["result"] == [["Csv", "Plugin", "ABC", "object"], ["Plugin"], "Plugin",
+                               ["Bad", "ValueError", "Exception", "BaseException", "object"]], reply
+
+
+@pytest.mark.parametrize("code", [
+    "int.__mro__", "object.__subclasses__()", "type.__subclasses__(object)", "().__class__.__bases__",
+    "class A:\n    pass\ntype(A()).__mro__[1].__subclasses__()",          # object, reached through a snippet class
+    "class A:\n    pass\nA.__subclasses__()",                                # refused in the source, as validate sees
+    "import collections\nclass M(collections.OrderedDict):\n    pass\nM.__mro__",   # a library base
+    "import collections\nclass M(collections.OrderedDict):\n    pass\nM.__bases__",
+    "class A:\n    pass\nA().__mro__",                                       # an instance, not a class
+    "def f():\n    pass\nf.__bases__",
+    "class A:\n    pass\nsetattr(A, '__bases__', (object,))",
+])
+def test_no_other_hierarchy_is_readable_and_none_is_writable(code):
+    reply = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply

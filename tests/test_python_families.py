@@ -851,3 +851,13 @@ def test_annotations_handed_over_are_searched_like_any_container():
     wrapper.__annotations__ = {"x": subprocess}
     with pytest.raises(restricted.SandboxAttributeError, match="__annotations__ is the module 'subprocess'"):
         ctx.getattr(wrapper, "__annotations__")
+
+
+@needs_data_science
+@pytest.mark.parametrize("code", [
+    "import numpy as np\nclass A(np.ndarray):\n    pass\nresult = A.__mro__",        # would name the real class
+    "import numpy as np\nresult = np.ndarray.__bases__",                               # behind the stand-in
+    "import pandas as pd\nclass D(pd.DataFrame):\n    pass\nresult = D.__bases__",
+])
+def test_a_library_hierarchy_stays_unreadable_through_a_snippet_subclass(code):
+    refused(code, allowed=DS)
