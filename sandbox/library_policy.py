@@ -286,9 +286,6 @@ WRITABLE_TYPES = {
     # the C Element has tag, text, tail and attrib and no other attribute (attrib must be a dict);
     # what it holds reaches only the serializer, which takes strings
     "xml.etree.ElementTree.Element": "el.text = 'hi' is how an XML tree is built (el.set() writes attrib anyway)",
-    # the maxima of a Repr are its configuration (Repr(maxlist=2) only from Python 3.12);
-    # a method replaced on the instance is the snippet's own function, called like any callback
-    "reprlib.Repr": "r.maxlist = 2 is how a Repr is configured",
 }
 
 _TASK_STACK = "a task's stack is the sandbox's frames; use traceback.format_exc() in an except block"

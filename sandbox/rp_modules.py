@@ -368,7 +368,10 @@ class ForeignWrite:
     def __setattr__(self, name, value):
         raise self._ctx.refuse("attribute_blocked",
                                f"cannot set attribute {name!s:.80} of a {describe_value(self._ob)} "
-                               "object the snippet did not create", SandboxAttributeError)
+                               "object the snippet did not create: change a library's object through its "
+                               "methods or constructor arguments, or make it of a class of your own "
+                               "(class Mine(TheirClass): ...), whose instances take attributes",
+                               SandboxAttributeError)
 
     def __delattr__(self, name):
         raise self._ctx.refuse("attribute_blocked",

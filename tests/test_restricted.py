@@ -1572,8 +1572,14 @@ def test_an_elements_writable_attributes_are_its_four_and_hold_what_the_serializ
     assert "ESCAPED" not in str(reply), reply
 
 
-def test_a_repr_is_configured_by_its_attributes():
-    result, _ = ok("import reprlib\nr = reprlib.Repr()\nr.maxlist = 2\nresult = r.repr(list(range(10)))")
+def test_a_library_object_refuses_attributes_and_says_how_to_configure_one():
+    """reprlib.Repr is configured by attributes; its shared instance (reprlib.aRepr) is what
+    asyncio formats with, so the library's own stay unwritable, and the refusal names the
+    way that works: an instance of a class of the snippet's own."""
+    reply = blocked("import reprlib\nreprlib.Repr().maxlist = 2")
+    assert "class Mine(TheirClass)" in reply["error"], reply
+    result, _ = ok("import reprlib\nclass Short(reprlib.Repr):\n    pass\nr = Short()\nr.maxlist = 2\n"
+                   "result = r.repr(list(range(10)))")
     assert result == "[0, 1, ...]"
 
 
