@@ -12,8 +12,8 @@ import json
 from mcp.types import BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink, TextResourceContents
 
 from . import image_check
-from .terminal_text import ACTING
 from .limits_parse import format_size
+from .terminal_text import ACTING
 
 # error_type -> what to do instead; {max_timeout} and {max_memory} are the server's ceilings.
 HINTS = {
@@ -132,8 +132,9 @@ def file_blocks(result: dict, store) -> list:
         if mime.startswith("image/") and (why := image_check.refusal(data)) is not None:
             # a client renders an image/* file it is sent: a decompression bomb would decode there
             mime, note = "application/octet-stream", f"not returned as {mime}: {why}"
-        text = plain_text(data) if mime in TEXT_TYPES.values() else None
-        if mime in TEXT_TYPES.values() and text is None:
+        is_text = mime in TEXT_TYPES.values()
+        text = plain_text(data) if is_text else None
+        if is_text and text is None:
             note = "sent as bytes: it is not UTF-8, or holds characters a terminal acts on (ESC, bidi controls)"
         uri = store.put(item["path"], mime, data)
         entry = {"path": item["path"], "size": len(data), "mime_type": mime, "uri": uri, "returned_as": "link",

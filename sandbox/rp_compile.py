@@ -42,10 +42,9 @@ EXTRA_MAGIC_METHODS = frozenset(
                                       "or")
        for prefix in ("", "r", "i")]
 )
-# `super().<name>` may reach these (the methods a snippet class may define or inherit).
+# `super().<name>` may reach these (the methods a snippet class may define or inherit); a class
+# body may also alias one of them (`__radd__ = __add__`) or set one to None (visit_Assign).
 SUPER_METHODS = ALLOWED_FUNC_NAMES | EXTRA_MAGIC_METHODS
-# Special methods a class body may define, and alias (`__radd__ = __add__`) or set to None.
-CLASS_METHOD_NAMES = SUPER_METHODS
 METHOD_ALIAS_ADVICE = ("define a special method with def (def __add__(self, other): ...); a class body may "
                        "also alias one it defined above (__radd__ = __add__) or set one to None (__hash__ = None)")
 # `object.<name>(obj, ...)`: a frozen dataclass's __post_init__ sets its fields this way; the
@@ -81,7 +80,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
                 and not (allow_magic_methods and name in ALLOWED_FUNC_NAMES and node.col_offset != 0)):
             if name.startswith("__") and name.endswith("__") and isinstance(node, ast.Name):
                 advice = private_names.RESERVED_NAME_INSTEAD.get(name, "special names are not available here")
-                if name in CLASS_METHOD_NAMES and self._in_class_body():
+                if name in SUPER_METHODS and self._in_class_body():
                     advice = METHOD_ALIAS_ADVICE
                 self.error(node, f'"{name}" is a reserved name: {advice}')
             elif name.startswith("__") and name.endswith("__"):
@@ -113,9 +112,9 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         """`__radd__ = __add__` and `__hash__ = None` in a class body: the value is a method
         the class defined above (a def, whose parameters are vetted on entry) or None,
         never another callable the interpreter would call with what the guards vet."""
-        if (self._in_class_body() and all(isinstance(t, ast.Name) and t.id in CLASS_METHOD_NAMES
+        if (self._in_class_body() and all(isinstance(t, ast.Name) and t.id in SUPER_METHODS
                                           for t in node.targets)
-                and (isinstance(node.value, ast.Name) and node.value.id in CLASS_METHOD_NAMES
+                and (isinstance(node.value, ast.Name) and node.value.id in SUPER_METHODS
                      or isinstance(node.value, ast.Constant) and node.value.value is None)):
             for name in (*node.targets, node.value):
                 name.sandbox_method_alias = True
