@@ -1446,9 +1446,18 @@ def test_globals_is_a_copy_of_the_snippets_names_that_assigns_what_is_written():
     "globals()[1] = 1",
     "globals()['printed'] = 'forged output'",                # RestrictedPython's reserved names
     "globals()['print'] = len",
+    "globals()['_tmp0'] = 1",                                 # RestrictedPython's temporaries
+    "globals()['_sandbox_method_alias'] = len",               # the sandbox's own helpers
+    "globals()['__name__'] = 'os'",
 ])
 def test_globals_never_writes_a_name_the_snippet_could_not_assign(code):
     assert blocked(code)["error_type"] == "security_violation"
+
+
+def test_globals_has_the_snippets_private_names_too():
+    result, _ = ok("_cache = {}\ndef _helper():\n    return 1\nglobals()['_count'] = 3\n"
+                   "result = [sorted(globals()), _count]")
+    assert result == [["_cache", "_count", "_helper"], 3], result
 
 
 def test_globals_hands_out_no_guard_and_is_not_the_namespace():
