@@ -36,7 +36,13 @@ EXTRA_MAGIC_METHODS = frozenset(
      # class machinery that calls only the snippet's own code: a descriptor is no more than a
      # property; __set_name__ and __init_subclass__ see the snippet's classes
      "__init_subclass__", "__set_name__", "__get__", "__set__", "__delete__", "__class_getitem__",
-     "__format__", "__index__", "__contains__", "__length_hint__"]
+     "__format__", "__index__", "__contains__", "__length_hint__",
+     # the async protocols (`async with` binds through _vet_entered_, `async for` iterates
+     # through _getaiter_; not __await__, which would hand asyncio's task loop objects the
+     # snippet made up); math's rounding hooks, bytes(); copy's __copy__ and __deepcopy__
+     # return the copy themselves (unlike __reduce__, nothing is rebuilt from their answer)
+     "__aenter__", "__aexit__", "__aiter__", "__anext__", "__floor__", "__ceil__", "__trunc__",
+     "__bytes__", "__copy__", "__deepcopy__"]
     + [f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
                                       "mod", "divmod", "pow", "lshift", "rshift", "and", "xor",
                                       "or")

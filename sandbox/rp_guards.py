@@ -24,7 +24,7 @@ from RestrictedPython.Guards import (
 )
 from RestrictedPython.Utilities import utility_builtins
 
-from . import library_policy, module_subsets, private_names, safe_format, snippet_files, snippet_names
+from . import copy_memo, library_policy, module_subsets, private_names, safe_format, snippet_files, snippet_names
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, OBJECT_METHODS, SUPER_METHODS
@@ -456,6 +456,9 @@ class ExecutionContext(ModulePolicy):
         if final is not None:
             raise self.refuse("attribute_blocked", f"class {cls.__name__}: {private_names.FINAL_CLASSES[final]}")
         names = set(names) | set(_slot_names(cls))
+        own_deepcopy = vars(cls).get("__deepcopy__")
+        if own_deepcopy is not None:  # it gets a handle, never copy's memo (copy_memo.py)
+            type.__setattr__(cls, "__deepcopy__", copy_memo.guarded_method(own_deepcopy, self.refuse_call))
         for klass in cls.__mro__:
             for name in (names if klass is cls else self.defined.get(klass, ())):
                 if name in vars(klass):

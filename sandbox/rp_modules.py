@@ -24,7 +24,7 @@ import types
 import typing
 from xml.etree import ElementTree
 
-from . import library_policy, module_subsets, private_names, profiles, snippet_files, stand_ins
+from . import copy_memo, library_policy, module_subsets, private_names, profiles, snippet_files, stand_ins
 from .results import cap_text
 from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused, MAX_EVENT_DETAIL
 
@@ -190,6 +190,7 @@ STDLIB_STAND_INS = {
     id(io.FileIO): _file_io,
     id(functools.cached_property): _cached_property,
     id(functools.singledispatch): _singledispatch,
+    id(copy.deepcopy): lambda ctx: copy_memo.deepcopy(ctx.refuse_call),
     # files opened by path with the real open(): the snippet's open() instead
     id(ElementTree.ElementTree): lambda ctx: stand_ins.stand_in(
         ElementTree.ElementTree, check_arguments=snippet_files.element_tree_checks),

@@ -127,6 +127,62 @@ def test_writing_into_a_module_registry_says_what_to_do():
     assert "read-only" in reply["error"] and "dict(" in reply["error"], reply["error"]
 
 
+
+# copy.deepcopy's memo keeps every original alive in memo[id(memo)], a library object's
+# real __dict__ among them: read, it writes past the guards; written in advance, it swaps
+# the snippet's objects into a library object's copy.
+MEMO_WRITE = """
+import copy, textwrap
+target = textwrap.TextWrapper(width=10)
+def plant(memo):
+    for kept in list(memo.values()):
+        for original in (kept if isinstance(kept, list) else []):
+            if isinstance(original, dict) and 'width' in original:
+                original['width'] = 3
+GET_MEMO
+print('ESC' + 'APED' if target.width == 3 else 'held')
+"""
+
+
+@pytest.mark.parametrize("get_memo", [
+    "memo = {}\ncopy.deepcopy([target, 1], memo)\nplant(memo)",                 # the snippet's own memo
+    "from copy import deepcopy\nmemo = {}\ndeepcopy([target], memo)\nplant(memo)",
+    "import functools\nmemo = {}\nfunctools.partial(copy.deepcopy, memo=memo)([target])\nplant(memo)",
+    # the memo a __deepcopy__ is given, however the class got it
+    "class Spy:\n    def __deepcopy__(self, memo):\n        plant(memo)\n        return 1\ncopy.deepcopy([target, Spy()])",
+    "Spy = type('Spy', (), {'__deepcopy__': lambda self, memo: plant(memo)})\ncopy.deepcopy([target, Spy()])",
+    "Spy = type('Spy', (), {'__deepcopy__': staticmethod(plant)})\ncopy.deepcopy([target, Spy()])",
+    "class Base:\n    def __deepcopy__(self, memo):\n        plant(memo)\n        return 1\nclass Spy(Base):\n"
+    "    pass\ncopy.deepcopy([target, Spy()])",
+    "class Spy(textwrap.TextWrapper):\n    def __deepcopy__(self, memo):\n        plant(memo)\n        return 1\n"
+    "copy.deepcopy([target, Spy()])",
+    "import dataclasses\nclass Spy:\n    def __deepcopy__(self, memo):\n        plant(memo)\n        return 1\n"
+    "@dataclasses.dataclass\nclass D:\n    x: object\ndataclasses.asdict(D([target, Spy()]))",  # library-made memo
+])
+def test_the_copy_memo_never_reaches_the_snippet(get_memo):
+    refused(MEMO_WRITE.replace("GET_MEMO", get_memo), error_types=("security_violation", "runtime_error"))
+
+
+@pytest.mark.parametrize("use", [
+    "memo[id(target)]", "memo.get(id(target))", "id(target) in memo", "list(memo)", "len(memo)",
+    "memo._memo", "getattr(memo, '_memo')", "vars(memo)", "type(memo)({}, target, None, None)",
+    "memo[id(target)] = 1",
+])
+def test_a_memo_handle_gives_nothing_but_its_own_key(use):
+    refused("import copy, textwrap\ntarget = textwrap.TextWrapper()\nclass Spy:\n    def __deepcopy__(self, memo):\n"
+            f"        {use}\n        return 1\ncopy.deepcopy([target, Spy()])",
+            error_types=("security_violation", "runtime_error"))
+
+
+def test_a_deepcopy_method_passes_its_memo_on_and_records_its_copy():
+    assert works("import copy\nclass Node:\n    def __init__(self):\n        self.me = self\n        self.items = [1, [2]]\n"
+                 "    def __deepcopy__(self, memo):\n        if id(self) in memo:\n            return memo[id(self)]\n"
+                 "        new = Node()\n        memo[id(self)] = new\n        new.items = copy.deepcopy(self.items, memo)\n"
+                 "        new.me = copy.deepcopy(self.me, memo)\n        return new\n"
+                 "n = Node()\nc = copy.deepcopy([n, n])\n"
+                 "result = [c[0] is c[1], c[0].me is c[0], c[0].items, c[0].items is not n.items]") == \
+        [True, True, [1, [2]], True]
+
 # ---------------------------------------------------------------- 2. names pasted into code
 
 @pytest.mark.parametrize("names", [

@@ -1571,6 +1571,47 @@ c.opts["a"].append(2)
 nums = list(map(lambda x: x ** 2, filter(lambda x: x % 2, range(10))))
 result = [repr(c), nums, sorted({"b": 2, "a": 1}.items(), key=lambda kv: kv[1], reverse=True), any(x > 50 for x in nums), divmod(17, 5)]
 """)
+snippet("more", """
+import copy, math
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+    def __float__(self):
+        return self.cents / 100
+    def __floor__(self):
+        return self.cents // 100
+    def __ceil__(self):
+        return -(-self.cents // 100)
+    def __trunc__(self):
+        return int(self.cents / 100)
+    def __bytes__(self):
+        return str(self.cents).encode()
+m = Money(1250)
+result = [math.floor(m), math.ceil(m), math.trunc(m), bytes(m)]
+""")
+snippet("more", """
+import copy
+class Graph:
+    def __init__(self):
+        self.edges = {}
+        self.copies = 0
+    def add(self, a, b):
+        self.edges.setdefault(a, []).append(b)
+    def __copy__(self):
+        g = Graph()
+        g.edges = self.edges
+        return g
+    def __deepcopy__(self, memo):
+        g = Graph()
+        g.edges = copy.deepcopy(self.edges, memo)
+        g.copies = self.copies + 1
+        return g
+g = Graph()
+g.add("a", "b")
+shallow, deep = copy.copy(g), copy.deepcopy(g)
+deep.add("a", "c")
+result = [shallow.edges is g.edges, g.edges, deep.edges, deep.copies]
+""")
 
 # ---------------------------------------------------------------- scratch directory (no filesystem profile)
 snippet("scratch", """
@@ -1824,6 +1865,47 @@ async def main():
     for fut in asyncio.as_completed([produce(i) for i in range(3)]):
         order.append(await fut)
     return sorted(order)
+result = asyncio.run(main())
+""")
+snippet("async", """
+import asyncio
+class Connection:
+    def __init__(self, name):
+        self.name = name
+        self.log = []
+    async def __aenter__(self):
+        await asyncio.sleep(0)
+        self.log.append("open")
+        return self
+    async def __aexit__(self, exc_type, exc, tb):
+        self.log.append("closed" if exc_type is None else f"closed after {exc_type.__name__}")
+        return False
+async def main():
+    async with Connection("db") as conn:
+        conn.log.append("query")
+    try:
+        async with Connection("db2") as other:
+            raise KeyError("x")
+    except KeyError:
+        pass
+    return [conn.log, other.log]
+result = asyncio.run(main())
+""")
+snippet("async", """
+import asyncio
+class Countdown:
+    def __init__(self, start):
+        self.current = start
+    def __aiter__(self):
+        return self
+    async def __anext__(self):
+        if self.current <= 0:
+            raise StopAsyncIteration
+        await asyncio.sleep(0)
+        self.current -= 1
+        return self.current + 1
+async def main():
+    return [n async for n in Countdown(4)]
 result = asyncio.run(main())
 """)
 
