@@ -497,11 +497,20 @@ class ExecutionContext(ModulePolicy):
         if not isinstance(namespace, dict):
             raise TypeError(f"{where}: the namespace must be a dict")
         namespace = dict(namespace)
-        for key in namespace:
+        for key, value in namespace.items():
             if type(key) is not str or (key.startswith("_") and key not in SUPER_METHODS
                                         and key != "__doc__"):
                 raise self.refuse("attribute_blocked", f"{where}: a class attribute named {key!r:.80} "
                                                        "is not allowed")
+            # as in a class body (rp_compile's alias rule): the interpreter calls a special
+            # method with values no guard has seen (an __exit__ gets the traceback), so it is
+            # None or a function the snippet wrote, as is or as a static or class method
+            function = value.__func__ if type(value) in (staticmethod, classmethod) else value
+            if key in SUPER_METHODS and function is not None and not (
+                    type(function) is types.FunctionType and self.owns(function)):
+                raise self.refuse("attribute_blocked", f"{where}: the special method {key} is given as a "
+                                                       "function of the snippet's (def or lambda) or None, "
+                                                       f"not {describe_value(function)}")
         return namespace
 
     def _make_type(self):

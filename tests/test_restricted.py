@@ -1530,6 +1530,29 @@ def test_special_method_aliases_admit_nothing_but_the_class_own_methods_and_none
     assert "reserved name" in reply["error"] or "not allowed" in reply["error"], reply
 
 
+@pytest.mark.parametrize("code", [
+    "C = type('C', (), {'__enter__': lambda s: s, '__exit__': staticmethod(functools.partial(min, key=print))})",
+    "C = type('C', (), {'__exit__': print})",
+    "C = type('C', (), {'__aexit__': classmethod(functools.partial(max))})",
+    "C = type('C', (), {'__deepcopy__': staticmethod(copy.copy)})",
+    "import dataclasses\nC = dataclasses.make_dataclass('C', [], namespace={'__exit__': print})",
+])
+def test_a_namespace_gives_special_methods_as_the_snippets_functions_only(code):
+    """type() and make_dataclass() apply the class body's rule: a special method the
+    interpreter calls with unvetted values is the snippet's own function or None."""
+    reply = blocked("import copy, functools\n" + code)
+    assert "function of the snippet's" in reply["error"], reply
+
+
+def test_a_namespace_may_give_its_own_functions_and_none():
+    result, _ = ok("def enter(self):\n    return self\n"
+                   "C = type('C', (), {'__enter__': enter, '__exit__': lambda s, *e: False, '__hash__': None,\n"
+                   "                   '__len__': lambda s: 3, '__call__': staticmethod(lambda: 'called')})\n"
+                   "with C() as c:\n    pass\ntry:\n    hash(c)\n    hashable = True\nexcept TypeError:\n"
+                   "    hashable = False\nresult = [len(c), hashable, c()]")
+    assert result == [3, False, "called"], result
+
+
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="except* is new in Python 3.11")
 def test_except_star_is_refused_and_says_what_to_write():
     reply = blocked("try:\n    pass\nexcept* ValueError:\n    pass")
@@ -1605,3 +1628,4 @@ def test_a_dataclass_with_a_kw_only_marker():
 def test_a_refused_name_of_types_says_what_to_use():
     reply = blocked("import types\ndef f():\n    pass\nresult = isinstance(f, types.FunctionType)")
     assert "use callable(x); types here has" in reply["error"] and "SimpleNamespace" in reply["error"], reply
+
