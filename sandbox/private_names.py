@@ -26,6 +26,8 @@ import numbers
 import re
 import typing
 
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+
 _RESERVED = re.compile(r"^_.*_$|^_tmp\d+$|^_sandbox|^__.*__$")
 
 # Dunder names a snippet may assign (they reach nothing): a module's export list, a class's slots.
@@ -110,9 +112,13 @@ RESERVED_NAME_INSTEAD = {
 
 
 def instead(name: str) -> str:
-    """One line for a model whose code read `name` (a "_" name the sandbox refuses)."""
+    """One line for a model whose code read `name` (a "_" name the sandbox refuses, or one of
+    RestrictedPython's INSPECT_ATTRIBUTES: gi_frame, tb_frame, f_globals...)."""
     if name in INSTEAD:
         return INSTEAD[name]
+    if name in INSPECT_ATTRIBUTES:
+        return ("frames, code objects and tracebacks are the interpreter's internals here: traceback.format_exc() "
+                "gives where an error came from, next(g) or g.send(v) drives a generator")
     if name.startswith("__") and name.endswith("__"):
         return ("special names reach the interpreter's internals here: use the builtin or operator that "
                 "calls it (len(x), str(x), x[k], x + y), or type(x), dir(x), isinstance(x, C)")

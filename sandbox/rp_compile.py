@@ -11,6 +11,7 @@ import types
 
 from RestrictedPython.transformer import (
     ALLOWED_FUNC_NAMES,
+    INSPECT_ATTRIBUTES,
     IOPERATOR_TO_STR,
     RestrictingNodeTransformer,
     copy_locations,
@@ -215,6 +216,11 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         # read through the guard, which gives them on the snippet's own objects only
         if isinstance(node.ctx, ast.Load) and node.attr in SUPER_METHODS:
             return self._safe_dunder_read(node)
+        if node.attr in INSPECT_ATTRIBUTES:
+            # RestrictedPython refuses these too; this says what to write instead
+            self.error(node, f'"{node.attr}" is not available in the sandbox: {private_names.instead(node.attr)}')
+            node.value = self.visit(node.value)
+            return node
         if node.attr.startswith("_") and node.attr != "_":
             # RestrictedPython's refusal, with what to write instead (the value is still checked)
             self.error(node, f'"{node.attr}" is an invalid attribute name because it starts with "_": '

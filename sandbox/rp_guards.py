@@ -23,6 +23,7 @@ from RestrictedPython.Guards import (
     safer_getattr,
 )
 from RestrictedPython.Utilities import utility_builtins
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from . import copy_memo, library_policy, module_subsets, private_names, safe_format, snippet_files, snippet_names
 from .own_attributes import own_attributes
@@ -176,7 +177,7 @@ class ExecutionContext(ModulePolicy):
         exc_type, message = refusal
         if issubclass(exc_type, AttributeError):
             exc_type = SandboxAttributeError
-        if type(name) is str and name.startswith("_"):
+        if type(name) is str and (name.startswith("_") or name in INSPECT_ATTRIBUTES):
             message = f"{message.rstrip('.')}: {private_names.instead(name)}"
         raise self.refuse("attribute_blocked", f"{describe_value(obj)}.{name!s:.80}: {message}", exc_type)
 

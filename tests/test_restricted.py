@@ -1629,3 +1629,12 @@ def test_a_refused_name_of_types_says_what_to_use():
     reply = blocked("import types\ndef f():\n    pass\nresult = isinstance(f, types.FunctionType)")
     assert "use callable(x); types here has" in reply["error"] and "SimpleNamespace" in reply["error"], reply
 
+
+@pytest.mark.parametrize("code", [
+    "g = (x for x in [1])\nf = g.gi_frame",                       # in the source: refused at compile time
+    "g = (x for x in [1])\nf = getattr(g, 'gi_frame')",            # by name: refused by the guard
+    "g = (x for x in [1])\nf = '{0.gi_code}'.format(g)",             # in a format field: the same guard
+])
+def test_a_frame_or_code_attribute_says_what_to_use(code):
+    reply = blocked(code, error_types=("security_violation", "runtime_error"))
+    assert "traceback.format_exc()" in reply["error"] and "next(g)" in reply["error"], reply
