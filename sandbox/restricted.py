@@ -67,6 +67,9 @@ def _run_policy(ctx: "ExecutionContext"):
     original = _ENUM_META.__dict__["_create_"]
 
     def checked_create(cls, class_name, names, *args, **kwargs):
+        # (by default enum names the module of the frame two up as the class's: with this
+        # one in between, that would be enum itself, not the snippet's)
+        kwargs["module"] = kwargs.get("module") or SNIPPET_MODULE
         return original(cls, class_name, ctx.check_enum_names(names), *args, **kwargs)
 
     _ENUM_META._create_ = checked_create

@@ -210,6 +210,10 @@ class ExecutionContext(ModulePolicy):
         kind = type(value)
         if kind in SCALAR_TYPES:
             return value
+        if isinstance(value, type) and vars(value).get("__module__") == __name__ and value not in _GUARD_CLASSES:
+            # type(), namedtuple(), NamedTuple(), TypedDict() name the caller's module as the
+            # class's: that is this frame's, not the snippet's (whose classes are __sandbox__'s)
+            type.__setattr__(value, "__module__", SNIPPET_MODULE)
         if kind in CONTAINER_TYPES:
             if type(func) is types.FunctionType and func.__globals__ is self.globals:
                 return value  # the snippet's own function: built from vetted values
@@ -839,3 +843,8 @@ def _kind_of(obj) -> str:
     if type(obj) is ModuleProxy:
         return "module"
     return "other"
+
+
+# This module's own classes (a call that returns one leaves its __module__ as it is).
+_GUARD_CLASSES = frozenset(value for value in tuple(globals().values())
+                           if isinstance(value, type) and value.__module__ == __name__)

@@ -1638,3 +1638,13 @@ def test_a_refused_name_of_types_says_what_to_use():
 def test_a_frame_or_code_attribute_says_what_to_use(code):
     reply = blocked(code, error_types=("security_violation", "runtime_error"))
     assert "traceback.format_exc()" in reply["error"] and "next(g)" in reply["error"], reply
+
+
+def test_classes_made_by_a_call_belong_to_the_snippets_module():
+    """type(), namedtuple(), NamedTuple() and TypedDict() name their caller's module: the
+    snippet's, as a class statement's, never the sandbox's own."""
+    result, _ = ok("import collections, enum, typing\nclass A:\n    pass\n"
+                   "made = [type('X', (), {}), collections.namedtuple('P', 'x'), typing.NamedTuple('N', [('a', int)]),\n"
+                   "        typing.TypedDict('T', {'a': int}), enum.Enum('E', 'a')]\n"
+                   "result = sorted({c.__module__ for c in made} | {A.__module__})")
+    assert result == ["__sandbox__"], result
