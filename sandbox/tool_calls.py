@@ -91,7 +91,8 @@ class ToolSession:
             return self._refuse(why)
         problem = remote.arguments_problem(arguments)
         if problem:
-            return self._refuse(f"tools.{server}.{tool}: bad arguments: {problem}", kind="tool_bad_arguments")
+            return self._refuse(f"tools.{server}.{tool}: bad arguments: {problem}; it takes {remote.call_form()}",
+                                kind="tool_bad_arguments")
         try:
             result = await asyncio.wait_for(upstream.session.call_tool(remote.name, arguments),
                                             self.limits.call_timeout)

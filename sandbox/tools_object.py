@@ -99,7 +99,7 @@ class _Namespace:
 
 
 def build(listing: dict) -> _Namespace:
-    """`tools` from {server attribute: {tool attribute: one-line doc}}. Tools the
+    """`tools` from {server attribute: {tool attribute: its stub line}}. Tools the
     policy does not expose are there too: the server refuses them, saying why."""
     servers = {}
     for server, tools in listing.items():
@@ -109,7 +109,9 @@ def build(listing: dict) -> _Namespace:
 
 
 def _tool_function(channel: _Channel, server: str, tool: str, doc: str):
-    def call(**arguments):
+    def call(*positional, **arguments):
+        if positional:
+            raise TypeError(f"tools.{server}.{tool} takes keyword arguments only, named as in its schema: {doc}")
         if protocol.nested_too_deep(arguments):
             raise ToolError(f"tools.{server}.{tool}: the arguments nest lists and dicts more than "
                             f"{protocol.MAX_NESTING} levels deep: flatten them (a list of rows, or a JSON string)")

@@ -60,8 +60,8 @@ class RemoteTool:
                     "in SANDBOX_TOOL_SERVERS")
         return None
 
-    def stub(self) -> str:
-        """`tools.server.tool(a: str, b: int = ...) -> dict`: one line, from the schemas."""
+    def call_form(self) -> str:
+        """`tools.server.tool(a: str, b: int = ...) -> dict`, from the schemas."""
         properties = self.input_schema.get("properties") or {}
         required = set(self.input_schema.get("required") or ())
         params = []
@@ -69,9 +69,12 @@ class RemoteTool:
             kind = _python_type(schema if isinstance(schema, dict) else {})
             params.append(f"{identifier(name)}: {kind}" + ("" if name in required else " = ..."))
         returns = _python_type(self.output_schema) if self.output_schema else "Any"
+        return f"tools.{self.server.attribute}.{self.attribute}({', '.join(params)}) -> {returns}"
+
+    def stub(self) -> str:
+        """The call form and the description: one line."""
         doc = self.description[:MAX_DOC]
-        return (f"tools.{self.server.attribute}.{self.attribute}({', '.join(params)}) -> {returns}"
-                + (f"  # {doc}" if doc else ""))
+        return self.call_form() + (f"  # {doc}" if doc else "")
 
 
 def _python_type(schema: dict) -> str:
@@ -228,14 +231,14 @@ class Registry:
                 for tool in u.tools.values() if tool.refusal() is None]
 
     def listing(self) -> dict:
-        """{server: {tool: one-line doc}} of the connected upstreams' tools, the ones
+        """{server: {tool: its stub line}} of the connected upstreams' tools, the ones
         the policy refuses included (calling one gets the reason, and is a security event)."""
         out: dict = {}
         for upstream in self.upstreams.values():
             tools = out.setdefault(upstream.spec.attribute, {})
             for tool in upstream.tools.values() if upstream.session is not None else ():
                 why = tool.refusal()
-                tools[tool.attribute] = f"not allowed: {why}" if why else tool.description[:MAX_DOC]
+                tools[tool.attribute] = f"not allowed: {why}" if why else tool.stub()
         return out
 
     def lookup(self, server: str, tool: str) -> tuple[Upstream | None, RemoteTool | None, str | None]:

@@ -98,7 +98,7 @@ def test_a_knowledge_graph_written_and_read_back(server):
     ("tools.faults.fail()", "Error executing tool fail"),
     ("tools.faults.bad_output()", "bad_output"),
     ("tools.faults.add(a='two', b=2)", "bad arguments: 'two' is not of type 'integer'"),
-    ("tools.faults.add(a=1)", "bad arguments: 'b' is a required property"),
+    ("tools.faults.add(a=1)", "bad arguments: 'b' is a required property; it takes tools.faults.add(a: int, b: int)"),
 ])
 def test_misbehaving_tools_give_a_clear_tool_error(server, code, needle):
     started = time.monotonic()
@@ -107,6 +107,13 @@ def test_misbehaving_tools_give_a_clear_tool_error(server, code, needle):
     assert data["success"] and data["result"].startswith("ToolError: ") and needle in data["result"], data
     assert time.monotonic() - started < 14
     assert run(server, "tools.faults.add(a=1, b=2)")[0]["result"] == {"total": 3}   # still serving
+
+
+def test_a_call_with_positional_arguments_says_how_to_call(server):
+    data, _ = run(server, "try:\n    tools.faults.add(1, 2)\nexcept TypeError as e:\n    result = str(e)")
+    assert data["success"], data
+    assert "takes keyword arguments only" in data["result"] and "tools.faults.add(a: int, b: int)" in data["result"], data
+    assert run(server, "tools.faults.add.__doc__")[0]["result"].startswith("tools.faults.add(a: int, b: int)")
 
 
 def test_an_upstream_that_crashes_is_reported_and_comes_back(server):
