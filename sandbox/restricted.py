@@ -31,6 +31,7 @@ import contextlib
 import dis
 import enum
 import importlib
+import inspect
 import sys
 import types
 from collections.abc import Iterable
@@ -164,7 +165,7 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
     with policy, _recursion_limit(RESTRICTED_RECURSION_LIMIT if restricted else None), \
             contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
-            exec(code_obj, glb)
+            _run(code_obj, glb)
         except SystemExit as exc:
             # sys.exit(0) / sys.exit() ends a script that went well, as in a terminal
             failure = None if exc.code in (None, 0) else exc
@@ -185,6 +186,16 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
             with contextlib.suppress(BaseException):
                 stream.flush()
     return out
+
+
+def _run(code_obj, glb: dict) -> None:
+    """exec(); a snippet with a top-level `await`, `async for` or `async with` (compiled
+    as a coroutine) runs on an event loop of its own, as asyncio.run(main()) would."""
+    if code_obj.co_flags & inspect.CO_COROUTINE:
+        import asyncio  # (only for such a snippet: the child does not preload it)
+        asyncio.run(eval(code_obj, glb))  # noqa: S307 - the compiled snippet, as exec() above
+    else:
+        exec(code_obj, glb)  # noqa: S102
 
 
 @contextlib.contextmanager

@@ -557,7 +557,8 @@ def compile_snippet(code, restricted: bool) -> types.CodeType:
         else:
             _capture_last_value(tree)
         # dont_inherit: this module's `from __future__ import annotations` is not the snippet's.
-        return compile(tree, SNIPPET_FILENAME, "exec", dont_inherit=True)
+        # A top-level `await` (as in a notebook) makes the code a coroutine (run_snippet).
+        return compile(tree, SNIPPET_FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
         raise CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
     except (MemoryError, RecursionError):

@@ -1648,3 +1648,21 @@ def test_classes_made_by_a_call_belong_to_the_snippets_module():
                    "        typing.TypedDict('T', {'a': int}), enum.Enum('E', 'a')]\n"
                    "result = sorted({c.__module__ for c in made} | {A.__module__})")
     assert result == ["__sandbox__"], result
+
+
+@pytest.mark.parametrize("unrestricted", [False, True])
+def test_a_top_level_await_runs_as_in_a_notebook(unrestricted):
+    code = ("import asyncio\nasync def double(i):\n    await asyncio.sleep(0)\n    return i * 2\n"
+            "doubled = await asyncio.gather(*(double(i) for i in range(3)))\n"
+            "async def rows():\n    yield 1\n    yield 2\ntotal = 0\nasync for row in rows():\n    total += row\n"
+            "lock = asyncio.Lock()\nasync with lock:\n    print(doubled, total)\nawait double(21)")
+    result, out = ok(code, unrestricted=unrestricted)
+    assert result == 42 and out == "[0, 2, 4] 3\n", (result, out)
+
+
+@pytest.mark.parametrize("unrestricted", [False, True])
+def test_a_top_level_await_fails_and_exits_as_other_code(unrestricted):
+    reply, _, _ = run("import asyncio\nawait asyncio.sleep(0)\nraise KeyError('k')", unrestricted=unrestricted)
+    assert reply["error_type"] == "runtime_error" and reply["line"] == 3 and "KeyError" in reply["error"], reply
+    reply, _, _ = run("import asyncio, sys\nawait asyncio.sleep(0)\nsys.exit(0)", unrestricted=unrestricted)
+    assert reply["success"], reply
