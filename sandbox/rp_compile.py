@@ -519,11 +519,27 @@ class CompileError(Exception):
 _TOO_COMPLEX = ("SyntaxError: the source is too deeply nested or too large to compile: flatten the nesting, "
                 "send less code, or pass a larger memory_limit")
 LINE_PREFIX = re.compile(r"^Line (\d+):")
+MAX_SHOWN_LINE = 200  # a longer line is not repeated in a syntax error
 _UNPARSABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def _line_at(code: str, index: int) -> int:
     return code.count("\n", 0, max(index, 0)) + 1
+
+
+def _syntax_error(exc: SyntaxError) -> CompileError:
+    """The parser's message with the line it points at, marked as Python marks it (the
+    snippet's own text: the model sees where, not just which line)."""
+    message = f"{type(exc).__name__}: {exc.msg}"
+    text = (exc.text or "").split("\n", 1)[0].rstrip()
+    if text and len(text) <= MAX_SHOWN_LINE:
+        shown = text.lstrip()
+        start = (exc.offset or 0) - 1 - (len(text) - len(shown))
+        end = (exc.end_offset or 0) - 1 - (len(text) - len(shown)) if exc.end_lineno == exc.lineno else start + 1
+        message += f"\n    {shown}"
+        if 0 <= start <= len(shown):
+            message += "\n    " + " " * start + "^" * max(1, min(end, len(shown)) - start)
+    return CompileError("syntax_error", message, exc.lineno)
 
 
 def parse_snippet(code) -> ast.Module:
@@ -537,7 +553,7 @@ def parse_snippet(code) -> ast.Module:
     try:
         return ast.parse(code, SNIPPET_FILENAME, "exec")  # a str: any coding cookie is ignored
     except SyntaxError as exc:
-        raise CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
+        raise _syntax_error(exc) from None
     except (MemoryError, RecursionError):
         raise CompileError("syntax_error", _TOO_COMPLEX, None) from None
     except (ValueError, UnicodeError) as exc:
@@ -560,7 +576,7 @@ def compile_snippet(code, restricted: bool) -> types.CodeType:
         # A top-level `await` (as in a notebook) makes the code a coroutine (run_snippet).
         return compile(tree, SNIPPET_FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
-        raise CompileError("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno) from None
+        raise _syntax_error(exc) from None
     except (MemoryError, RecursionError):
         raise CompileError("syntax_error", _TOO_COMPLEX, None) from None
     except (ValueError, TypeError) as exc:

@@ -614,6 +614,21 @@ def test_syntax_error_has_line():
     assert reply["security_events"] == []
 
 
+@pytest.mark.parametrize("code, shown", [
+    ("x = 1\ndef f(:\n    pass", "    def f(:\n          ^"),
+    ("if True:\n        total = (1 +\n", "    total = (1 +\n            ^"),     # indentation dropped, caret kept
+    ("print 'hello'", "    print 'hello'\n    ^^^^^"),
+])
+def test_a_syntax_error_shows_the_line_and_where_in_it(code, shown):
+    reply = blocked(code, error_types=("syntax_error",))
+    assert shown in reply["error"], reply["error"]
+
+
+def test_a_syntax_error_in_a_very_long_line_does_not_repeat_it():
+    reply = blocked("x = 1 +" + " 1 +" * 100 + " )", error_types=("syntax_error",))
+    assert reply["error"].count("\n") == 0 and len(reply["error"]) < 200, reply["error"]
+
+
 def test_policy_error_is_security_violation_with_line():
     reply = blocked("x = 1\nexec('print(1)')")
     assert reply["line"] == 2
