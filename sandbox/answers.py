@@ -33,6 +33,8 @@ SESSION_ENDED = ("the session ended with this error: its state (variables, impor
                  "create a new session with create_session to go on")
 FRESH_CALL = ("each call starts fresh: names from earlier calls do not exist here; send everything this "
               "call needs, or keep state across calls with create_session")
+EXIT_STATUS = ("the snippet ended with a non-zero exit status, which is reported as a failure: sys.exit(0) or "
+               "reaching the end is success; set `result = ...` to return a value, print() to report")
 
 
 def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
@@ -73,6 +75,8 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
         lines.append(SESSION_ENDED)
     elif str(result.get("error") or "").startswith("NameError") and not result.get("session_id"):
         lines.append("hint: " + FRESH_CALL)
+    elif str(result.get("error") or "").startswith("SystemExit"):
+        lines.append("hint: " + EXIT_STATUS)
     if not lines:
         lines.append("ok (no output and no result: set `result = ...` or end with an expression to return a value)")
     return "\n".join(lines)

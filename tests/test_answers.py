@@ -72,6 +72,16 @@ def test_description_names_every_enabled_profiles_modules_and_the_limits():
     assert "open() is refused" in without_mounts and "io.StringIO" in without_mounts
 
 
+def test_a_runtime_error_gets_a_hint_where_one_is_known():
+    def failure(error, **extra):
+        return answers.execution_text({"success": False, "error_type": "runtime_error", "error": error, **extra},
+                                      max_timeout=300, max_memory=1 << 30)
+    assert "each call starts fresh" in failure("NameError: name 'df' is not defined")
+    assert "each call starts fresh" not in failure("NameError: name 'df' is not defined", session_id="sess_x")
+    assert "sys.exit(0) or reaching the end is success" in failure("SystemExit: 3")
+    assert "hint" not in failure("ZeroDivisionError: division by zero")
+
+
 def test_every_error_type_but_runtime_error_has_a_hint():
     from sandbox import protocol
     assert set(answers.HINTS) == set(protocol.ERROR_TYPES) - {"runtime_error"}
