@@ -49,6 +49,7 @@ SAFE_DUNDERS = {
     "__cause__": ("exception",),        # (never __traceback__: it leads to frames)
     "__context__": ("exception",),
     "__suppress_context__": ("exception",),
+    "__notes__": ("exception",),        # (3.11: what e.add_note() added)
     "__dict__": ("own",),
     "__annotations__": ("own",),        # a copy (rp_guards.ExecutionContext.getattr)
     # a class hierarchy that is the snippet's all the way down (object, built-in exceptions

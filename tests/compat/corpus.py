@@ -776,6 +776,18 @@ except RuntimeError as e:
     result = [str(e), str(e.__cause__), type(e.__cause__).__name__]
 """)
 snippet("syntax", """
+def parse(row, n):
+    try:
+        return int(row)
+    except ValueError as e:
+        e.add_note(f"while parsing row {n}")
+        raise
+try:
+    parse("x", 3)
+except ValueError as e:
+    result = [str(e), e.__notes__]
+""", since=(3, 11))
+snippet("syntax", """
 x = 5
 y = "big" if x > 3 else "small"
 z = (n := len("hello")) * 2
