@@ -287,6 +287,15 @@ WRITABLE_TYPES = {
     # what it holds reaches only the serializer, which takes strings
     "xml.etree.ElementTree.Element": "el.text = 'hi' is how an XML tree is built (el.set() writes attrib anyway)",
 }
+# ...and single attributes of library types (their subclasses included), each a property
+# whose setter checks and converts the value as the matching method does.
+WRITABLE_ATTRIBUTES = {
+    "pandas.DataFrame": ({"columns", "index"}, "df.columns = [...] is df.set_axis([...], axis=1)"),
+    "pandas.Series": ({"name", "index"}, "s.name = 'x' is s.rename('x')"),
+    "pandas.Index": ({"name", "names"}, "df.index.name = 'day' is index.rename('day')"),
+    # (not numpy's a.shape = ...: a library's own array, reshaped under compiled code that took
+    # its layout from elsewhere, is a door; and never dtype or strides, which reinterpret memory)
+}
 
 _TASK_STACK = "a task's stack is the sandbox's frames; use traceback.format_exc() in an except block"
 # attribute name -> (types it is refused on, what to do instead[, only when this holds of
@@ -528,6 +537,7 @@ refused_ids: dict[int, str] = {}      # id(object) -> advice, for the objects of
 named_file_writers: dict[int, tuple] = {}  # id(function) -> WRITES_NAMED_FILE's (position, keyword)
 replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snippet gets instead
 writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
+writable_attributes: dict[type, frozenset] = {}  # WRITABLE_ATTRIBUTES, those of loaded modules
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
 # entry of the tables SwitchedOff applies (but BY_PATH_ONLY: io.open is open, and library
@@ -537,6 +547,11 @@ _attribute_types: dict[str, tuple] = {}
 _originals: dict[str, object] = {}
 other_bindings: dict[str, tuple] = {}
 _resolved_with = -1                    # len(sys.modules) at the last resolve()
+
+
+def writable_attribute(obj, name) -> bool:
+    """May the snippet set `name` on this library object (WRITABLE_ATTRIBUTES)?"""
+    return type(name) is str and any(name in writable_attributes.get(klass, ()) for klass in type(obj).__mro__)
 
 
 def lookup(qualified: str):
@@ -559,7 +574,7 @@ def lookup(qualified: str):
 
 def resolve() -> None:
     """Look every entry up among the imported modules."""
-    global _resolved_with, writable_types
+    global _resolved_with, writable_types, writable_attributes
     loaded = len(sys.modules)
     for qualified, advice in REFUSED_OBJECTS.items():
         value = lookup(qualified)
@@ -586,6 +601,9 @@ def resolve() -> None:
         if found:
             _attribute_types[name] = found
     writable_types = frozenset(t for t in map(lookup, WRITABLE_TYPES) if isinstance(t, type))
+    writable_attributes = {t: frozenset(names) for t, (names, _why) in
+                           ((lookup(qualified), entry) for qualified, entry in WRITABLE_ATTRIBUTES.items())
+                           if isinstance(t, type)}
     _find_other_bindings()
     _resolved_with = loaded   # only now: a resolve() that failed part way is done again
 

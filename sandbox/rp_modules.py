@@ -367,6 +367,9 @@ class ForeignWrite:
                                    "sandbox (the library reads them back); work on a copy: d = dict(module.name)")
 
     def __setattr__(self, name, value):
+        if library_policy.writable_attribute(self._ob, name):
+            setattr(self._ob, name, value)
+            return
         raise self._ctx.refuse("attribute_blocked",
                                f"cannot set attribute {name!s:.80} of a {describe_value(self._ob)} "
                                "object the snippet did not create: change a library's object through its "

@@ -38,6 +38,27 @@ def test_pandas_numpy_idioms_under_the_guards(ds):
                            "sub": {"x": [2, 3, 4], "z": [6, 12, 20]}, "mean": 6.0}
 
 
+def test_a_frames_axes_and_names_are_set_as_in_pandas(ds):
+    r = ds.run("import pandas as pd\ndf = pd.DataFrame({'A b': [1, 2], 'C': [3, 4]})\n"
+               "df.columns = [c.lower().replace(' ', '_') for c in df.columns]\n"
+               "df.index = ['x', 'y']\ndf.index.name = 'key'\ns = df['c']\ns.name = 'total'\n"
+               "result = [df.columns.tolist(), df.reset_index().columns.tolist(), s.name]", allowed=ALLOWED, timeout=30)
+    assert r["success"], r
+    assert r["result"] == [["a_b", "c"], ["key", "a_b", "c"], "total"], r
+
+
+@pytest.mark.parametrize("code", [
+    "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf.to_csv = print",        # a method, not an axis
+    "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf.columns = ['a', 'b']",   # pandas' own check
+    "import numpy as np\na = np.arange(6)\na.shape = (2, 3)",                      # not numpy's layout
+    "import numpy as np\na = np.arange(6)\na.dtype = np.float64",
+    "import pandas as pd\ns = pd.Series([1])\ns.values.shape = (1, 1)",
+])
+def test_only_the_axes_and_names_of_library_objects_are_writable(ds, code):
+    r = ds.run(code, allowed=ALLOWED, timeout=30)
+    assert not r["success"] and r["error_type"] in ("security_violation", "runtime_error"), r
+
+
 def test_a_table_as_markdown(ds):
     """df.to_markdown() is how a model shows a table, and what the DataFrame.style refusal
     advises: it needs tabulate, which the data-science extra installs."""
