@@ -573,7 +573,7 @@ def compile_snippet(code, restricted: bool) -> types.CodeType:
         else:
             _capture_last_value(tree)
         # dont_inherit: this module's `from __future__ import annotations` is not the snippet's.
-        # A top-level `await` (as in a notebook) makes the code a coroutine (run_snippet).
+        # A top-level `await` (as in a notebook) makes the code a coroutine (restricted._run).
         return compile(tree, SNIPPET_FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
         raise _syntax_error(exc) from None
