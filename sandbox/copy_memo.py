@@ -79,5 +79,5 @@ def deepcopy(refuse):
         if type(memo) is not MemoHandle:
             raise refuse(f"copy.deepcopy(x, memo): {ADVICE}; call copy.deepcopy(x) to start a copy")
         return real(x, memo._memo)
-    deepcopy.__doc__ = real.__doc__
+    deepcopy.__qualname__, deepcopy.__module__, deepcopy.__doc__ = "deepcopy", "copy", real.__doc__
     return deepcopy
