@@ -423,7 +423,9 @@ class ExecutionContext(ModulePolicy):
             raise TypeError("attribute name must be a string")
         if name.startswith("_"):
             if not private_names.private_name_allowed(name):
-                raise self.refuse("attribute_blocked", f"{what} of {name!r:.80} is not allowed")
+                raise self.refuse("attribute_blocked", f"{what} of {name!r:.80} is not allowed: special names and "
+                                                       "the sandbox's own (_x_) are not set by name; use an "
+                                                       "ordinary attribute name")
             return self.write_private(obj)
         return self.write_guard(obj)
 
@@ -506,7 +508,9 @@ class ExecutionContext(ModulePolicy):
             if type(key) is not str or (key.startswith("_") and key not in SUPER_METHODS
                                         and key != "__doc__"):
                 raise self.refuse("attribute_blocked", f"{where}: a class attribute named {key!r:.80} "
-                                                       "is not allowed")
+                                                       "is not allowed: a namespace takes ordinary names, __doc__ "
+                                                       "and the special methods a class body may define; write a "
+                                                       "class statement for anything else")
             # as in a class body (rp_compile's alias rule): the interpreter calls a special
             # method with values no guard has seen (an __exit__ gets the traceback), so it is
             # None or a function the snippet wrote, as is or as a static or class method

@@ -304,7 +304,8 @@ class ModuleProxy:
 
     def __setattr__(self, name, value):
         raise self.__ctx.refuse("attribute_blocked",
-                                f"cannot set {name!s:.80} on module {self.__name}: modules are read-only",
+                                f"cannot set {name!s:.80} on module {self.__name}: modules are read-only; "
+                                "keep your own value in a variable of the snippet's",
                                 SandboxAttributeError)
 
     def __delattr__(self, name):
@@ -367,8 +368,8 @@ class ForeignWrite:
                                    "sandbox (the library reads them back); work on a copy: d = dict(module.name)")
 
     def __setattr__(self, name, value):
-        if library_policy.writable_attribute(self._ob, name):
-            setattr(self._ob, name, value)
+        if library_policy.writable_attribute(self._ob, name) or type(self._ob) is ModuleProxy:
+            setattr(self._ob, name, value)  # (a module proxy refuses it itself, saying why)
             return
         raise self._ctx.refuse("attribute_blocked",
                                f"cannot set attribute {name!s:.80} of a {describe_value(self._ob)} "
@@ -493,12 +494,14 @@ class ModulePolicy:
             return None
         if level != 0:
             dots = "." * level if isinstance(level, int) and 0 < level < 10 else "."
-            raise self.refuse("import_blocked", f"relative import from {dots}{name!s:.80} is not allowed",
+            raise self.refuse("import_blocked", f"relative import from {dots}{name!s:.80} is not allowed: the "
+                                                "snippet is not in a package; import modules by their full name",
                               SandboxImportError)
         if type(name) is not str or not name or (
                 name != "__future__" and any(not p.isidentifier() or p.startswith("_")
                                              for p in name.split("."))):
-            raise self.refuse("import_blocked", f"import of {name!r:.80} is not allowed",
+            raise self.refuse("import_blocked", f"import of {name!r:.80} is not allowed: modules are imported "
+                                                "by their public dotted name (import json, import os.path)",
                               SandboxImportError)
         if name in module_subsets.SUBSETS and not self.permits(name):
             subset = self._subset_import(name, fromlist)
@@ -643,7 +646,8 @@ class ModulePolicy:
         # and for walking down from that package, never a gadget's catch.
         if self.permits(real):
             return self.proxy(real, module)
-        raise self.refuse(kind, f"{qual} is the module {real!r}, which is not allowed")
+        raise self.refuse(kind, f"{qual} is the module {real!r}, which is not allowed: use the names the "
+                                f"module itself offers (get_sandbox_info lists the modules that are on)")
 
     def checked(self, value, where, kind="attribute_blocked"):
         """vet() for a single value, a search for a plain container."""

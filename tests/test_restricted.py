@@ -1681,3 +1681,16 @@ def test_a_top_level_await_fails_and_exits_as_other_code(unrestricted):
     assert reply["error_type"] == "runtime_error" and reply["line"] == 3 and "KeyError" in reply["error"], reply
     reply, _, _ = run("import asyncio, sys\nawait asyncio.sleep(0)\nsys.exit(0)", unrestricted=unrestricted)
     assert reply["success"], reply
+
+
+@pytest.mark.parametrize("code, teaches", [
+    ("from . import helpers", "import modules by their full name"),
+    ("import json\nsetattr(json, 'indent', 2)", "keep your own value in a variable"),
+    ("import json\njson.indent = 2", "keep your own value in a variable"),
+    ("import dataclasses\ndataclasses.inspect", "use the names the module itself offers"),
+    ("class C:\n    pass\nsetattr(C(), '__deepcopy__', 1)", "use an ordinary attribute name"),
+    ("C = type('C', (), {'__module__': 'json'})", "write a class statement for anything else"),
+])
+def test_these_refusals_say_what_to_do(code, teaches):
+    reply = blocked(code, error_types=("security_violation", "runtime_error"))
+    assert teaches in reply["error"], reply["error"]
