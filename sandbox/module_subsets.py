@@ -92,8 +92,31 @@ class Stream:
     encoding = "utf-8"
 
 
+class StandardStream:
+    """sys.stdout or sys.stderr as the subset gives it: read at each use, as in Python
+    (inside contextlib.redirect_stdout(buf) it is buf, else the wrapper above), and
+    settable (sys.stdout = buf; the run puts the real one back when it ends)."""
+
+    __slots__ = ("name", "original", "wrapper")
+
+    def __init__(self, name: str):
+        self.name, self.original = name, getattr(sys, name)
+        self.wrapper = Stream(self.original)
+
+    def get(self):
+        current = getattr(sys, self.name)
+        if current is self.original:
+            return self.wrapper
+        # a stream over a file descriptor is never handed out itself (whoever put it there)
+        return Stream(current) if isinstance(current, (io.TextIOWrapper, io.BufferedIOBase, io.RawIOBase)) \
+            and not isinstance(current, io.BytesIO) else current
+
+    def set(self, value) -> None:
+        setattr(sys, self.name, self.original if value is self.wrapper else value)
+
+
 class ModuleSubset:
-    """A read-only module of a few names."""
+    """A read-only module of a few names (and sys's two settable streams)."""
 
     __slots__ = ("__name", "__values")
 
@@ -104,13 +127,21 @@ class ModuleSubset:
     def __getattr__(self, attr):
         values = object.__getattribute__(self, "_ModuleSubset__values")
         if attr in values:
-            return values[attr]
+            value = values[attr]
+            return value.get() if type(value) is StandardStream else value
         name = object.__getattribute__(self, "_ModuleSubset__name")
         raise AttributeError(f"{name}.{attr} is not available in the sandbox ({WHY[name]}); {name} here has: "
                              + ", ".join(sorted(values)))
 
     def __setattr__(self, attr, value):
-        raise AttributeError(f"cannot set {attr!s:.80}: this module is read-only")
+        stream = object.__getattribute__(self, "_ModuleSubset__values").get(attr)
+        if type(stream) is StandardStream:
+            stream.set(value)
+            return
+        name = object.__getattribute__(self, "_ModuleSubset__name")
+        raise AttributeError(f"cannot set {name}.{attr!s:.80}: this module is read-only; keep your own value in a "
+                             "variable" + (" (os.environ['NAME'] = value changes the environment's copy)"
+                                           if name == "os" else ""))
 
     def __delattr__(self, attr):
         raise AttributeError(f"cannot delete {attr!s:.80}: this module is read-only")
@@ -161,7 +192,7 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None) -> Mo
     module = {"sys": sys, "io": io, "os": os, "os.path": os.path}[name]
     values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
     if name == "sys":
-        values.update(argv=[], stdout=Stream(sys.stdout), stderr=Stream(sys.stderr),
+        values.update(argv=[], stdout=StandardStream("stdout"), stderr=StandardStream("stderr"),
                       **_recursion_limit_functions())
     if name in ("os", "os.path"):
         os_functions, path_functions = snippet_files.file_functions(files, refuse)

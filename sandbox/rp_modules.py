@@ -368,8 +368,9 @@ class ForeignWrite:
                                    "sandbox (the library reads them back); work on a copy: d = dict(module.name)")
 
     def __setattr__(self, name, value):
-        if library_policy.writable_attribute(self._ob, name) or type(self._ob) is ModuleProxy:
-            setattr(self._ob, name, value)  # (a module proxy refuses it itself, saying why)
+        if library_policy.writable_attribute(self._ob, name) or type(self._ob) in (ModuleProxy,
+                                                                                 module_subsets.ModuleSubset):
+            setattr(self._ob, name, value)  # (a module refuses it itself, saying why)
             return
         raise self._ctx.refuse("attribute_blocked",
                                f"cannot set attribute {name!s:.80} of a {describe_value(self._ob)} "

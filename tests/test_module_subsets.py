@@ -33,7 +33,7 @@ def test_what_agents_use_works():
     "import sys\nsys.modules", "import sys\nsys.path", "import sys\nsys.settrace", "import sys\nsys.setprofile(None)",
     "import sys\nsys._getframe", "import sys\nsys.exc_info", "import sys\nsys.meta_path", "import sys\nsys.__dict__",
     "from sys import modules", "import sys\nsys.stdout.buffer", "import sys\nsys.stdout.fileno()",
-    "import sys\nsys.stdout._Stream__stream", "import sys\nsys.stderr.__class__", "import sys\nsys.stdout = None",
+    "import sys\nsys.stdout._Stream__stream", "import sys\nsys.stderr.__class__", "import sys\nsys.version = 'x'",
     "import sys\ndel sys.argv", "import sys\nsys.implementation._multiarch", "import io\nio.open('/etc/passwd')",
     "import io\nio.FileIO(4, 'w')", "from io import FileIO", "import io\nio.TextIOWrapper", "import io\nio.open_code",
     "import io\nio.StringIO.__init__.__globals__", "import sys\ngetattr(sys, 'modules')",
@@ -52,6 +52,34 @@ def test_the_streams_type_reaches_nothing():
                       "    def write(self, t):\n        self.got.append(t)\n        return len(t)\n"
                       "    def flush(self):\n        pass\ns = Sink()\nT(s).write('x')\nresult = s.got")
     assert reply["success"] and reply["result"] == ["x"], reply
+
+
+def test_the_standard_streams_are_read_at_each_use_and_settable_as_in_python():
+    reply, out, err = run("import sys, io, contextlib\nbuf = io.StringIO()\n"
+                          "with contextlib.redirect_stdout(buf):\n    sys.stdout.write('inside ')\n    print('printed')\n"
+                          "old = sys.stdout\nmine = io.StringIO()\nsys.stdout = mine\nprint('captured')\n"
+                          "is_mine = sys.stdout is mine\nsys.stdout = old\nprint('after')\n"
+                          "sys.stderr = io.StringIO()\nprint('hidden', file=sys.stderr)\n"
+                          "result = [buf.getvalue(), mine.getvalue(), is_mine]")
+    assert reply["success"] and reply["result"] == ["inside printed\n", "captured\n", True], reply
+    assert out.getvalue() == "after\n" and err.getvalue() == "", (out.getvalue(), err.getvalue())
+
+
+@pytest.mark.parametrize("code", [
+    "import sys\nsys.stdout.buffer", "import sys\nsys.stdout = sys.stdout\nsys.stdout.fileno()",
+    "import sys\nsys.stdout = sys.stderr\nsys.stdout.buffer",
+    "import sys, io, contextlib\nwith contextlib.redirect_stdout(io.StringIO()):\n    pass\nsys.stdout.buffer",
+])
+def test_a_standard_stream_read_back_is_never_the_file_object(code):
+    reply, _, _ = run(code)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+
+
+def test_a_standard_stream_set_by_the_snippet_is_put_back_when_the_run_ends():
+    import sys
+    before = sys.stdout
+    reply, _, _ = run("import sys, io\nsys.stdout = io.StringIO()\nsys.stderr = None")
+    assert reply["success"] and sys.stdout is before and sys.stderr is not None, reply
 
 
 def run_in(code, files, scratch=None, monkeypatch=None):
