@@ -8,6 +8,7 @@ what is there.
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import sys
@@ -50,6 +51,13 @@ SUBSETS = {
                 "disable", "getLevelName", "StreamHandler", "NullHandler", "Handler", "Formatter"),
     "warnings": ("warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings"),
     "traceback": ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only"),
+    # compression of bytes in memory (the filesystem profile has the whole modules, files included)
+    "gzip": ("compress", "decompress", "BadGzipFile"),
+    "bz2": ("compress", "decompress"),
+    "lzma": ("compress", "decompress", "LZMAError", "FORMAT_AUTO", "FORMAT_XZ", "FORMAT_ALONE", "FORMAT_RAW",
+             "CHECK_NONE", "CHECK_CRC32", "CHECK_CRC64", "CHECK_SHA256"),
+    # time zones by name (a key is checked before it is looked up; reset_tzpath is not here)
+    "zoneinfo": ("ZoneInfo", "ZoneInfoNotFoundError", "available_timezones"),
 }
 WHY = {
     "sys": "the rest of sys reaches the interpreter's internals (modules, frames, hooks)",
@@ -60,6 +68,9 @@ WHY = {
     "logging": "the rest of logging hands out handlers and records that reach files and frames",
     "warnings": "the rest of warnings reads source files and replaces the interpreter's hooks",
     "traceback": "the rest of traceback walks frames and reads source files",
+    **dict.fromkeys(("gzip", "bz2", "lzma"), "the rest of it opens files: compress and decompress bytes, or switch "
+                                              "on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for files"),
+    "zoneinfo": "the rest of zoneinfo changes where time zone files are read from",
 }
 
 
@@ -189,7 +200,7 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None) -> Mo
     if name == "asyncio":
         from . import snippet_asyncio  # only when a snippet asks: the fork server stays small
         return ModuleSubset(name, snippet_asyncio.values())
-    module = {"sys": sys, "io": io, "os": os, "os.path": os.path}[name]
+    module = {"sys": sys, "io": io, "os": os, "os.path": os.path}.get(name) or importlib.import_module(name)
     values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
     if name == "sys":
         values.update(argv=[], stdout=StandardStream("stdout"), stderr=StandardStream("stderr"),

@@ -23,8 +23,13 @@ BASIC = frozenset({
     "base64", "binascii", "hashlib", "hmac", "secrets", "json", "csv", "html",
     "html.parser", "xml.etree.ElementTree", "urllib.parse", "datetime", "time",
     "calendar", "uuid", "dataclasses", "enum", "typing", "abc", "contextlib", "types",
-    "pprint", "reprlib", "zlib",
-    # Left out on purpose: configparser (reads files), queue (threads), traceback (frames).
+    "pprint", "reprlib", "zlib", "struct", "colorsys", "graphlib", "keyword", "ipaddress", "fnmatch",
+    "tomllib",
+    # queue: its classes only lock (threading comes in with it, but no thread is started)
+    "queue",
+    # Left out on purpose: configparser and mimetypes (read files), shlex (its sourcehook opens
+    # them), codecs (codecs.open), timeit (compiles strings), traceback (frames). gzip, bz2, lzma
+    # and zoneinfo are subsets (module_subsets.py): their functions over data, not over paths.
 })
 
 DATA_SCIENCE = frozenset({
@@ -38,7 +43,7 @@ NETWORK = frozenset({
 })
 
 FILESYSTEM = frozenset({
-    "pathlib", "os.path", "tempfile", "shutil", "glob", "zipfile", "tarfile", "io",
+    "pathlib", "os.path", "tempfile", "shutil", "glob", "zipfile", "tarfile", "io", "gzip", "bz2", "lzma",
 })
 
 # The libraries without which a profile is pointless: switched on without them, the

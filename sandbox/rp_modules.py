@@ -634,7 +634,11 @@ class ModulePolicy:
         if view is not None:
             self.check_container(dict(value) if isinstance(value, dict) else list(value), qual, kind)
             return view(value)
-        return self.checked(value, qual, kind)
+        value = self.checked(value, qual, kind)
+        if attr in library_policy.GUARDED_METHODS:
+            # (here too: `from struct import pack_into` reaches the module without the guards' getattr)
+            value = library_policy.guarded_method(module, attr, value, self.refuse_call)
+        return value
 
     def module_value(self, module, qual, kind="attribute_blocked"):
         """A module reached as an attribute: a proxy if allowed, else refused."""

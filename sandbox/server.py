@@ -744,10 +744,10 @@ def rules_note() -> str:
             "you write into it), x.__class__ (type(x)), dunders other than "
             "__name__/__qualname__/__doc__/__module__ and your own objects' __dict__, __annotations__ and methods "
             "(Base.__init__(self)), a library class's private names or properties redefined in your subclass "
-            "(override its methods), modules outside the list below. sys, io, os, logging, warnings, traceback "
-            "and asyncio are sandbox subsets "
+            "(override its methods), modules outside the list below. sys, io, os, logging, warnings, traceback, "
+            "asyncio, gzip, bz2, lzma and zoneinfo are sandbox subsets "
             "(sys.stderr, sys.exit, io.StringIO, os.path, logging to stderr, traceback.format_exc(), "
-            "asyncio.gather...).")
+            "asyncio.gather, gzip.compress, zoneinfo.ZoneInfo...).")
 
 
 def network_note(s: Settings) -> str:

@@ -82,6 +82,28 @@ def test_a_standard_stream_set_by_the_snippet_is_put_back_when_the_run_ends():
     assert reply["success"] and sys.stdout is before and sys.stderr is not None, reply
 
 
+def test_compression_and_time_zones_work_on_data_and_names():
+    reply, _, _ = run("import gzip, bz2, lzma, datetime\nfrom zoneinfo import ZoneInfo, available_timezones\n"
+                      "data = b'sandbox ' * 100\n"
+                      "packed = [gzip.compress(data), bz2.compress(data), lzma.compress(data)]\n"
+                      "paris = datetime.datetime(2024, 7, 1, 12, tzinfo=ZoneInfo('Europe/Paris'))\n"
+                      "result = [gzip.decompress(packed[0]) == data, bz2.decompress(packed[1]) == data,\n"
+                      "          lzma.decompress(packed[2]) == data, paris.isoformat(), 'UTC' in available_timezones()]")
+    assert reply["success"] and reply["result"] == [True, True, True, "2024-07-01T12:00:00+02:00", True], reply
+
+
+@pytest.mark.parametrize("code", [
+    "import gzip\ngzip.open('/etc/passwd')", "import gzip\ngzip.GzipFile('/etc/passwd')", "from bz2 import open",
+    "import lzma\nlzma.LZMAFile('/etc/passwd')", "import zoneinfo\nzoneinfo.reset_tzpath(['/etc'])",
+    "import zoneinfo\nzoneinfo.TZPATH", "from zoneinfo import ZoneInfo\nZoneInfo('/etc/passwd')",
+    "from zoneinfo import ZoneInfo\nZoneInfo('../../etc/passwd')", "from zoneinfo import ZoneInfo\nZoneInfo('UTC')._file_path",
+    "import gzip\ngzip.builtins", "import zoneinfo\nzoneinfo._tzpath",
+])
+def test_the_subsets_reach_no_file_by_name(code):
+    reply, _, _ = run(code)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+
+
 def run_in(code, files, scratch=None, monkeypatch=None):
     if scratch is not None:
         monkeypatch.setattr(snippet_files, "SCRATCH", str(scratch))

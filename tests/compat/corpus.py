@@ -1624,6 +1624,66 @@ shallow, deep = copy.copy(g), copy.deepcopy(g)
 deep.add("a", "c")
 result = [shallow.edges is g.edges, g.edges, deep.edges, deep.copies]
 """)
+snippet("modules", """
+from queue import Queue
+graph = {"a": ["b", "c"], "b": ["d"], "c": ["d"], "d": []}
+def bfs(start):
+    seen, order, q = {start}, [], Queue()
+    q.put(start)
+    while not q.empty():
+        node = q.get()
+        order.append(node)
+        for nxt in graph[node]:
+            if nxt not in seen:
+                seen.add(nxt)
+                q.put(nxt)
+    return order
+result = bfs("a")
+""")
+snippet("modules", """
+from graphlib import TopologicalSorter
+deps = {"deploy": {"build", "test"}, "test": {"build"}, "build": set()}
+result = list(TopologicalSorter(deps).static_order())
+""")
+snippet("modules", """
+import struct
+header = struct.pack(">HHI", 1, 2, 300)
+version, kind, length = struct.unpack(">HHI", header)
+result = [len(header), version, kind, length, struct.calcsize("<dq")]
+""")
+snippet("modules", """
+from datetime import datetime
+from zoneinfo import ZoneInfo
+meeting = datetime(2024, 3, 10, 15, 30, tzinfo=ZoneInfo("America/New_York"))
+result = {tz: meeting.astimezone(ZoneInfo(tz)).strftime("%H:%M") for tz in ["UTC", "Europe/Berlin", "Asia/Tokyo"]}
+""")
+snippet("modules", """
+import ipaddress
+net = ipaddress.ip_network("192.168.1.0/29")
+result = [str(net.netmask), net.num_addresses, ipaddress.ip_address("192.168.1.5") in net,
+          ipaddress.ip_address("10.0.0.1").is_private]
+""")
+snippet("modules", """
+import gzip, json
+payload = json.dumps({"rows": list(range(50))}).encode()
+packed = gzip.compress(payload)
+result = [len(packed) < len(payload), json.loads(gzip.decompress(packed))["rows"][-1]]
+""")
+snippet("modules", """
+import colorsys, fnmatch, keyword
+h, l, s = colorsys.rgb_to_hls(0.2, 0.4, 0.6)
+result = [round(h, 3), fnmatch.filter(["a.py", "b.txt", "c.py"], "*.py"), keyword.iskeyword("lambda")]
+""")
+snippet("modules", """
+import tomllib
+config = tomllib.loads(\"\"\"
+title = "demo"
+[server]
+port = 8080
+hosts = ["a", "b"]
+\"\"\")
+result = [config["title"], config["server"]["port"], config["server"]["hosts"]]
+""", since=(3, 11))
 
 # ---------------------------------------------------------------- scratch directory (no filesystem profile)
 snippet("scratch", """
