@@ -47,7 +47,7 @@ from .rp_base import (
     LAST_VALUE,
 )
 from .rp_compile import CompileError, compile_snippet
-from .rp_modules import ModuleProxy, Events
+from .rp_modules import Events, ModuleProxy, deny_types_of
 from .rp_guards import ExecutionContext, restricted_globals
 from .rp_validate import validate  # noqa: F401 - part of the contract
 
@@ -193,6 +193,7 @@ def _run(code_obj, glb: dict) -> None:
     as a coroutine) runs on an event loop of its own, as asyncio.run(main()) would."""
     if code_obj.co_flags & inspect.CO_COROUTINE:
         import asyncio  # (only for such a snippet: the child does not preload it)
+        deny_types_of("asyncio")  # the loop stays out of reach, as after `import asyncio`
         asyncio.run(eval(code_obj, glb))  # noqa: S307 - the compiled snippet, as exec() above
     else:
         exec(code_obj, glb)  # noqa: S102

@@ -209,11 +209,14 @@ _VET_IDS = frozenset(DENIED_OBJECTS) | {id(_BUILTINS_DICT), id(builtins.open), i
                                          id(dataclasses.dataclass), id(functools.total_ordering)} | set(STDLIB_STAND_INS)
 
 
-def _deny_type(cls) -> None:
-    """Instances of `cls` join the internal objects no guard hands out (module_subsets.DENIED_TYPES)."""
+def deny_types_of(module_name: str) -> None:
+    """The types module_subsets.DENIED_TYPES lists for a module in use join the internal
+    objects no guard hands out (the event loop, once asyncio runs)."""
     global _INTERNAL_TYPES
-    if isinstance(cls, type) and cls not in _INTERNAL_TYPES:
-        _INTERNAL_TYPES = (*_INTERNAL_TYPES, cls)
+    for qualified in module_subsets.DENIED_TYPES.get(module_name, ()):
+        cls = library_policy.lookup(qualified)
+        if isinstance(cls, type) and cls not in _INTERNAL_TYPES:
+            _INTERNAL_TYPES = (*_INTERNAL_TYPES, cls)
 
 
 def is_plain_name(name) -> bool:
@@ -565,8 +568,7 @@ class ModulePolicy:
         if subset is None:
             subset = self.subsets[name] = module_subsets.make(name, self.files, self.refuse_call,
                                                                    self.Formatter)
-            for qualified in module_subsets.DENIED_TYPES.get(name, ()):
-                _deny_type(library_policy.lookup(qualified))
+            deny_types_of(name)
         names = module_subsets.names(subset)
         for item in fromlist or ():
             if item not in names:

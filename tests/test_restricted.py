@@ -1704,3 +1704,9 @@ def test_a_top_level_await_fails_and_exits_as_other_code(unrestricted):
 def test_these_refusals_say_what_to_do(code, teaches):
     reply = blocked(code, error_types=("security_violation", "runtime_error"))
     assert teaches in reply["error"], reply["error"]
+
+
+def test_a_top_level_awaits_own_task_gives_no_event_loop():
+    reply = blocked("import asyncio\nawait asyncio.sleep(0)\nasyncio.current_task().get_loop()",
+                    error_types=("security_violation",))
+    assert "EventLoop" in reply["error"], reply
