@@ -207,6 +207,25 @@ def danger(name: str) -> str | None:
     return None
 
 
+# What a snippet can write instead of a module it may not import (top-level name -> advice).
+INSTEAD = {
+    **dict.fromkeys(("argparse", "getopt", "optparse"),
+                    "a snippet gets no command line (sys.argv == []): put the values in the code"),
+    **dict.fromkeys(("threading", "_thread", "multiprocessing", "concurrent"),
+                    "run the work in a plain loop, or wait on several things at once with asyncio.gather"),
+    **dict.fromkeys(("subprocess", "pty"), "no program can run in the sandbox: do the work in Python"),
+    **dict.fromkeys(("pickle", "_pickle", "shelve", "marshal"), "serialise with json (or pandas' to_csv/to_json)"),
+    "sqlite3": "keep tables in lists and dicts, or in pandas with the data-science profile",
+    "timeit": "time the code with time.perf_counter() before and after",
+    **dict.fromkeys(("unittest", "doctest", "pytest"), "check results with plain assert statements"),
+    "shlex": "split with str.split, or re.findall(r'\"[^\"]*\"|\\S+', line)",
+    "configparser": "parse settings with tomllib.loads or json.loads",
+    **dict.fromkeys(("inspect", "dis", "ast"), "a snippet's functions and classes are its own: call them, "
+                                              "and read __name__ or __doc__"),
+    "getpass": "there is no terminal: put the value in the code",
+}
+
+
 def import_advice(name: str, allowed: Iterable[str]) -> str:
     """Why a snippet may not import ``name`` under ``allowed``, and what would change
     that: a profile that is off names its switch, a module nothing allows says so, an
@@ -221,12 +240,13 @@ def import_advice(name: str, allowed: Iterable[str]) -> str:
             return "this call's allowed_imports leaves it out: add it there, or leave allowed_imports out"
         return (f"it is in the {profile} profile, which is off on this server: the operator switches it on "
                 f"with {SWITCHES[profile]}=true (get_sandbox_info lists the modules that are on)")
+    instead = f"; instead: {INSTEAD[top]}" if top in INSTEAD else ""
     if why is not None:
-        return f"no setting allows it in the sandbox ({why})"
+        return f"no setting allows it in the sandbox ({why}){instead}"
     if not importable(top):
         return f"{top} is not installed on this server"
     return ("it is not among the modules the sandbox allows: the operator can add it with "
-            "SANDBOX_ALLOWED_IMPORTS (get_sandbox_info lists the modules that are on)")
+            f"SANDBOX_ALLOWED_IMPORTS (get_sandbox_info lists the modules that are on){instead}")
 
 
 def is_allowed(name: str, allowed: Iterable[str]) -> bool:

@@ -166,6 +166,11 @@ def test_every_dangerous_reason_is_text():
      "no setting allows it in the sandbox (loads shared libraries)"),
     # an ordinary module: the operator's extra imports; one that is not there: says so
     ("locale", profiles.BASIC, "the operator can add it with SANDBOX_ALLOWED_IMPORTS"),
+    # and what to write instead, where there is an everyday answer
+    ("argparse", profiles.BASIC, "instead: a snippet gets no command line (sys.argv == []): put the values"),
+    ("concurrent.futures", profiles.BASIC, "instead: run the work in a plain loop, or wait on several things"),
+    ("pickle", profiles.BASIC, "instead: serialise with json"),
+    ("unittest", profiles.BASIC, "instead: check results with plain assert statements"),
     ("no_such_module_here", profiles.BASIC, "no_such_module_here is not installed on this server"),
     ("no_such_module_here.sub", profiles.BASIC, "no_such_module_here is not installed on this server"),
 ])
