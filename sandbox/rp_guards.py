@@ -392,6 +392,20 @@ class ExecutionContext(ModulePolicy):
             names = dir(obj)
         return sorted(n for n in names if not n.startswith("_") or (own and not n.startswith("__")))
 
+    def help(self, *args):
+        """help(obj): its name and docstring, printed (no pager, no source), both read
+        through the guard as obj.__name__ and obj.__doc__ would be."""
+        if len(args) != 1 or isinstance(args[0], str):
+            print("help(obj) prints obj's docstring (help(json.dumps), help(df.pivot_table)); dir(obj) lists "
+                  "its names; a topic or module is not looked up by name here")
+            return
+        (obj,) = args
+        named = _kind_of(obj) in ("class", "function", "method", "module")  # (what has a __name__ here)
+        name = self.getattr(obj, "__name__", None) if named else None
+        title = name if isinstance(name, str) else f"an object of type {type(obj).__name__}"
+        doc = self.getattr(obj, "__doc__", None)
+        print(f"Help on {title}:\n\n{doc.strip() if isinstance(doc, str) and doc.strip() else '(no docstring)'}\n")
+
     def write_private(self, ob):
         """_write_private_: `obj._x = ...` only on the snippet's own objects."""
         if self.only_snippet_classes(ob):
@@ -715,7 +729,7 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
     names.update(
         getattr=ctx.getattr, hasattr=ctx.hasattr, setattr=ctx.setattr, delattr=ctx.delattr, type=ctx.type,
         __import__=ctx.import_, __build_class__=ctx.build_class, vars=ctx.vars, dir=ctx.dir,
-        input=_no_input, open=ctx.open, exit=_exit, quit=_exit,
+        input=_no_input, open=ctx.open, exit=_exit, quit=_exit, help=ctx.help,
     )
     for name, advice in WITHHELD_BUILTINS.items():
         names[name] = _withheld(ctx, name, advice)
@@ -813,7 +827,6 @@ WITHHELD_BUILTINS = {
               "can return what it wants to show",
     "compile": "write the code directly: code is not built from strings here",
     "memoryview": "use bytes or bytearray and slices",
-    "help": "there is no interactive help; dir(obj) lists an object's names",
 }
 
 

@@ -1710,3 +1710,11 @@ def test_a_top_level_awaits_own_task_gives_no_event_loop():
     reply = blocked("import asyncio\nawait asyncio.sleep(0)\nasyncio.current_task().get_loop()",
                     error_types=("security_violation",))
     assert "EventLoop" in reply["error"], reply
+
+
+def test_help_prints_a_docstring_and_reads_nothing_more():
+    result, out = ok("import json\ndef mine():\n    '''Double it.'''\nclass Plain:\n    pass\n"
+                     "help(json.dumps)\nhelp(mine)\nhelp(Plain())\nhelp('json')\nresult = 1")
+    assert result == 1
+    assert out.startswith("Help on dumps:\n\nSerialize ``obj``") and "Help on mine:\n\nDouble it." in out, out
+    assert "Help on an object of type Plain:\n\n(no docstring)" in out and "not looked up by name" in out, out
