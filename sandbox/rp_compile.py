@@ -26,7 +26,7 @@ from .rp_base import SNIPPET_FILENAME, LAST_VALUE
 # passes them is vetted on entry like any other (_vet_parameters_on_entry). Left out on
 # purpose: attribute hooks (__getattribute__, __setattr__: library code asks them for names
 # the snippet may not see), __del__ (runs at unknown times, in any frame), __reduce__*
-# (pickle and copy gadgets), __new__. `__getattr__` is the exception, as a method of a class
+# (pickle and copy gadgets). `__getattr__` is the exception, as a method of a class
 # body only: it is wrapped (FALLBACK_GETATTR) so that it is never asked for a name that
 # starts with "_" (numpy's __array_interface__, copy's __deepcopy__, pandas' _typ...).
 EXTRA_MAGIC_METHODS = frozenset(
@@ -43,7 +43,10 @@ EXTRA_MAGIC_METHODS = frozenset(
      # snippet made up); math's rounding hooks, bytes(); copy's __copy__ and __deepcopy__
      # return the copy themselves (unlike __reduce__, nothing is rebuilt from their answer)
      "__aenter__", "__aexit__", "__aiter__", "__anext__", "__floor__", "__ceil__", "__trunc__",
-     "__bytes__", "__copy__", "__deepcopy__"]
+     "__bytes__", "__copy__", "__deepcopy__",
+     # a singleton's or an immutable type's constructor; every __new__ the snippet reaches
+     # (its own, super()'s, object's) makes instances of its own classes only (checked_new)
+     "__new__"]
     + [f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
                                       "mod", "divmod", "pow", "lshift", "rshift", "and", "xor",
                                       "or")
@@ -92,7 +95,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
                 self.error(node, f'"{name}" is a reserved name: {advice}')
             elif name.startswith("__") and name.endswith("__"):
                 self.error(node, f'"{name}" is a reserved name: this special name is not available in the '
-                                 'sandbox (attribute hooks, __new__, __del__ and pickling hooks are not); use '
+                                 'sandbox (attribute hooks, __del__ and pickling hooks are not); use '
                                  'an ordinary method or a property instead')
             else:
                 self.error(node, f'"{name}" is a reserved name: names that start and end with "_" belong to '

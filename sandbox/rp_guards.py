@@ -109,6 +109,8 @@ class ExecutionContext(ModulePolicy):
             self.complete_policy()
         if obj is object and type(name) is str and name in OBJECT_METHODS:
             return self.object_method(name)
+        if obj is object and name == "__new__":
+            return self.checked_new(object.__new__)
         if type(name) is str and name in FORMAT_NAMES and (
                 isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))):
             return safe_format.format_method(self.Formatter, obj, name)
@@ -140,6 +142,8 @@ class ExecutionContext(ModulePolicy):
                     return default
                 if name == "__dict__" and type(value) is dict:
                     return own_attributes(obj, self.setattr, self.delattr)
+                if name == "__new__":
+                    return self.checked_new(value)
                 if name == "__annotations__" and type(value) is dict:
                     # a copy: dataclasses, NamedTuple and TypedDict make fields (and code)
                     # from these names, which the class statement checked; and searched:
@@ -295,7 +299,20 @@ class ExecutionContext(ModulePolicy):
                 or sup.__thisclass__ not in self.classes):
             raise self.refuse("attribute_blocked", f"super().{name!s:.80} is only available "
                                                    "inside the snippet's own classes")
-        return getattr(sup, name)
+        value = getattr(sup, name)
+        return self.checked_new(value) if name == "__new__" else value
+
+    def checked_new(self, new):
+        """A `__new__` the snippet reached (its class's, super()'s, object's), for the snippet's
+        own classes only: object.__new__(LibraryClass) would make a library object whose
+        __init__ never ran its checks."""
+        def __new__(cls, *args, **kwargs):
+            if not (isinstance(cls, type) and self.owns(cls)):
+                what = cls.__name__ if isinstance(cls, type) else describe_value(cls)
+                raise self.refuse("call_blocked", f"__new__ makes instances of the snippet's own classes, not of "
+                                                  f"{what!s:.80}: call that class itself", SandboxRefused)
+            return new(cls, *args, **kwargs)
+        return __new__
 
     # -- write guards
     def owns(self, ob) -> bool:

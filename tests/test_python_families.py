@@ -183,6 +183,34 @@ def test_a_deepcopy_method_passes_its_memo_on_and_records_its_copy():
                  "result = [c[0] is c[1], c[0].me is c[0], c[0].items, c[0].items is not n.items]") == \
         [True, True, [1, [2]], True]
 
+
+# __new__ (a singleton's, an immutable type's): every __new__ a snippet reaches makes
+# instances of its own classes only, or object.__new__ would make a library object whose
+# __init__ never ran (a stand-in's checks, a library's invariants).
+@pytest.mark.parametrize("code", [
+    "import string\nobject.__new__(string.Template)",
+    "import string\ngetattr(object, '__new__')(string.Template)",
+    "import string\nclass E:\n    def __new__(cls, target):\n        return super().__new__(target)\nE(string.Template)",
+    "import string\nclass S:\n    def __new__(cls):\n        return object.__new__(cls)\nS.__new__(string.Template)",
+    "import string\nclass P(tuple):\n    def __new__(cls, *a):\n        return super().__new__(cls, a)\n"
+    "P.__new__(string.Template)",
+    "import string\nX = type('X', (), {'__new__': lambda cls: object.__new__(string.Template)})\nX()",
+    "import types\nclass N:\n    def __new__(cls):\n        return super().__new__(types.SimpleNamespace)\nN()",
+    "class Plain:\n    pass\nPlain.__new__(dict)",                       # an inherited __new__ is not read
+    "int.__new__(int, 5)",
+])
+def test_new_makes_only_the_snippets_own_objects(code):
+    refused(code, error_types=("security_violation",))
+
+
+def test_new_works_for_singletons_and_immutable_types():
+    assert works("class Point(tuple):\n    def __new__(cls, x, y):\n        return super().__new__(cls, (x, y))\n"
+                 "class Upper(str):\n    def __new__(cls, value):\n        return super().__new__(cls, value.upper())\n"
+                 "class One:\n    _instance = None\n    def __new__(cls):\n        if cls._instance is None:\n"
+                 "            cls._instance = object.__new__(cls)\n        return cls._instance\n"
+                 "result = [Point(1, 2), Upper('ab'), One() is One(), isinstance(Point(0, 0), tuple)]") == \
+        [[1, 2], "AB", True, True]
+
 # ---------------------------------------------------------------- 2. names pasted into code
 
 @pytest.mark.parametrize("names", [

@@ -1684,6 +1684,30 @@ hosts = ["a", "b"]
 \"\"\")
 result = [config["title"], config["server"]["port"], config["server"]["hosts"]]
 """, since=(3, 11))
+snippet("more", """
+class Settings:
+    _instance = None
+    def __new__(cls, *args, **kwargs):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+            cls._instance.values = {}
+        return cls._instance
+a = Settings()
+a.values["debug"] = True
+b = Settings()
+result = [a is b, b.values]
+""")
+snippet("more", """
+class Money(float):
+    def __new__(cls, amount, currency="EUR"):
+        obj = super().__new__(cls, round(amount, 2))
+        obj.currency = currency
+        return obj
+    def __repr__(self):
+        return f"{float(self):.2f} {self.currency}"
+m = Money(10.456, "USD")
+result = [repr(m), m + 1, isinstance(m, float)]
+""")
 
 # ---------------------------------------------------------------- scratch directory (no filesystem profile)
 snippet("scratch", """
