@@ -139,6 +139,10 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         for member in node.body:
             if isinstance(member, ast.FunctionDef) and member.name == "__getattr__":
                 member.sandbox_class_method = True
+        # `metaclass=ABCMeta`: RestrictedPython refuses the keyword; here its value goes through
+        # the _metaclass_ guard, which admits abc.ABCMeta only (rp_guards.ExecutionContext.metaclass)
+        metaclass = [keyword.value for keyword in node.keywords if keyword.arg == "metaclass"]
+        node.keywords = [keyword for keyword in node.keywords if keyword.arg != "metaclass"]
         self.class_names.append(node.name)
         self.class_bodies.append(self.function_depth)
         try:
@@ -146,6 +150,13 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         finally:
             self.class_names.pop()
             self.class_bodies.pop()
+        metaclass = [self.visit(value) for value in metaclass]  # (evaluated outside the class body)
+        if metaclass and isinstance(new, ast.ClassDef):
+            for keyword in new.keywords:
+                if keyword.arg == "metaclass":
+                    keyword.value = ast.Call(func=ast.Name("_metaclass_", ast.Load()), args=metaclass[-1:],
+                                             keywords=[])
+                    copy_locations(keyword.value, node)
         # RestrictedPython rebuilds the class with metaclass=__metaclass__ and drops its other
         # keywords (class Tri(Shape, sides=3) reached __init_subclass__ without sides=3):
         # they go back, already visited; a name starting with "_" stays the library's own.

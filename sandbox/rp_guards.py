@@ -4,6 +4,7 @@ snippet runs with."""
 
 from __future__ import annotations
 
+import abc
 import builtins
 import collections
 import dataclasses
@@ -473,6 +474,17 @@ class ExecutionContext(ModulePolicy):
         method.__name__ = method.__qualname__ = name
         return method
 
+    def metaclass(self, value):
+        """_metaclass_: `class C(metaclass=...)` takes abc.ABCMeta (as `class C(ABC)` has it)
+        or type, never a metaclass of the snippet's or a library's other ones."""
+        if value is self.abc_meta_name():
+            return abc.ABCMeta
+        if value is self.type:
+            return type
+        raise self.refuse("attribute_blocked", "metaclass= takes abc.ABCMeta here (class C(metaclass=ABCMeta), "
+                                               "or class C(ABC)); for a singleton define __new__, for a registry "
+                                               "of subclasses __init_subclass__")
+
     def build_class(self, func, name, /, *bases, **kwargs):
         """__build_class__: remember the classes the snippet defines (they are writable)."""
         cls = builtins.__build_class__(func, name, *bases, **kwargs)
@@ -774,6 +786,7 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
         "_print_": lambda getattr_: Printer(stdout, getattr_),
         "_super_attr_": ctx.super_attr,
         FALLBACK_GETATTR: public_getattr,
+        "_metaclass_": ctx.metaclass,
     }
     ctx.globals = glb
     return glb

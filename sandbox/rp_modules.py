@@ -4,6 +4,7 @@ vetting of values, and the import policy (a mixin of the guards' context)."""
 
 from __future__ import annotations
 
+import abc
 import builtins
 import collections
 import contextlib
@@ -70,6 +71,33 @@ _INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.Trac
                    importlib.machinery.SourceFileLoader, importlib.machinery.SourcelessFileLoader,
                    importlib.machinery.ExtensionFileLoader)
 FORMAT_NAMES = frozenset({"format", "format_map"})
+
+
+class MetaclassName:
+    """abc.ABCMeta as the snippet sees it (one per execution, ModulePolicy.vet): a name for
+    `class C(metaclass=ABCMeta)`, whose guard swaps the real one in
+    (rp_guards.ExecutionContext.metaclass), and for isinstance(); the metaclass itself
+    would make classes from any namespace, past the class-body checks."""
+
+    __slots__ = ("_real", "_refuse")
+
+    def __init__(self, real: type, refuse):
+        object.__setattr__(self, "_real", real)
+        object.__setattr__(self, "_refuse", refuse)
+
+    def __instancecheck__(self, obj) -> bool:
+        return isinstance(obj, self._real)
+
+    def __subclasscheck__(self, cls) -> bool:
+        return issubclass(cls, self._real)
+
+    def __call__(self, *args, **kwargs):
+        name = self._real.__name__
+        raise self._refuse(f"{name} is a metaclass, which makes classes from any namespace: write a class "
+                           f"statement, class C(metaclass={name}) (or derive from abc.ABC)")
+
+    def __repr__(self) -> str:
+        return f"<class '{self._real.__module__}.{self._real.__qualname__}'>"
 
 
 def _simple_namespace(ctx):
@@ -672,8 +700,17 @@ class ModulePolicy:
                                     "in the sandbox")  # ...a proxy is no excuse to hand out the container
         return container
 
+    def abc_meta_name(self) -> MetaclassName:
+        """The execution's one name for abc.ABCMeta."""
+        key = id(abc.ABCMeta)
+        if key not in self.replacements:
+            self.replacements[key] = MetaclassName(abc.ABCMeta, self.refuse_call)
+        return self.replacements[key]
+
     def vet(self, value, where, kind="attribute_blocked"):
         """Refuse or replace values that must not reach the snippet, whoever hands them out."""
+        if value is abc.ABCMeta:
+            return self.abc_meta_name()
         if _is_metaclass(value):
             raise self.refuse(kind, f"{where} is a metaclass ({value.__name__}), which is not available: "
                                     "classes are made with class statements")

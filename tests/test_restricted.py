@@ -1718,3 +1718,26 @@ def test_help_prints_a_docstring_and_reads_nothing_more():
     assert result == 1
     assert out.startswith("Help on dumps:\n\nSerialize ``obj``") and "Help on mine:\n\nDouble it." in out, out
     assert "Help on an object of type Plain:\n\n(no docstring)" in out and "not looked up by name" in out, out
+
+
+def test_a_class_statement_takes_metaclass_abcmeta():
+    result, _ = ok("from abc import ABCMeta, abstractmethod\nclass Shape(metaclass=ABCMeta):\n"
+                   "    @abstractmethod\n    def area(self):\n        ...\nclass Square(Shape):\n"
+                   "    def __init__(self, side):\n        self.side = side\n    def area(self):\n        return self.side ** 2\n"
+                   "try:\n    Shape()\n    abstract = False\nexcept TypeError:\n    abstract = True\n"
+                   "class Plain(metaclass=type):\n    pass\n"
+                   "result = [Square(3).area(), abstract, isinstance(Square, ABCMeta), isinstance(Plain, ABCMeta)]")
+    assert result == [9, True, True, False], result
+
+
+@pytest.mark.parametrize("code", [
+    "class C(metaclass=print):\n    pass",
+    "class M(type):\n    pass\nclass C(metaclass=M):\n    pass",
+    "import abc\nclass C(metaclass=abc.ABC):\n    pass",
+    "import abc\nabc.ABCMeta('X', (), {'__getattribute__': lambda s, n: 1})",
+    "import abc\nM = abc.ABCMeta\ntype(M)(M, print)('X', (), {})",
+    "import abc, enum\nclass C(metaclass=type(enum.Enum)):\n    pass",
+])
+def test_no_other_metaclass_and_no_class_from_a_namespace(code):
+    blocked(code, error_types=("security_violation", "runtime_error"))
+

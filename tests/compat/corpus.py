@@ -1708,6 +1708,22 @@ class Money(float):
 m = Money(10.456, "USD")
 result = [repr(m), m + 1, isinstance(m, float)]
 """)
+snippet("more", """
+from abc import ABCMeta, abstractmethod
+class Repository(metaclass=ABCMeta):
+    @abstractmethod
+    def get(self, key): ...
+    def get_or(self, key, default):
+        value = self.get(key)
+        return default if value is None else value
+class MemoryRepository(Repository):
+    def __init__(self):
+        self._items = {"a": 1}
+    def get(self, key):
+        return self._items.get(key)
+repo = MemoryRepository()
+result = [repo.get_or("a", 0), repo.get_or("b", 0), isinstance(repo, Repository)]
+""")
 
 # ---------------------------------------------------------------- scratch directory (no filesystem profile)
 snippet("scratch", """
