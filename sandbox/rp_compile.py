@@ -60,6 +60,8 @@ METHOD_ALIAS_ADVICE = ("define a special method with def (def __add__(self, othe
 # `object.<name>(obj, ...)`: a frozen dataclass's __post_init__ sets its fields this way; the
 # guards give the snippet's own objects only (rp_guards.ExecutionContext.object_method).
 OBJECT_METHODS = frozenset({"__setattr__", "__delattr__"})
+METACLASS_ADVICE = ("metaclass= takes abc.ABCMeta here (class C(metaclass=ABCMeta), or class C(ABC)); for a "
+                    "singleton define __new__, for a registry of subclasses __init_subclass__")
 # The guard every snippet `__getattr__` is decorated with, outermost (rp_guards.public_getattr).
 FALLBACK_GETATTR = "_public_getattr_"
 
@@ -150,6 +152,10 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         finally:
             self.class_names.pop()
             self.class_bodies.pop()
+        for value in metaclass:  # the plain cases said at once (and by validate_code); the guard decides
+            if not (isinstance(value, ast.Name) and value.id in ("ABCMeta", "type")
+                    or isinstance(value, ast.Attribute) and value.attr == "ABCMeta"):
+                self.error(node, METACLASS_ADVICE)
         metaclass = [self.visit(value) for value in metaclass]  # (evaluated outside the class body)
         if metaclass and isinstance(new, ast.ClassDef):
             for keyword in new.keywords:

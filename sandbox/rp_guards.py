@@ -29,7 +29,7 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 from . import copy_memo, library_policy, module_subsets, private_names, safe_format, snippet_files, snippet_names
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
-from .rp_compile import FALLBACK_GETATTR, OBJECT_METHODS, SUPER_METHODS
+from .rp_compile import FALLBACK_GETATTR, METACLASS_ADVICE, OBJECT_METHODS, SUPER_METHODS
 from .rp_modules import (
     DENIED_OBJECTS,
     ModulePolicy,
@@ -481,9 +481,7 @@ class ExecutionContext(ModulePolicy):
             return abc.ABCMeta
         if value is self.type:
             return type
-        raise self.refuse("attribute_blocked", "metaclass= takes abc.ABCMeta here (class C(metaclass=ABCMeta), "
-                                               "or class C(ABC)); for a singleton define __new__, for a registry "
-                                               "of subclasses __init_subclass__")
+        raise self.refuse("attribute_blocked", METACLASS_ADVICE)
 
     def build_class(self, func, name, /, *bases, **kwargs):
         """__build_class__: remember the classes the snippet defines (they are writable)."""

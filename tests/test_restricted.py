@@ -1737,7 +1737,16 @@ def test_a_class_statement_takes_metaclass_abcmeta():
     "import abc\nabc.ABCMeta('X', (), {'__getattribute__': lambda s, n: 1})",
     "import abc\nM = abc.ABCMeta\ntype(M)(M, print)('X', (), {})",
     "import abc, enum\nclass C(metaclass=type(enum.Enum)):\n    pass",
+    # names that pass the compile-time look, refused by the guard when the class is made
+    "ABCMeta = print\nclass C(metaclass=ABCMeta):\n    pass",
+    "class type(type):\n    pass\nclass C(metaclass=type):\n    pass",
+    "import types\nns = types.SimpleNamespace(ABCMeta=print)\nclass C(metaclass=ns.ABCMeta):\n    pass",
 ])
 def test_no_other_metaclass_and_no_class_from_a_namespace(code):
     blocked(code, error_types=("security_violation", "runtime_error"))
+
+
+def test_a_metaclass_refused_when_the_class_is_made_says_what_to_use():
+    reply = blocked("ABCMeta = print\nclass C(metaclass=ABCMeta):\n    pass")
+    assert "metaclass= takes abc.ABCMeta here" in reply["error"] and "__new__" in reply["error"], reply
 
