@@ -24,8 +24,8 @@ from .rp_base import SNIPPET_FILENAME, LAST_VALUE
 # Dunder methods a snippet class may define on top of RestrictedPython's ALLOWED_FUNC_NAMES.
 # They only run snippet code that is itself restricted, and every parameter the interpreter
 # passes them is vetted on entry like any other (_vet_parameters_on_entry). Left out on
-# purpose: attribute hooks (__getattribute__, __setattr__: library code asks them for names
-# the snippet may not see), __del__ (runs at unknown times, in any frame), __reduce__*
+# purpose: __getattribute__ (library code asks it for names the snippet may not see),
+# __del__ (runs at unknown times, in any frame), __reduce__*
 # (pickle and copy gadgets). `__getattr__` is the exception, as a method of a class
 # body only: it is wrapped (FALLBACK_GETATTR) so that it is never asked for a name that
 # starts with "_" (numpy's __array_interface__, copy's __deepcopy__, pandas' _typ...).
@@ -46,7 +46,11 @@ EXTRA_MAGIC_METHODS = frozenset(
      "__bytes__", "__copy__", "__deepcopy__",
      # a singleton's or an immutable type's constructor; every __new__ the snippet reaches
      # (its own, super()'s, object's) makes instances of its own classes only (checked_new)
-     "__new__"]
+     "__new__",
+     # validation and immutability on assignment: only in a class that is the snippet's all
+     # the way down (rp_guards.ExecutionContext.check_class), where no library code sets
+     # its private attributes through them
+     "__setattr__", "__delattr__"]
     + [f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
                                       "mod", "divmod", "pow", "lshift", "rshift", "and", "xor",
                                       "or")

@@ -504,6 +504,12 @@ class ExecutionContext(ModulePolicy):
         if final is not None:
             raise self.refuse("attribute_blocked", f"class {cls.__name__}: {private_names.FINAL_CLASSES[final]}")
         names = set(names) | set(_slot_names(cls))
+        hooks = ATTRIBUTE_HOOKS & set().union(names, *(self.defined.get(k, ()) for k in cls.__mro__[1:]))
+        if hooks and not all(map(self.snippet_side, cls.__mro__[1:])):
+            raise self.refuse("attribute_blocked", f"class {cls.__name__}: {', '.join(sorted(hooks))} is for classes "
+                                                   "of the snippet's own all the way down (a library base sets "
+                                                   "its private attributes through it); validate in a method or "
+                                                   "a property instead")
         own_deepcopy = vars(cls).get("__deepcopy__")
         if own_deepcopy is not None:  # it gets a handle, never copy's memo (copy_memo.py)
             type.__setattr__(cls, "__deepcopy__", copy_memo.guarded_method(own_deepcopy, self.refuse_call))
@@ -848,6 +854,9 @@ def public_getattr(method):
         return method(self, name)
     return __getattr__
 
+
+# Special methods every attribute write of an instance goes through (check_class).
+ATTRIBUTE_HOOKS = frozenset({"__setattr__", "__delattr__"})
 
 # Builtins a snippet does not get, and what to use instead (validate reports their use too).
 WITHHELD_BUILTINS = {

@@ -1264,10 +1264,26 @@ def test_numpy_gets_no_array_interface_from_a_class_getattr():
     "class C:\n    def __getattr__(self, n):\n        return 1\nC.__getattr__",
     "class C:\n    def __getattr__(self, n):\n        return 1\nvars(C)['__getattr__'].__closure__",
     "class C:\n    def __getattr__(self, n):\n        return 1\nsetattr(C, '__getattr__', lambda s, n: 2)",
-    "class C:\n    def __setattr__(self, n, v):\n        pass",
+    # __setattr__ / __delattr__ only where no library base sets its private attributes through them
+    "import textwrap\nclass C(textwrap.TextWrapper):\n    def __setattr__(self, n, v):\n        pass",
+    "class Mine:\n    def __delattr__(self, n):\n        pass\nimport textwrap\nclass C(Mine, textwrap.TextWrapper):\n    pass",
+    "import textwrap\nC = type('C', (textwrap.TextWrapper,), {'__setattr__': lambda s, n, v: None})",
 ])
 def test_other_attribute_hooks_stay_refused(code):
     blocked(code, error_types=("security_violation", "syntax_error"))
+
+
+def test_a_class_of_its_own_may_hook_attribute_writes():
+    result, _ = ok("class Frozen:\n    def __init__(self, x):\n        object.__setattr__(self, 'x', x)\n"
+                   "    def __setattr__(self, name, value):\n        raise AttributeError(f'{name} is read-only')\n"
+                   "class Tracked:\n    def __init__(self):\n        self.changes = []\n        self.a = 1\n"
+                   "    def __setattr__(self, name, value):\n        if name != 'changes':\n"
+                   "            self.changes.append(name)\n        super().__setattr__(name, value)\n"
+                   "    def __delattr__(self, name):\n        self.changes.append('-' + name)\n"
+                   "        super().__delattr__(name)\n"
+                   "f = Frozen(1)\ntry:\n    f.x = 2\nexcept AttributeError as e:\n    refused = str(e)\n"
+                   "t = Tracked()\nt.b = 2\ndel t.a\nresult = [f.x, refused, t.changes]")
+    assert result == [1, "x is read-only", ["a", "b", "-a"]], result
 
 
 # --------------------------------------------------------------------- async def / await (asyncio's subset)
