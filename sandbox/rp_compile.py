@@ -79,6 +79,8 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         self.class_names: list[str] = []   # the class bodies being visited, innermost last
         self.class_bodies: list[int] = []  # the function_depth of each of them
         self.function_depth = 0            # functions being visited (import * is for module level)
+        self.match_classes: list[list] = []  # per match statement being visited: its _match_class_ lines
+        self.match_count = 0
 
     def check_name(self, node, name, allow_magic_methods=False):
         if (allow_magic_methods and name in EXTRA_MAGIC_METHODS
@@ -327,10 +329,18 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return new
         return super().visit_ImportFrom(node)
 
-    # -- match statements. A class pattern with keywords (`case P(x=0)`) reads attributes
-    # outside the guards, so it is refused; the rest binds names that get the name check.
+    # -- match statements. A class pattern with keywords (`case P(x=0)`) has the interpreter
+    # read attributes itself: it matches through a class the _match_class_ guard makes, whose
+    # isinstance() reads each of them through the guards first (rp_guards.match_class); the
+    # class is made before the statement (`case` takes a name, not a call). The rest of a
+    # pattern binds names that get the name check.
     def visit_Match(self, node):
-        return self.node_contents_visit(node)
+        self.match_classes.append([])
+        try:
+            node = self.node_contents_visit(node)
+        finally:
+            made = self.match_classes.pop()
+        return [*made, node] if made else node
 
     def visit_match_case(self, node):
         return self.node_contents_visit(node)
@@ -360,16 +370,30 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_MatchClass(self, node):
-        if node.kwd_patterns:
-            self.error(node, "class patterns with keywords (case P(x=...)) are not available: match the class "
-                             "(case P()) and test the attributes in a guard (if p.x == 0) or in the body")
-            return node
         if not isinstance(node.cls, ast.Name):
             self.error(node, "a class pattern must name the class directly (case Point(...)): assign "
                              "it to a name first")
             return node
         self.check_name(node, node.cls.id)
         node.patterns = [self.visit(p) for p in node.patterns]
+        if node.kwd_patterns:
+            for name in node.kwd_attrs:
+                if name.startswith("_") or name in INSPECT_ATTRIBUTES:
+                    self.error(node, f'"{name}" cannot be matched in a class pattern: only public attributes are '
+                                     "(case Point(x=0)); test others in a guard (case P() if ...)")
+            node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
+            made = f"_sandbox_match_{self.match_count}"
+            self.match_count += 1
+            call = ast.Call(func=ast.Name("_match_class_", ast.Load()),
+                            args=[ast.Name(node.cls.id, ast.Load()),
+                                  ast.Tuple([ast.Constant(name) for name in node.kwd_attrs], ast.Load()),
+                                  ast.Constant(len(node.patterns))], keywords=[])
+            assign = ast.Assign(targets=[ast.Name(made, ast.Store())], value=call)
+            copy_locations(assign, node)
+            self.match_classes[-1].append(ast.fix_missing_locations(assign))
+            cls = ast.Name(made, ast.Load())
+            copy_locations(cls, node.cls)
+            node.cls = cls
         return node
 
     # -- async def, await, async for, async with: asyncio's subset (module_subsets.py) runs

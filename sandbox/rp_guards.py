@@ -65,6 +65,7 @@ class ExecutionContext(ModulePolicy):
         self.subsets: dict[str, module_subsets.ModuleSubset] = {}
         self.classes: set[type] = set()
         self.defined: dict[type, set] = {}  # a snippet class -> the names the snippet gave it (check_class)
+        self.match_classes: dict[tuple, type] = {}  # (class, keywords, positional) -> match_class's class
         self.globals: dict = {}
         self.replacements = {
             id(operator.attrgetter): self.attrgetter,
@@ -474,6 +475,42 @@ class ExecutionContext(ModulePolicy):
         method.__name__ = method.__qualname__ = name
         return method
 
+    def match_class(self, cls, names: tuple, positional: int):
+        """_match_class_: what `case cls(a=..., b=...)` matches through. Its isinstance() is
+        cls's, then reads each attribute the pattern will read (the keywords, and
+        __match_args__ for the positional ones) through the guards: a refusal stops the
+        match, and a value the guards would hand out otherwise (a wrapper, a stand-in, a
+        fresh object on each read) is refused too, since the interpreter then reads the
+        attribute itself, unguarded. Made once per class and names."""
+        if not isinstance(cls, type):
+            raise TypeError("called match pattern must be a class")
+        key = (cls, names, positional)
+        if key not in self.match_classes:
+            match_args = getattr(cls, "__match_args__", ()) if positional else ()
+            if type(match_args) is not tuple or not all(map(is_plain_name, match_args)):
+                raise self.refuse("attribute_blocked", f"{cls.__name__}.__match_args__ names attributes a class "
+                                                       "pattern may not read: match keywords instead")
+            read = (*names, *match_args[:positional])
+            ctx = self
+
+            class MatchedThroughGuards(type):
+                def __instancecheck__(made, subject):
+                    if not isinstance(subject, cls):
+                        return False
+                    for name in read:
+                        try:
+                            raw = getattr(subject, name)
+                        except AttributeError:
+                            return False  # (the interpreter's own read fails the pattern too)
+                        if ctx.getattr(subject, name) is not raw:
+                            raise ctx.refuse("attribute_blocked", f"case {cls.__name__}({name}=...): this attribute is "
+                                                                  "not read as it is in a pattern; test it in a guard "
+                                                                  f"(case {cls.__name__}() if ...)")
+                    return True
+
+            self.match_classes[key] = MatchedThroughGuards(cls.__name__, (), {"__match_args__": match_args})
+        return self.match_classes[key]
+
     def metaclass(self, value):
         """_metaclass_: `class C(metaclass=...)` takes abc.ABCMeta (as `class C(ABC)` has it)
         or type, never a metaclass of the snippet's or a library's other ones."""
@@ -791,6 +828,7 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
         "_super_attr_": ctx.super_attr,
         FALLBACK_GETATTR: public_getattr,
         "_metaclass_": ctx.metaclass,
+        "_match_class_": ctx.match_class,
     }
     ctx.globals = glb
     return glb

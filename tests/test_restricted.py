@@ -892,7 +892,9 @@ VARIANTS = {
     "private_name_import": "from hashlib import _hashlib",
     "dunder_dotted_import": "import json.__init__",
     "attribute_error_obj": "import json\ntry:\n    json.nope\nexcept AttributeError as e:\n    leaked = e.obj\nleaked.codecs",
-    "match_class_pattern": "match 1:\n    case int(real=r):\n        pass",
+    "match_class_pattern": "match (x for x in [1]):\n    case object(gi_frame=f):\n        pass",
+    "match_class_pattern_dunder": "match 1:\n    case int(__class__=c):\n        pass",
+    "match_class_pattern_wrapped": "match 'a':\n    case str(format=f):\n        pass",
     "except_star": "try:\n    pass\nexcept* ValueError:\n    pass",
     "async_generator_frame": "async def g():\n    yield 1\ngetattr(g(), 'ag_frame')",
     "metaclass_keyword": "class M(type):\n    pass\nclass X(metaclass=M):\n    pass",
@@ -1766,3 +1768,31 @@ def test_a_metaclass_refused_when_the_class_is_made_says_what_to_use():
     reply = blocked("ABCMeta = print\nclass C(metaclass=ABCMeta):\n    pass")
     assert "metaclass= takes abc.ABCMeta here" in reply["error"] and "__new__" in reply["error"], reply
 
+
+
+def test_class_patterns_with_keywords_match_as_in_python():
+    result, _ = ok("from dataclasses import dataclass\n@dataclass\nclass Point:\n    x: int\n    y: int\n"
+                   "class Box:\n    def __init__(self, item):\n        self.item = item\n"
+                   "def where(p):\n    match p:\n        case Point(x=0, y=0):\n            return 'origin'\n"
+                   "        case Point(1, y=y):\n            return f'x=1, y={y}'\n"
+                   "        case Box(item=Point(x=x)) | Box(item=[x, *_]):\n            return f'boxed {x}'\n"
+                   "        case Box(missing=m):\n            return 'never'\n        case _:\n            return 'other'\n"
+                   "result = [where(Point(0, 0)), where(Point(1, 4)), where(Box(Point(5, 0))), where(Box([6, 7])),\n"
+                   "          where(Box(None)), where(3)]")
+    assert result == ["origin", "x=1, y=4", "boxed 5", "boxed 6", "other", "other"], result
+
+
+@pytest.mark.parametrize("code", [
+    # the guards hand out a wrapper, not the attribute itself: the interpreter's own read is refused
+    "match 'a':\n    case str(format=f):\n        f('{0.__class__}', 1)",
+    "import xml.etree.ElementTree as ET\nTree = ET.ElementTree\nmatch Tree(ET.Element('a')):\n"
+    "    case Tree(parse=p):\n        p('/etc/passwd')",
+    # a fresh object on each read (a bound method) cannot be told from a swapped one
+    "match {'a': 1}:\n    case dict(items=i):\n        pass",
+    # names that never reach a pattern
+    "match (x for x in [1]):\n    case object(gi_frame=f):\n        pass",
+    "match ():\n    case tuple(__class__=c):\n        pass",
+    "class P:\n    pass\nmatch P():\n    case P(_hidden=h):\n        pass",
+])
+def test_a_class_pattern_reads_nothing_the_guards_would_not_hand_out(code):
+    blocked(code, error_types=("security_violation",))

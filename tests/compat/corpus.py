@@ -2040,9 +2040,9 @@ class Point:
         return f"{self.__class__.__name__}({self.x}, {self.y})"
 result = repr(Point(1, 2))
 """)
-# Class patterns with keywords: the interpreter reads the attributes itself, outside the
-# guards (case GeneratorType(gi_frame=f) would bind a frame); the refusal names the way round.
-gap("""
+# Class patterns with keywords: the interpreter reads the attributes itself; the pattern
+# matches through a class whose isinstance() reads them through the guards first.
+snippet("syntax", """
 from dataclasses import dataclass
 @dataclass
 class Point:
