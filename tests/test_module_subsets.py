@@ -24,8 +24,9 @@ def test_what_agents_use_works():
     reply, out, err = run("import sys, io\nprint('to stderr', file=sys.stderr)\nsys.stdout.write('to stdout\\n')\n"
                           "buf = io.StringIO()\nprint('a', 'b', file=buf)\nraw = io.BytesIO(b'xyz')\nraw.seek(1)\n"
                           "result = [buf.getvalue(), raw.read(), sys.version_info >= (3, 10), sys.argv,\n"
-                          "          sys.maxsize > 2**31, sys.getrecursionlimit() > 100, sys.float_info.max > 1]")
-    assert reply["success"] and reply["result"] == ["a b\n", "b'yz'", True, [], True, True, True], reply
+                          "          sys.maxsize > 2**31, sys.getrecursionlimit() > 100, sys.float_info.max > 1,\n"
+                          "          sys.getsizeof([1, 2, 3]) > sys.getsizeof([])]")
+    assert reply["success"] and reply["result"] == ["a b\n", "b'yz'", True, [], True, True, True, True], reply
     assert err.getvalue() == "to stderr\n" and out.getvalue() == "to stdout\n"
 
 
