@@ -25,6 +25,7 @@ CONNECT_TIMEOUT = 30.0
 PING_INTERVAL = 10.0
 MAX_BACKOFF = 30.0
 MAX_DOC = 200
+MAX_SHOWN_PARAMETERS = 40   # of a tool's call form (an upstream's schema may list thousands)
 
 
 class RemoteTool:
@@ -65,9 +66,11 @@ class RemoteTool:
         properties = self.input_schema.get("properties") or {}
         required = set(self.input_schema.get("required") or ())
         params = []
-        for name, schema in properties.items():
+        for name, schema in list(properties.items())[:MAX_SHOWN_PARAMETERS]:
             kind = _python_type(schema if isinstance(schema, dict) else {})
-            params.append(f"{identifier(name)}: {kind}" + ("" if name in required else " = ..."))
+            params.append(f"{identifier(name)[:MAX_DOC]}: {kind}" + ("" if name in required else " = ..."))
+        if len(properties) > MAX_SHOWN_PARAMETERS:
+            params.append(f"... ({len(properties) - MAX_SHOWN_PARAMETERS} more parameters)")
         returns = _python_type(self.output_schema) if self.output_schema else "Any"
         return f"tools.{self.server.attribute}.{self.attribute}({', '.join(params)}) -> {returns}"
 

@@ -89,3 +89,14 @@ def test_an_upstreams_description_reaches_the_model_without_terminal_controls():
                            output_schema=None, annotations=None)
     assert upstreams.RemoteTool(server, tool).stub() == ("tools.up.t(xs: list = ...) -> Any  "
                                                          "# Reads the \\x1b]52;c;eA==\\x07 docs\\u202e")
+
+
+def test_a_tool_with_thousands_of_parameters_gets_a_stub_of_bounded_size():
+    """The stub goes into the execute_code description and into every request's listing."""
+    server = ToolServer(name="up", attribute="up", command="true")
+    properties = {f"p{i}" + "x" * 500: {"type": "string"} for i in range(5000)}
+    tool = SimpleNamespace(name="t", description="d", input_schema={"type": "object", "properties": properties},
+                           output_schema=None, annotations=None)
+    stub = upstreams.RemoteTool(server, tool).stub()
+    assert len(stub) < 10_000 and stub.count(": str") == upstreams.MAX_SHOWN_PARAMETERS, len(stub)
+    assert f"... ({5000 - upstreams.MAX_SHOWN_PARAMETERS} more parameters)" in stub
