@@ -666,8 +666,11 @@ def attribute_refusal(obj, name: str) -> str | None:
     _types, advice, *condition = REFUSED_ATTRIBUTES[name]
     if isinstance(obj, types_) and (not condition or condition[0](obj)):
         return f"{type(obj).__name__}.{name} is refused: {advice}"
-    if isinstance(obj, type) and issubclass(obj, types_) and not condition:
-        return f"{obj.__name__}.{name} is refused: {advice}"  # unbound: DataFrame.query(df, ...)
+    if isinstance(obj, type) and issubclass(obj, types_):
+        # unbound (DataFrame.query(df, ...)), and whatever the condition: the descriptor read
+        # from the class applies to any instance later, under any name a class of the
+        # snippet's gives it (class S(np.ndarray): d = np.ndarray.data, then a.view(S).d)
+        return f"{obj.__name__}.{name} is refused: {advice}"
     return None
 
 

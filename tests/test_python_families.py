@@ -563,6 +563,10 @@ print('ESCAPED:forged' if a[0] is x else 'held')
     "v = np.ndarray((1,), dtype=np.int64, buffer=a)\nv[0] = int.from_bytes(address, 'little')",
     "c = np.char.chararray((1,), itemsize=8, buffer=a)\nc[0] = address",
     "r = np.rec.fromstring(a, dtype=[('i', 'i8')])\nr['i'][0] = int.from_bytes(address, 'little')",
+    # ndarray.data read from the class, kept under another name, applied to an object array
+    "class S(np.ndarray):\n    d = np.ndarray.data\nm = a.view(S).d.cast('B')\nm[0:8] = address",
+    "S = type('S', (np.ndarray,), {'d': np.ndarray.data})\nm = a.view(S).d.cast('B')\nm[0:8] = address",
+    "class S(np.ndarray):\n    pass\nS.d = type(a).data\nm = a.view(S).d.cast('B')\nm[0:8] = address",
 ])
 def test_bytes_laid_over_an_object_array_are_refused(write):
     refused(FORGED_OVER_OBJECTS.replace("WRITE", write), allowed=DS)
