@@ -257,10 +257,16 @@ NOT_SUBCLASSED = {name: "scipy.sparse's routines trust a matrix's index arrays, 
 COPIED_ATTRIBUTES = dict.fromkeys(("indices", "indptr", "row", "col", "coords"), _SPARSE_INDEXED)
 
 
-def copied_attribute(obj, name: str, value):
+def copied_attribute(obj, name: str, value, refuse):
     """`value` (obj.name, already looked up), as a read-only copy when obj is one of
-    the types COPIED_ATTRIBUTES names for it: writes into it cannot reach obj."""
+    the types COPIED_ATTRIBUTES names for it: writes into it cannot reach obj. Read
+    from the class, it is refused: a property's fget would give the live array
+    (coo_matrix.row.fget(m)), which the matrix's compiled routines trust."""
     kinds = tuple(t for t in map(lookup, COPIED_ATTRIBUTES[name]) if isinstance(t, type))
+    if type(obj) is super and obj.__self__ is not None:
+        obj = obj.__self__  # super(coo_matrix, m).row: the same property, for the same matrix
+    if kinds and isinstance(obj, type) and issubclass(obj, kinds):
+        raise refuse(f"{obj.__name__}.{name} is read on a matrix (m.{name}), which gives a read-only copy")
     if not kinds or not isinstance(obj, kinds):
         return value
 

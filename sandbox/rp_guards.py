@@ -168,7 +168,7 @@ class ExecutionContext(ModulePolicy):
                 refusal = (type(exc), str(exc))
             else:
                 if type(name) is str and name in library_policy.COPIED_ATTRIBUTES:
-                    value = library_policy.copied_attribute(obj, name, value)
+                    value = library_policy.copied_attribute(obj, name, value, self.refuse_call)
                 if type(value) in CONTAINER_TYPES:
                     if type(obj) is ModuleProxy or self.owns(obj):
                         return value  # a module's: checked by module_attribute; the snippet's own: clean

@@ -272,6 +272,11 @@ SPARSE_DOORS = {
         ("coo_row_written", "m = sp.coo_matrix(np.eye(2))\nm.row[0] = 10**7\nm = m.tocsr()", "read-only"),
         ("coords_written", "m = sp.coo_array(np.eye(2))\nm.coords[1][0] = 10**7", "read-only"),
         ("shared_by_tocoo", "m = sp.csr_matrix(np.eye(2))\nm.tocoo(copy=False).col[0] = 10**7", "read-only"),
+        # the property read from the class: its fget gave the live array
+        ("property_fget", "m = sp.coo_matrix(np.eye(2))\nsp.coo_matrix.row.fget(m)[0] = 10**7",
+         "is read on a matrix"),
+        ("type_property_fget", "m = sp.coo_array(np.eye(2))\ntype(m).col.fget(m)[0] = 10**7", "is read on a matrix"),
+        ("super_property", "m = sp.coo_matrix(np.eye(2))\nsuper(sp.coo_matrix, m).row[0] = 10**7", "read-only"),
         ("lil_rows", "m = sp.lil_matrix((2, 2))\nm[0, 0] = 1\nm.rows[0][0] = 10**7\nm = m.tocsr()",
          "indices must be"),
         ("subclass", "class M(sp.csr_matrix):\n    pass\nm = M(np.eye(2))", "subclass"),
