@@ -159,6 +159,12 @@ class ExecutionContext(ModulePolicy):
             why = library_policy.attribute_refusal(obj, name)
             if why is not None:
                 raise self.refuse("attribute_blocked", why)
+        if isinstance(obj, property) and name in ("fset", "fdel") and not self.owns(getattr(obj, name)):
+            # a library property's setter, called on a library object, is the attribute write
+            # the write guard refuses (ForeignWrite), by another way
+            raise self.refuse("attribute_blocked", f"a library property's {name} is not available: set the "
+                                                   "attribute on the object itself (obj.name = value), where the "
+                                                   "sandbox allows that write")
         if refusal is None:
             try:
                 value = safer_getattr(obj, name, default)

@@ -59,6 +59,17 @@ def test_only_the_axes_and_names_of_library_objects_are_writable(ds, code):
     assert not r["success"] and r["error_type"] in ("security_violation", "runtime_error"), r
 
 
+@pytest.mark.parametrize("code", [
+    "import scipy.sparse as sp, numpy as np\nm = sp.csr_matrix(np.eye(2))\nsp.csr_matrix.has_sorted_indices.fset(m, False)",
+    "import pandas as pd\ns = pd.Series([1])\ntype(s).name.fset(s, 'x')",
+    "import operator, pandas as pd\noperator.attrgetter('fset')(pd.Series.name)",
+])
+def test_a_library_propertys_setter_is_not_handed_out(ds, code):
+    """prop.fset(obj, value) would be the attribute write the write guard refuses."""
+    r = ds.run(code, allowed=ALLOWED, timeout=30)
+    assert not r["success"] and "a library property's" in r["error"], r
+
+
 def test_a_table_as_markdown(ds):
     """df.to_markdown() is how a model shows a table, and what the DataFrame.style refusal
     advises: it needs tabulate, which the data-science extra installs."""

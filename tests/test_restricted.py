@@ -1796,3 +1796,11 @@ def test_class_patterns_with_keywords_match_as_in_python():
 ])
 def test_a_class_pattern_reads_nothing_the_guards_would_not_hand_out(code):
     blocked(code, error_types=("security_violation",))
+
+
+def test_a_snippet_propertys_setter_is_its_own():
+    """(A library property's fset and fdel are refused: tests/test_datascience.py.)"""
+    result, _ = ok("class C:\n    def __init__(self):\n        self._v = 0\n    @property\n    def v(self):\n"
+                   "        return self._v\n    @v.setter\n    def v(self, x):\n        self._v = x\n"
+                   "c = C()\nC.v.fset(c, 5)\nresult = c.v")
+    assert result == 5
