@@ -2,8 +2,8 @@
 `import sys` for `print(..., file=sys.stderr)` and `sys.version_info`, `import io`
 for `io.StringIO` without the filesystem profile, `import os` for `os.path.join`,
 `os.getcwd()` and `os.makedirs("out")`. The import hook hands out a small read-only
-object with exactly the names below; any other name is refused with the list of
-what is there.
+object with exactly the names below (sys.stdout and sys.stderr may be set, as in
+Python); any other name is refused with the list of what is there.
 """
 
 from __future__ import annotations

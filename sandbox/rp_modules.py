@@ -682,7 +682,7 @@ class ModulePolicy:
         if self.permits(real):
             return self.proxy(real, module)
         raise self.refuse(kind, f"{qual} is the module {real!r}, which is not allowed: use the names the "
-                                f"module itself offers (get_sandbox_info lists the modules that are on)")
+                                "module itself offers (get_sandbox_info lists the modules that are on)")
 
     def checked(self, value, where, kind="attribute_blocked"):
         """vet() for a single value, a search for a plain container."""
