@@ -28,7 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
-from sandbox import __version__, answers, namespaces, outcome, profiles, protocol
+from sandbox import __version__, answers, module_subsets, namespaces, outcome, profiles, protocol
 from sandbox.audit import AuditLog
 from sandbox.file_store import URI_PREFIX, FileExpired, FileStore
 from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, MODULE_NAME, PROFILE_SWITCHES, Settings
@@ -250,6 +250,9 @@ class SandboxInfo(BaseModel):
     profiles: dict[str, ProfileInfo]
     extra_imports: list[str] = Field(description="modules added by SANDBOX_ALLOWED_IMPORTS")
     allowed_modules: list[str]
+    module_subsets: dict[str, list[str]] = Field(
+        default_factory=dict, description="modules a snippet imports as a sandbox subset (these names only), "
+                                          "where the whole module is not allowed")
     limits: Limits
     layers: dict[str, LayerInfo]
     strongest_isolation_available: bool = Field(description="whether execute_code(use_container=true) can run here")
@@ -645,6 +648,8 @@ class SandboxTools:
             profiles=profile_info,
             extra_imports=list(s.extra_imports),
             allowed_modules=sorted(self.allowed),
+            module_subsets={name: sorted(names) for name, names in module_subsets.SUBSETS.items()
+                            if s.restricted_python and not profiles.permits(name, self.allowed)},
             limits=Limits(
                 timeout=TimeoutLimits(default=s.timeout, max=s.max_timeout),
                 memory_limit=MemoryLimits(

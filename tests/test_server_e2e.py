@@ -411,6 +411,8 @@ def test_get_sandbox_info(server):
         assert data["profiles"][name]["enabled"] is False
         assert data["profiles"][name]["switch"].startswith("SANDBOX_ENABLE_")
     assert "os" not in data["allowed_modules"] and "math" in data["allowed_modules"]
+    assert "stderr" in data["module_subsets"]["sys"] and "compress" in data["module_subsets"]["gzip"], data
+    assert "modules" not in data["module_subsets"]["sys"] and "open" not in data["module_subsets"]["gzip"]
     limits = data["limits"]
     assert limits["timeout"] == {"default": 30.0, "max": 300.0}
     assert limits["memory_limit"]["default"] == "128m" and limits["memory_limit"]["max"] == "1g"
