@@ -18,6 +18,7 @@ checked (generated_code.py).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -331,7 +332,15 @@ _NO_FILE_URLS = ("the network profile reaches the network only: file:// URLs are
 # child while a restricted snippet runs, so every path to it refuses instead of running:
 # sympy's string parser (sympify("..."), S("..."), expr.subs("x", 1), Matrix("...")),
 # urllib's local files (urlopen("file:///..."), urlretrieve, the legacy URLopener).
+_UNPICKLING = ("unpickling runs code (any function the bytes name): keep data in json, numpy.save/load "
+               "without pickle, or pandas' to_csv/read_csv and to_parquet")
 SWITCHED_OFF = {
+    # every unpickler, whoever calls it: numpy's NpzFile(allow_pickle=True) and pandas'
+    # pickle_compat.loads reach it with the snippet's bytes (a class is replaced by a
+    # subclass whose load refuses, so that a library may still derive from it)
+    **dict.fromkeys(("pickle.load", "pickle.loads", "pickle._load", "pickle._loads", "pickle._Unpickler.load",
+                     "pickle._Unpickler", "pickle.Unpickler", "_pickle.load", "_pickle.loads", "_pickle.Unpickler"),
+                    _UNPICKLING),
     "sympy.plotting.experimental_lambdify.Lambdifier.__init__":
         "experimental_lambdify generates code from the expression's names; evaluate with "
         "expr.subs(x, value), or draw with sympy.plot or matplotlib",
@@ -712,6 +721,11 @@ def _with_keywords(original, *, forced: dict):
     return forcing
 
 
+def _refusing_subclass(cls: type, refusal) -> type:
+    """`cls` with a load() that refuses (a C class's methods cannot be replaced in place)."""
+    return type(cls.__name__, (cls,), {"load": refusal, "__module__": cls.__module__, "__doc__": cls.__doc__})
+
+
 class SwitchedOff:
     """While a restricted snippet runs (and reports), each loaded entry of SWITCHED_OFF
     is replaced with a refusal, and each of BY_PATH_ONLY with a version that refuses a
@@ -727,7 +741,7 @@ class SwitchedOff:
         for qualified, message in SWITCHED_OFF.items():
             def switched_off(*args, _message=message, **kwargs):
                 raise self.refuse(_message)
-            self._replace(qualified, lambda original, _off=switched_off: _off)
+            self._replace(qualified, functools.partial(self._switched_off, off=switched_off))
         for qualified in BY_PATH_ONLY:
             self._replace(qualified, self._by_path_only)
         for qualified, neutral in NEUTRAL_WHILE_RUNNING.items():
@@ -742,6 +756,21 @@ class SwitchedOff:
             def refuse_subclass(cls, *args, _why=why, **kwargs):
                 raise self.refuse(f"a subclass of {cls.__mro__[1].__name__}: {_why}")
             self._replace(qualified + ".__init_subclass__", lambda original, _off=refuse_subclass: classmethod(_off))
+
+    def _switched_off(self, original, *, off):
+        """The refusal for a function or method; for a class (a C unpickler, whose methods
+        cannot be replaced in place), a subclass whose load() refuses, and the same load()
+        set on every subclass a library already derived from it."""
+        if not isinstance(original, type):
+            return off
+        pending = list(original.__subclasses__())
+        while pending:
+            sub = pending.pop()
+            pending.extend(sub.__subclasses__())
+            if (id(sub), "load") not in self.saved and not sub.__module__.startswith("sandbox."):
+                with contextlib.suppress(TypeError):  # (a C subclass: none is loaded here today)
+                    self._set(sub, "load", off)
+        return _refusing_subclass(original, off)
 
     def _replace(self, qualified: str, make) -> None:
         owner_name, _, attr = qualified.rpartition(".")

@@ -59,6 +59,32 @@ def test_only_the_axes_and_names_of_library_objects_are_writable(ds, code):
     assert not r["success"] and r["error_type"] in ("security_violation", "runtime_error"), r
 
 
+# Bytes that name a function: pickle calls it with the real builtins. np.save/np.load and
+# pd.read_pickle were refused; NpzFile(allow_pickle=True) and pandas' pickle_compat were not.
+NPZ_WITH_A_PICKLE = """
+import numpy as np, io, struct, zlib
+payload = b"cposix\\ngetpid\\n(tR."
+header = "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"
+header = (header + " " * ((64 - (11 + len(header)) % 64) % 64) + "\\n").encode()
+npy = b"\\x93NUMPY\\x01\\x00" + struct.pack("<H", len(header)) + header + payload
+crc, name = zlib.crc32(npy), b"a.npy"
+local = struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0, 0, 0, 0, crc, len(npy), len(npy), len(name), 0) + name + npy
+central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 20, 20, 0, 0, 0, 0, crc, len(npy), len(npy), len(name),
+                      0, 0, 0, 0, 0, 0) + name
+archive = io.BytesIO(local + central + struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 1, 1, len(central), len(local), 0))
+"""
+
+
+@pytest.mark.parametrize("unpickle", [
+    "np.lib.npyio.NpzFile(archive, allow_pickle=True)['a']",
+    "import pandas as pd\npd.compat.pickle_compat.loads(payload)",
+    "import pandas as pd\npd.compat.pickle_compat.Unpickler(io.BytesIO(payload)).load()",
+])
+def test_no_library_unpickles_the_snippets_bytes(ds, unpickle):
+    r = ds.run(NPZ_WITH_A_PICKLE + unpickle + "\nprint('ESCAPED:unpickled')", allowed=ALLOWED, timeout=30)
+    assert not r["success"] and "unpickling runs code" in r["error"] and "ESCAPED" not in r["stdout"], r
+
+
 @pytest.mark.parametrize("code", [
     "import scipy.sparse as sp, numpy as np\nm = sp.csr_matrix(np.eye(2))\nsp.csr_matrix.has_sorted_indices.fset(m, False)",
     "import pandas as pd\ns = pd.Series([1])\ntype(s).name.fset(s, 'x')",
