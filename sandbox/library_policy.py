@@ -19,6 +19,7 @@ checked (generated_code.py).
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import importlib
 import inspect
@@ -350,6 +351,16 @@ SWITCHED_OFF = {
     "urllib.request.URLopener.retrieve": "the legacy URLopener writes files with the real open(): use "
                                          "urllib.request.urlretrieve(url, 'name') or urlopen",
 }
+# Library code that starts programs, whoever calls it: sympy's autowrap and ufuncify compile
+# the C code they generate and load it, matplotlib's usetex runs latex, pyperclip its
+# helpers. While a restricted snippet runs, each refuses with PermissionError (an OSError,
+# as the kernel's refusal would be: libraries that probe for a program catch it).
+NO_PROGRAMS = ("subprocess.Popen._execute_child", "os.system", "os.popen", "os.fork", "os.forkpty",
+               "os.execv", "os.execve", "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.execvp",
+               "os.execvpe", "os.posix_spawn", "os.posix_spawnp", "os.spawnv", "os.spawnve", "os.spawnvp",
+               "os.spawnvpe", "os.spawnl", "os.spawnle", "os.spawnlp", "os.spawnlpe", "pty.fork", "pty.spawn")
+_NO_PROGRAMS_ADVICE = "no program can run in the sandbox (a library tried to start one): do the work in Python"
+
 # qualified name -> what stands in for it while a restricted snippet runs: library helpers
 # that read the host's files on the way to the network (requests sends the ~/.netrc
 # credentials it finds for a host, and unpacks zip members named by a path).
@@ -630,7 +641,7 @@ def _find_other_bindings() -> None:
     """Once per resolve() (the fork server, then after a snippet's imports): one
     pass over the loaded modules' names."""
     global other_bindings
-    for qualified in (*SWITCHED_OFF, *NEUTRAL_WHILE_RUNNING, *CHECKED_SOURCE, *CHECKED_CALLS):
+    for qualified in (*SWITCHED_OFF, *NO_PROGRAMS, *NEUTRAL_WHILE_RUNNING, *CHECKED_SOURCE, *CHECKED_CALLS):
         if qualified not in _originals and qualified.rpartition(".")[0] in sys.modules:  # a module's function
             value = lookup(qualified)
             if callable(value):       # (first seen outside a run: the original)
@@ -744,6 +755,8 @@ class SwitchedOff:
             self._replace(qualified, functools.partial(self._switched_off, off=switched_off))
         for qualified in BY_PATH_ONLY:
             self._replace(qualified, self._by_path_only)
+        for qualified in NO_PROGRAMS:
+            self._replace(qualified, lambda original: self._no_program)
         for qualified, neutral in NEUTRAL_WHILE_RUNNING.items():
             self._replace(qualified, lambda original, _neutral=neutral: _neutral)
         for qualified in CHECKED_SOURCE:
@@ -756,6 +769,12 @@ class SwitchedOff:
             def refuse_subclass(cls, *args, _why=why, **kwargs):
                 raise self.refuse(f"a subclass of {cls.__mro__[1].__name__}: {_why}")
             self._replace(qualified + ".__init_subclass__", lambda original, _off=refuse_subclass: classmethod(_off))
+
+    def _no_program(self, *args, **kwargs):
+        self.refuse(_NO_PROGRAMS_ADVICE)  # (the security event; the exception is the kernel's kind)
+        exc = PermissionError(errno.EPERM, _NO_PROGRAMS_ADVICE)
+        exc._sandbox_refused = True
+        raise exc
 
     def _switched_off(self, original, *, off):
         """The refusal for a function or method; for a class (a C unpickler, whose methods

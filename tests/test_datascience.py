@@ -75,6 +75,18 @@ archive = io.BytesIO(local + central + struct.pack("<IHHHHIIH", 0x06054b50, 0, 0
 """
 
 
+@pytest.mark.parametrize("code", [
+    "import sympy\nfrom sympy.utilities.autowrap import ufuncify\nx = sympy.symbols('x')\nf = ufuncify([x], x + 1)",
+    "import sympy\nfrom sympy.utilities.autowrap import autowrap\nx = sympy.symbols('x')\nf = autowrap(x + 1)",
+])
+def test_no_library_starts_a_program(ds, code):
+    """ufuncify compiled the C code it generated and loaded it (with the kernel layers off,
+    it did): while a snippet runs, every way to start a program refuses as the kernel would."""
+    r = ds.run(code, allowed=ALLOWED, timeout=60)
+    assert not r["success"] and "no program can run in the sandbox" in r["error"], r
+    assert r["error_type"] == "security_violation" and r["security_events"], r
+
+
 @pytest.mark.parametrize("unpickle", [
     "np.lib.npyio.NpzFile(archive, allow_pickle=True)['a']",
     "import pandas as pd\npd.compat.pickle_compat.loads(payload)",

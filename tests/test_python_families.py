@@ -954,3 +954,26 @@ def test_annotations_handed_over_are_searched_like_any_container():
 ])
 def test_a_library_hierarchy_stays_unreadable_through_a_snippet_subclass(code):
     refused(code, allowed=DS)
+
+
+def test_programs_are_switched_off_while_a_snippet_runs_and_back_after():
+    """Library code that starts a program (sympy's ufuncify, matplotlib's usetex) gets a
+    PermissionError, the OSError the kernel's refusal would be, and an event; afterwards
+    the process is as it was."""
+    import os
+    import subprocess
+    from sandbox import library_policy
+    events = []
+
+    def refuse(message):
+        events.append(message)
+        return RuntimeError(message)
+    popen, system = subprocess.Popen._execute_child, os.system
+    with library_policy.SwitchedOff(refuse):
+        with pytest.raises(PermissionError, match="no program can run in the sandbox"):
+            subprocess.run(["true"], check=True)
+        with pytest.raises(PermissionError):
+            os.system("true")
+    assert events and subprocess.Popen._execute_child is popen and os.system is system
+    assert subprocess.run(["true"], check=True).returncode == 0
+
