@@ -353,12 +353,14 @@ SWITCHED_OFF = {
 }
 # Library code that starts programs, whoever calls it: sympy's autowrap and ufuncify compile
 # the C code they generate and load it, matplotlib's usetex runs latex, pyperclip its
-# helpers. While a restricted snippet runs, each refuses with PermissionError (an OSError,
+# helpers, scipy's workers=2 starts multiprocessing's forkserver (a whole Python that
+# unpickles what it is sent) through _posixsubprocess directly. While a restricted snippet runs, each refuses with PermissionError (an OSError,
 # as the kernel's refusal would be: libraries that probe for a program catch it).
 NO_PROGRAMS = ("subprocess.Popen._execute_child", "os.system", "os.popen", "os.fork", "os.forkpty",
                "os.execv", "os.execve", "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.execvp",
                "os.execvpe", "os.posix_spawn", "os.posix_spawnp", "os.spawnv", "os.spawnve", "os.spawnvp",
-               "os.spawnvpe", "os.spawnl", "os.spawnle", "os.spawnlp", "os.spawnlpe", "pty.fork", "pty.spawn")
+               "os.spawnvpe", "os.spawnl", "os.spawnle", "os.spawnlp", "os.spawnlpe", "pty.fork", "pty.spawn",
+               "_posixsubprocess.fork_exec")
 _NO_PROGRAMS_ADVICE = "no program can run in the sandbox (a library tried to start one): do the work in Python"
 
 # qualified name -> what stands in for it while a restricted snippet runs: library helpers

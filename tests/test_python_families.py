@@ -977,3 +977,25 @@ def test_programs_are_switched_off_while_a_snippet_runs_and_back_after():
     assert events and subprocess.Popen._execute_child is popen and os.system is system
     assert subprocess.run(["true"], check=True).returncode == 0
 
+
+
+@needs_data_science
+def test_multiprocessing_starts_no_python_for_a_library():
+    """scipy's workers=2 starts multiprocessing's forkserver through _posixsubprocess
+    (not subprocess): a whole Python outside the guards that unpickles what it is sent.
+    The kernel layers stop it too (no /dev/shm); this layer must on its own."""
+    reply = refused("from scipy.optimize import differential_evolution\n"
+                    "differential_evolution(lambda x: float(x[0] ** 2), [(-1, 1)], workers=2, maxiter=1,\n"
+                    "                       updating='deferred')", allowed=DS)
+    assert "no program can run in the sandbox" in reply["error"], reply
+
+
+def test_multiprocessings_own_program_starter_is_switched_off_and_back_after():
+    import _posixsubprocess
+    from multiprocessing import util
+    from sandbox import library_policy
+    fork_exec, events = _posixsubprocess.fork_exec, []
+    with library_policy.SwitchedOff(lambda message: events.append(message) or RuntimeError(message)):
+        with pytest.raises(PermissionError, match="no program can run in the sandbox"):
+            util.spawnv_passfds("/bin/true", ["true"], [])
+    assert events and _posixsubprocess.fork_exec is fork_exec
