@@ -17,6 +17,7 @@ one request, runs it, writes one result frame and exits.
 from __future__ import annotations
 
 import fcntl
+import gc
 import io
 import math
 import os
@@ -191,6 +192,9 @@ def _start(spec: ChildSpec, pipes: ChildPipes) -> None:
     """Hygiene before any layer: signals, session, priority, parent-death
     signal, the fds (only ours survive), the environment."""
     _reset_signals()
+    # Collections run only inside a run (restricted.execute turns them on): a cycle the
+    # snippet dropped is finalized under the run's policy, never while reporting.
+    gc.disable()
     kernel.set_process_name(PROCESS_NAME)
     os.setsid()
     # Every sandbox process runs below the server and the fork server: a
@@ -294,10 +298,12 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
     tools_object.start_call(str(request.get("nonce")) if request.get("tools") else None)
     if request.get("tools"):  # code mode: answers to its calls come on the request channel
         names = {"tools": tools_object.build(request["tools"]), "ToolError": tools_object.ToolError}
+    collected = []
     reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
                                allowed_modules=allowed, stdout=stdout, stderr=stderr,
-                               files=files, session=session, names=names)
-    images, files, extra = _artifacts(spec, remove_files=session is not None)
+                               files=files, session=session, names=names,
+                               finish=lambda: collected.append(_artifacts(spec, remove_files=session is not None)))
+    images, files, extra = collected[0] if collected else ([], [], {})
     for stream in (stdout, stderr):
         try:
             stream.flush()

@@ -30,11 +30,12 @@ import builtins
 import contextlib
 import dis
 import enum
+import gc
 import importlib
 import inspect
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from . import library_policy, snippet_traceback
 from .results import cap_text, to_jsonable
@@ -110,16 +111,20 @@ class SessionState:
 
 
 def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr,
-            files: str | None = None, session: SessionState | None = None, names: dict | None = None) -> dict:
+            files: str | None = None, session: SessionState | None = None, names: dict | None = None,
+            finish: Callable[[], None] | None = None) -> dict:
     """Compile and run ``code``; return the result dict. Never raises. ``files`` says
     where the snippet's ``open`` reaches (snippet_files: the workspace, the scratch
     directory, or nowhere). With a
     ``session``, the globals of earlier calls are this call's. ``names`` are put in
-    the globals (code mode's `tools` and `ToolError`)."""
+    the globals (code mode's `tools` and `ToolError`). ``finish`` is the caller's work
+    on what the snippet left (drawing its figures): it runs before the run's policy
+    and redirects end, because it may call the snippet's code (a tick formatter)."""
     events = Events()
     try:
-        return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
-                        files, session, names)
+        with _collected_only_while_running():
+            return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
+                            files, session, names, finish)
     except BaseException as exc:  # noqa: BLE001 - last resort, e.g. MemoryError while reporting
         out = _base_result()
         out["error_type"] = "memory_limit" if isinstance(exc, MemoryError) else "runtime_error"
@@ -128,8 +133,23 @@ def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], std
         return out
 
 
+@contextlib.contextmanager
+def _collected_only_while_running():
+    """The garbage collector on for the run (with the state it had before restored
+    after): the child keeps it off otherwise, so that the snippet's finalizers (a
+    generator's `finally`, dropped in a cycle) run only while the run's policy holds,
+    never while the child reports or waits for a session's next call."""
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        yield
+    finally:
+        if not was_enabled:
+            gc.disable()
+
+
 def _execute(code, restricted, allowed, stdout, stderr, events, files=None, session=None,
-             names=None) -> dict:
+             names=None, finish=None) -> dict:
     out = _base_result()
     out["security_events"] = events.items
     try:
@@ -182,6 +202,8 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
             failure = None  # drop the frames it holds
         glb.pop(LAST_VALUE, None)
         out["variables"] = _variables(glb)
+        if finish is not None:
+            finish()
         for stream in (stdout, stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()

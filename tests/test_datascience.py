@@ -97,6 +97,30 @@ def test_no_library_unpickles_the_snippets_bytes(ds, unpickle):
     assert not r["success"] and "unpickling runs code" in r["error"] and "ESCAPED" not in r["stdout"], r
 
 
+# Drawing the snippet's figures calls its code: a tick formatter, a draw-event handler.
+FIGURE_CALLING_BACK = NPZ_WITH_A_PICKLE + """
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
+def unpickle(*args):
+    print('called back')
+    np.lib.npyio.NpzFile(io.BytesIO(archive.getvalue()), allow_pickle=True)['a']
+    print('ESCAPED:unpickled after the run')
+fig, ax = plt.subplots()
+ax.plot([1, 2, 3])
+"""
+
+
+@pytest.mark.parametrize("hook", ["ax.xaxis.set_major_formatter(FuncFormatter(unpickle))",
+                                  "fig.canvas.mpl_connect('draw_event', unpickle)"])
+def test_drawing_the_snippets_figures_runs_its_code_under_the_runs_policy(ds, hook):
+    """Figures are drawn (and closed) after the snippet's last line: its callbacks then
+    ran with every library switch-off put back (NpzFile unpickled, ufuncify compiled)."""
+    r = ds.run(FIGURE_CALLING_BACK + hook, allowed=ALLOWED, timeout=30)
+    assert r["success"] and "ESCAPED" not in r["stdout"], r
+    assert "called back" in r["stdout"], r   # (the callback's output is the snippet's, too)
+    assert "unpickling runs code" in r["artifacts_error"] and r["security_events"], r
+
+
 @pytest.mark.parametrize("code", [
     "import scipy.sparse as sp, numpy as np\nm = sp.csr_matrix(np.eye(2))\nsp.csr_matrix.has_sorted_indices.fset(m, False)",
     "import pandas as pd\ns = pd.Series([1])\ntype(s).name.fset(s, 'x')",

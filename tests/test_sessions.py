@@ -168,6 +168,28 @@ def test_a_session_that_runs_code_between_calls_is_ended_and_the_next_call_told_
     close(server, quiet)
 
 
+def test_the_collector_runs_only_during_a_call(server):
+    """A cycle the snippet dropped is finalized (a generator's `finally` runs) when the
+    collector runs: only inside a call, under its policy, never while the child reports
+    or waits for the next call. A collector callback sees where each collection starts."""
+    if server.mode == "rp":
+        pytest.skip("with RestrictedPython on a snippet cannot see the collector")
+    session = create(server)
+    arm = ("import gc, sys\nlog = []\n"
+           "def seen(phase, info):\n"
+           "    if phase == 'start':\n"
+           "        frame, names = sys._getframe(), set()\n"
+           "        while frame is not None:\n"
+           "            names.add((frame.f_code.co_filename.rsplit('/', 1)[-1], frame.f_code.co_name))\n"
+           "            frame = frame.f_back\n"
+           "        log.append(('restricted.py', '_execute') in names)\n"
+           "gc.callbacks.append(seen)\ngc.set_threshold(1)\nresult = 'armed'")
+    assert run(server, arm, session)[0]["result"] == "armed"
+    data, _ = run(server, "gc.set_threshold(700)\ngc.callbacks.remove(seen)\nresult = [all(log), len(log) > 0]", session)
+    assert data["result"] == [True, True], data
+    close(server, session)
+
+
 def test_an_unknown_handle_is_refused_never_a_fresh_start(server):
     for handle in ("sess_doesnotexist", "", "x" * 100):
         data, result = run(server, "result = 1", handle)
