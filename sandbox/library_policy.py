@@ -517,6 +517,19 @@ def _function_argument(self, func=None, *args, **kwargs):
     return _public_function_names([func, *kwargs.values()])
 
 
+def _constants_by_value(ctx=None, x=None, constants=None, *args, **kwargs):
+    """mpmath's identify() (reached as sympy's mp context: sympy.core.evalf.mp) evaluates
+    each constant given as a string with eval() and the real builtins; a dict of values
+    (what sympy's nsimplify passes) is never evaluated. An empty list or tuple is no
+    constant at all; anything else could turn truthy between this check and the call."""
+    if constants is None or isinstance(constants, dict) or (type(constants) in (list, tuple) and not constants):
+        return None
+    return ("identify() evaluates the names of its constants as Python: pass them as a dict of values, "
+            "e.g. identify(x, {'pi': mp.pi, 'e': mp.e})")
+
+
+
+
 # qualified name of a function or method -> a check of its arguments that returns why the
 # call is refused, or None: while a restricted snippet runs, every call is checked,
 # whoever makes it (the libraries build formatters and load backends from the options the
@@ -544,6 +557,9 @@ CHECKED_CALLS = {
                      for method in ("apply", "_transform", "_reduction_kernel_transform")), _function_argument),
     "matplotlib.pyplot.figure": _no_figure_hooks,
     "scipy.linalg._decomp_lu.lu_solve": _pivots_in_range,
+    **dict.fromkeys(("mpmath.identification.identify", "mpmath.identification.IdentificationMethods.identify"),
+                    _constants_by_value),
+    "mpmath.identify": lambda x=None, constants=None, *args, **kwargs: _constants_by_value(None, x, constants),
 }
 _CHECKED_SOURCE_ADVICE = ("name symbols and functions with plain identifiers (x, y1, f) that are not Python "
                           "builtins, and build expressions from them with operators")

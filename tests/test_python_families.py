@@ -999,3 +999,23 @@ def test_multiprocessings_own_program_starter_is_switched_off_and_back_after():
         with pytest.raises(PermissionError, match="no program can run in the sandbox"):
             util.spawnv_passfds("/bin/true", ["true"], [])
     assert events and _posixsubprocess.fork_exec is fork_exec
+
+
+@needs_data_science
+@pytest.mark.parametrize("call", [
+    "mp.identify(1, ['__import__(\"posix\").getpid() and 1'])",
+    "mp.identify(mp.pi, constants=('pi',))",
+    "type(mp).identify(mp, 1, ['1'])",
+])
+def test_mpmaths_identify_evaluates_no_string_of_the_snippets(call):
+    """sympy's mp context (mpmath's) is reachable as sympy.core.evalf.mp; its identify()
+    eval()s each constant given as a string, with the real builtins."""
+    reply = refused(f"import sympy\nmp = sympy.core.evalf.mp\n{call}\nprint('ESCAPED')", allowed=DS)
+    assert "identify() evaluates the names of its constants" in reply["error"] and "dict" in reply["error"], reply
+
+
+@needs_data_science
+def test_identify_with_constants_by_value_and_nsimplify_still_work():
+    assert works("import sympy\nmp = sympy.core.evalf.mp\n"
+                 "result = [mp.identify(mp.pi * 2, {'pi': mp.pi}), str(sympy.nsimplify(6.283185307179586, [sympy.pi])),"
+                 " str(sympy.nsimplify(0.333333333333))]", allowed=DS) == ["(2*pi)", "2*pi", "1/3"]
