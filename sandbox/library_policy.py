@@ -517,6 +517,24 @@ def _function_argument(self, func=None, *args, **kwargs):
     return _public_function_names([func, *kwargs.values()])
 
 
+_NOT_GIVEN = object()
+
+
+def _assumptions_only(mcl=None, name=None, bases=_NOT_GIVEN, __dict__=_NOT_GIVEN, **kwargs):
+    """sympy.Function('f', **kwargs) (sympy's UndefinedFunction) puts every keyword, and
+    a __dict__ given, into the namespace of the class it makes: a dunder such as
+    __reduce_ex__ there skips the rules of the snippet's own class statements. Public
+    names (assumptions such as real=True, nargs) are what sympy documents."""
+    if bases is not _NOT_GIVEN or __dict__ is not _NOT_GIVEN:
+        return ("bases and __dict__ are not taken in the sandbox: subclass sympy.Function in a class "
+                "statement instead")
+    for key in kwargs:
+        if type(key) is not str or key.startswith("_"):
+            return (f"the keyword {str(key)[:40]!r} would become an attribute of the class it makes: pass "
+                    "assumptions (real=True) and public names only, or subclass sympy.Function in a class statement")
+    return None
+
+
 def _constants_by_value(ctx=None, x=None, constants=None, *args, **kwargs):
     """mpmath's identify() (reached as sympy's mp context: sympy.core.evalf.mp) evaluates
     each constant given as a string with eval() and the real builtins; a dict of values
@@ -560,6 +578,7 @@ CHECKED_CALLS = {
     **dict.fromkeys(("mpmath.identification.identify", "mpmath.identification.IdentificationMethods.identify"),
                     _constants_by_value),
     "mpmath.identify": lambda x=None, constants=None, *args, **kwargs: _constants_by_value(None, x, constants),
+    "sympy.core.function.UndefinedFunction.__new__": _assumptions_only,
 }
 _CHECKED_SOURCE_ADVICE = ("name symbols and functions with plain identifiers (x, y1, f) that are not Python "
                           "builtins, and build expressions from them with operators")

@@ -1019,3 +1019,30 @@ def test_identify_with_constants_by_value_and_nsimplify_still_work():
     assert works("import sympy\nmp = sympy.core.evalf.mp\n"
                  "result = [mp.identify(mp.pi * 2, {'pi': mp.pi}), str(sympy.nsimplify(6.283185307179586, [sympy.pi])),"
                  " str(sympy.nsimplify(0.333333333333))]", allowed=DS) == ["(2*pi)", "2*pi", "1/3"]
+
+
+@needs_data_science
+@pytest.mark.parametrize("made", [
+    "sympy.Function('f', __reduce_ex__=reducer)",
+    "sympy.Function('f', __dict__={'__reduce_ex__': reducer})",
+    "sympy.symbols('f', cls=sympy.Function, __reduce_ex__=reducer)",
+    "sympy.Function('f', bases=(sympy.Function,))",
+])
+def test_sympy_function_makes_no_class_with_the_snippets_dunders(made):
+    """sympy.Function('f', **kwargs) puts each keyword into the namespace of the class it
+    makes: __reduce_ex__ there made copy.copy write a scipy matrix's _shape and indices."""
+    reply = refused("import sympy, copy, numpy as np, scipy.sparse as sp\n"
+                    "m = sp.csr_matrix(np.eye(2))\n"
+                    "def reducer(self, proto=None):\n"
+                    "    return (sp.csr_matrix.copy, (m,), {'_shape': (50, 50)})\n"
+                    f"F = {made}\n"
+                    "if copy.copy(F(sympy.Symbol('x'))).shape == (50, 50):\n"
+                    "    print('ESCAPED:library_object_written')", allowed=DS)
+    assert "subclass sympy.Function in a class statement" in reply["error"], reply
+
+
+@needs_data_science
+def test_sympy_functions_with_assumptions_still_work():
+    assert works("import sympy\nx = sympy.Symbol('x')\nf, g = sympy.Function('f', real=True), sympy.Function('g', nargs=1)\n"
+                 "result = [f(x).is_real, str(g(x)), str(sympy.dsolve(f(x).diff(x) - f(x), f(x)))]",
+                 allowed=DS) == [True, "g(x)", "Eq(f(x), C1*exp(x))"]
