@@ -84,6 +84,7 @@ class ExecutionContext(ModulePolicy):
         self.type = self._make_type()
         self.switched_off: library_policy.SwitchedOff | None = None  # set while the snippet runs
         self.policy_pending = False   # an import's policy did not finish applying (import_)
+        self.library_methods: dict[int, tuple] = {}  # id(function or property) -> (it, its checked form)
 
     # -- events and refusals
     def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):
@@ -181,6 +182,8 @@ class ExecutionContext(ModulePolicy):
                     return self.check_container(value, f"{describe_value(obj)}.{name}")
                 if needs_vet(value):
                     value = self.vet(value, f"{describe_value(obj)}.{name}")
+                if isinstance(obj, type) and isinstance(value, (types.FunctionType, property)):
+                    value = self.library_method(obj, name, value)
                 if type(name) is str and name in library_policy.GUARDED_METHODS:
                     value = library_policy.guarded_method(obj, name, value, self.refuse_call)
                 if type(name) is str and name in snippet_files.OPENING_METHODS:
@@ -321,6 +324,39 @@ class ExecutionContext(ModulePolicy):
                                                   f"{what!s:.80}: call that class itself", SandboxRefused)
             return new(cls, *args, **kwargs)
         return __new__
+
+    def library_method(self, cls: type, name, value):
+        """`value`, read from the class `cls`: a method (or property) a library class
+        defines takes an instance of that class as self. Library code trusts what it
+        reads from self, and a stand-in self of the snippet's would choose it
+        (csr_matrix.sort_indices(fake) hands fake.indptr and fake.indices to compiled
+        code that writes where they say), also once it is placed in a class of the
+        snippet's. Static and class methods, and the snippet's own, are as they are."""
+        owner = next((klass for klass in cls.__mro__ if name in vars(klass)), None)
+        if owner is None or vars(owner)[name] is not value or owner in self.classes:
+            return value
+        known = self.library_methods.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        refuse = self.refuse_call
+
+        def for_instances(function):
+            def method(*args, **kwargs):
+                if args and owner not in type(args[0]).__mro__:  # (not isinstance: ABCs take registrations)
+                    raise refuse(f"{owner.__name__}.{name} takes a {owner.__name__} as self, not "
+                                 f"{type(args[0]).__name__}: call it on one (obj.{name}), library methods do "
+                                 "not run on other objects")
+                return function(*args, **kwargs)
+            method.__name__, method.__qualname__, method.__doc__ = function.__name__, function.__qualname__, \
+                function.__doc__
+            return method
+        if isinstance(value, property):
+            checked = property(*(for_instances(f) if f is not None else None
+                                 for f in (value.fget, value.fset, value.fdel)), value.__doc__)
+        else:
+            checked = for_instances(value)
+        self.library_methods[id(value)] = (value, checked)
+        return checked
 
     # -- write guards
     def owns(self, ob) -> bool:

@@ -1046,3 +1046,49 @@ def test_sympy_functions_with_assumptions_still_work():
     assert works("import sympy\nx = sympy.Symbol('x')\nf, g = sympy.Function('f', real=True), sympy.Function('g', nargs=1)\n"
                  "result = [f(x).is_real, str(g(x)), str(sympy.dsolve(f(x).diff(x) - f(x), f(x)))]",
                  allowed=DS) == [True, "g(x)", "Eq(f(x), C1*exp(x))"]
+
+
+FAKE_MATRIX = """
+import numpy as np, scipy.sparse as sp
+class Fake:
+    pass
+fake = Fake()
+fake.indptr, fake.indices = np.array([0, 2], dtype=np.int32), np.array([1, 0], dtype=np.int32)
+fake.data, fake.has_sorted_indices = np.array([1.0, 2.0]), False
+"""
+
+
+@needs_data_science
+@pytest.mark.parametrize("call", [
+    "sp.csr_matrix.sort_indices(fake)",
+    "getattr(sp.csr_matrix, 'sort_indices')(fake)",
+    "class T(Fake):\n    sort = sp.csr_matrix.sort_indices\nt = T()\nt.__dict__.update(vars(fake))\nt.sort()",
+    "sp.csr_matrix.has_sorted_indices.fget(fake)",
+    "class T(Fake):\n    sorted_ = sp.csr_matrix.has_sorted_indices\nt = T()\nt.__dict__.update(vars(fake))\nt.sorted_",
+])
+def test_a_library_method_runs_on_instances_of_its_class_only(call):
+    """Read from the class, scipy.sparse's sort_indices takes any self: it handed the
+    snippet's indptr and indices to compiled code that sorts in place where they say
+    (an index past the data writes out of bounds)."""
+    reply = refused(FAKE_MATRIX + call + "\nprint('ESCAPED:ran_on_a_stand_in', fake.indices)", allowed=DS)
+    assert "takes a _cs_matrix as self" in reply["error"] and "call it on one" in reply["error"], reply
+
+
+def test_a_stdlib_method_read_from_its_class_takes_its_own_instances():
+    refused("import fractions\nclass F:\n    pass\nfractions.Fraction.limit_denominator(F(), 10)")
+    assert works("import fractions, collections\n"
+                 "result = [str(fractions.Fraction.limit_denominator(fractions.Fraction(1, 3), 10)),\n"
+                 "          sorted([fractions.Fraction(1, 2)], key=fractions.Fraction.limit_denominator) == [0.5],\n"
+                 "          collections.Counter.most_common(collections.Counter('aab'), 1)]") == \
+        ["1/3", True, [["a", 2]]]
+
+
+@needs_data_science
+def test_library_methods_read_from_their_class_still_work_on_their_instances():
+    assert works("import pandas as pd, numpy as np, scipy.sparse as sp\n"
+                 "df = pd.DataFrame({'a': [1, 2]})\n"
+                 "class Mine(pd.DataFrame):\n    pass\n"
+                 "result = [int(pd.DataFrame.sum(df)['a']), list(map(pd.Series.tolist, [df['a']])),\n"
+                 "          sp.csr_matrix.toarray(sp.csr_matrix(np.eye(2))).tolist(), pd.Series.name.fget(df['a']),\n"
+                 "          int(pd.DataFrame.sum(Mine({'a': [3]}))['a'])]", allowed=DS) == \
+        [3, [[1, 2]], [[1.0, 0.0], [0.0, 1.0]], "a", 3]
