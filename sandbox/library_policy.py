@@ -27,7 +27,7 @@ import string
 import sys
 import types
 
-from . import generated_code, stand_ins
+from . import generated_code, profiles, stand_ins
 
 # qualified name -> what to do instead. Re-exports are covered: the check is by object.
 REFUSED_OBJECTS = {
@@ -259,6 +259,45 @@ NOT_SUBCLASSED = {name: "scipy.sparse's routines trust a matrix's index arrays, 
 COPIED_ATTRIBUTES = dict.fromkeys(("indices", "indptr", "row", "col", "coords"), _SPARSE_INDEXED)
 
 
+# Packages whose classes keep state that their compiled code trusts (BSpline's t, c and k are
+# read past their ends when they disagree): a class of the snippet's derived from one of
+# them may not set, delete or shadow the attributes the library's own code uses.
+STATE_TRUSTING_PACKAGES = frozenset(name.split(".")[0] for name in profiles.DATA_SCIENCE) | {"mpmath"}
+
+
+def _code_names(code) -> set:
+    """The attribute and global names a code object (and the code nested in it) uses."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def state_names(library_bases) -> frozenset:
+    """The names that the classes of STATE_TRUSTING_PACKAGES among `library_bases` use
+    in their own code (self.c, self.indices...), but those whose writes the library
+    checks itself: a C attribute's setter, WRITABLE_ATTRIBUTES (a Python property's
+    setter may pass anything on: BSpline's c does)."""
+    used, checked = set(), set()
+    for base in library_bases:
+        if (getattr(base, "__module__", None) or "").split(".")[0] not in STATE_TRUSTING_PACKAGES:
+            continue
+        checked |= writable_attributes.get(base, frozenset())
+        for name, value in vars(base).items():
+            if type(value) is types.GetSetDescriptorType:
+                checked.add(name)
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            functions = (value.fget, value.fset, value.fdel) if isinstance(value, property) else (
+                getattr(value, "func", None), value)
+            for function in functions:
+                if isinstance(function, types.FunctionType):
+                    used |= _code_names(function.__code__)
+    # (dunders are the class's protocol, never instance state: a class body's __module__ and __doc__)
+    return frozenset(name for name in used - checked if not (name.startswith("__") and name.endswith("__")))
+
+
 def copied_attribute(obj, name: str, value, refuse):
     """`value` (obj.name, already looked up), as a read-only copy when obj is one of
     the types COPIED_ATTRIBUTES names for it: writes into it cannot reach obj. Read
@@ -323,6 +362,10 @@ REFUSED_ATTRIBUTES = {
     "style": (("pandas.DataFrame", "pandas.Series"), "the Styler renders jinja2 templates and formats with "
                                                     "strings that reach attributes unguarded; use "
                                                     "df.to_string(), df.to_html() or df.to_markdown()"),
+    "construct_fast": (("scipy.interpolate.BSpline", "scipy.interpolate.PPoly", "scipy.interpolate.BPoly",
+                        "scipy.interpolate.NdPPoly"),
+                       "construct_fast skips the checks that the compiled evaluation relies on (a c shorter than "
+                       "t says is read past its end): call the class itself, e.g. BSpline(t, c, k)"),
     "print_stack": (("asyncio.Task",), _TASK_STACK),
     "get_stack": (("asyncio.Task",), _TASK_STACK),
 }

@@ -39,6 +39,8 @@ from .rp_modules import (
     FORMAT_NAMES,
     ClassWrite,
     ForeignWrite,
+    StateWrite,
+    state_refusal,
     PLAIN_ITERABLES,
     PLAIN_TYPES,
     Printer,
@@ -85,6 +87,7 @@ class ExecutionContext(ModulePolicy):
         self.switched_off: library_policy.SwitchedOff | None = None  # set while the snippet runs
         self.policy_pending = False   # an import's policy did not finish applying (import_)
         self.library_methods: dict[int, tuple] = {}  # id(function or property) -> (it, its checked form)
+        self.state_names: dict[type, frozenset] = {}  # a snippet class -> library_policy.state_names of its bases
 
     # -- events and refusals
     def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):
@@ -482,8 +485,20 @@ class ExecutionContext(ModulePolicy):
         if cls is dict or cls is list or cls in library_policy.writable_types:
             return ob
         if self.owns(ob):
-            return ClassWrite(ob, self) if isinstance(ob, type) else ob
+            if isinstance(ob, type):
+                return ClassWrite(ob, self)
+            names = self.library_state(cls)
+            return StateWrite(ob, self, names) if names else ob
         return ForeignWrite(ob, self)
+
+    def library_state(self, cls: type) -> frozenset:
+        """The names a snippet class's library bases keep their state under (empty for
+        a class that is the snippet's all the way down), once per class."""
+        names = self.state_names.get(cls)
+        if names is None:
+            bases = [base for base in cls.__mro__ if not self.snippet_side(base)]
+            names = self.state_names[cls] = library_policy.state_names(bases) if bases else frozenset()
+        return names
 
     def setattr(self, obj, name, value):
         setattr(self._settable(obj, name, "setattr"), name, value)
@@ -598,9 +613,27 @@ class ExecutionContext(ModulePolicy):
                     self.check_override(cls, name, vars(klass)[name])
         self.defined[cls] = names
         self.classes.add(cls)
+        self.check_state_shadows(cls)
+
+    def check_state_shadows(self, cls: type) -> None:
+        """A value (not a method) in a snippet class under a name its library bases keep
+        state under would answer for that state where an instance has none of its own
+        (a property always: BSpline's methods would read the snippet's c)."""
+        state = self.library_state(cls)
+        if not state:
+            return
+        for klass in cls.__mro__:
+            if klass in self.classes:
+                for name, value in vars(klass).items():
+                    if name in state and not isinstance(value, _METHOD_KINDS):
+                        raise self.refuse("attribute_blocked", f"class {cls.__name__}: {state_refusal(cls, name)}")
 
     def check_class_write(self, klass: type, name: str, value) -> None:
         """`klass.name = value`: checked for klass and every snippet class derived from it."""
+        if not isinstance(value, _METHOD_KINDS):
+            for cls in [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]:
+                if name in self.library_state(cls):
+                    raise self.refuse("attribute_blocked", state_refusal(cls, name))
         if not _may_override(klass, name, value):
             return  # a plain value or a method (the common case: Counter.count += 1)
         for cls in [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]:

@@ -375,6 +375,43 @@ class ClassWrite:
         self._cls[key] = value  # (a class takes no items: the usual TypeError)
 
 
+class StateWrite:
+    """What ``_write_`` returns for an instance of a snippet class derived from a library
+    class whose compiled code trusts its state (library_policy.state_names): the names
+    that library's code uses are not the snippet's to set or delete; its own are."""
+
+    __slots__ = ("_ob", "_ctx", "_names")
+
+    def __init__(self, ob, ctx, names):
+        object.__setattr__(self, "_ob", ob)
+        object.__setattr__(self, "_ctx", ctx)
+        object.__setattr__(self, "_names", names)
+
+    def _check(self, name):
+        if name in self._names:
+            raise self._ctx.refuse("attribute_blocked", state_refusal(type(self._ob), name), SandboxAttributeError)
+
+    def __setattr__(self, name, value):
+        self._check(name)
+        setattr(self._ob, name, value)
+
+    def __delattr__(self, name):
+        self._check(name)
+        delattr(self._ob, name)
+
+    def __setitem__(self, key, value):
+        self._ob[key] = value
+
+    def __delitem__(self, key):
+        del self._ob[key]
+
+
+def state_refusal(cls: type, name: str) -> str:
+    return (f"{cls.__name__}.{name!s:.80}: a library base of {cls.__name__} keeps its own state under this name, "
+            "which its code (compiled code too) trusts: set it through the library's constructor or methods, "
+            "and keep your own values under other names")
+
+
 class ForeignWrite:
     """What ``_write_`` returns for an object the snippet does not own: item assignment goes
     to the object's own __setitem__ (numpy, pandas, defaultdict), attribute assignment fails."""
