@@ -185,7 +185,8 @@ class ExecutionContext(ModulePolicy):
                     return self.check_container(value, f"{describe_value(obj)}.{name}")
                 if needs_vet(value):
                     value = self.vet(value, f"{describe_value(obj)}.{name}")
-                if isinstance(obj, type) and isinstance(value, (types.FunctionType, property)):
+                if isinstance(obj, type) and (isinstance(value, (types.FunctionType, property)) or (
+                        hasattr(type(value), "__get__") and type(value).__module__ != "builtins")):
                     value = self.library_method(obj, name, value)
                 if type(name) is str and name in library_policy.GUARDED_METHODS:
                     value = library_policy.guarded_method(obj, name, value, self.refuse_call)
@@ -356,8 +357,13 @@ class ExecutionContext(ModulePolicy):
         if isinstance(value, property):
             checked = property(*(for_instances(f) if f is not None else None
                                  for f in (value.fget, value.fset, value.fdel)), value.__doc__)
-        else:
+        elif callable(value):  # a function as Cython or a decorator makes it: a method all the same
             checked = for_instances(value)
+        elif type(value) in _SELF_CHECKING_DESCRIPTORS:
+            return value
+        else:  # (pandas' cache_readonly, functools.cached_property: they call a library function on self)
+            raise refuse(f"{owner.__name__}.{name} is read on an instance (obj.{name}), where it gives its value; "
+                         "read from the class it is the library's descriptor, which runs on its own objects only")
         self.library_methods[id(value)] = (value, checked)
         return checked
 
@@ -924,6 +930,9 @@ def _slot_names(cls: type) -> list:
 _ENUM_PROPERTY = getattr(enum, "property", None)  # (3.11+)
 # What a class body defines as a method (check_override lets these override a library's).
 _METHOD_KINDS = (types.FunctionType, types.BuiltinFunctionType, classmethod, staticmethod)
+# descriptors of library classes written in C that check the type of the object they are
+# given (a named tuple's fields): handed out from the class as they are
+_SELF_CHECKING_DESCRIPTORS = (type(collections.namedtuple("_Pair", "a").a),)
 
 
 def _may_override(cls: type, name: str, value):

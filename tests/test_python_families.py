@@ -1131,3 +1131,24 @@ def test_a_subclass_of_a_library_class_keeps_its_own_attributes_and_overrides():
                  "        self.label = 'x'\n        self.label += 'y'\n    def derivative(self, nu=1):\n"
                  "        return 'mine'\nb = B(t, c, k)\nresult = [b.label, float(b(1.5)), b.derivative()]",
                  allowed=DS) == ["xy", 1.0, "mine"]
+
+
+@needs_data_science
+@pytest.mark.parametrize("code, said", [
+    # a method Cython compiled, of a Python class: as a def method, it takes any self
+    ("class F:\n    pass\npd.Timestamp.strftime(F(), '%Y')", "takes a Timestamp as self"),
+    # pandas' cache_readonly calls the library's function on whatever it is placed on
+    ("class T:\n    unique = pd.Index.is_unique\nT().unique", "is read on an instance"),
+    ("class T:\n    index = pd.Series.index\nT().index", "is read on an instance"),
+])
+def test_library_descriptors_read_from_their_class_run_on_their_own_objects(code, said):
+    reply = refused("import pandas as pd\n" + code + "\nprint('ESCAPED:ran_on_a_stand_in')", allowed=DS)
+    assert said in reply["error"], reply
+
+
+@needs_data_science
+def test_class_level_reads_that_give_values_still_work():
+    assert works("import pandas as pd, collections\nP = collections.namedtuple('P', 'a b')\n"
+                 "result = [pd.DataFrame.plot.__name__, pd.Index.str.__name__, P.a.__doc__, "
+                 "pd.Timestamp.fromordinal(700000).year, pd.Timestamp.strftime(pd.Timestamp(2020, 1, 2), '%Y')]",
+                 allowed=DS) == ["PlotAccessor", "StringMethods", "Alias for field number 0", 1917, "2020"]
