@@ -328,6 +328,18 @@ REFUSED_KEYWORDS = {
 }
 _KEYWORD_ADVICE = "unpickling runs code: save arrays with numpy.save (the default allow_pickle=False reads them)"
 
+# Library classes whose documented way to be extended is a subclass that defines some of
+# their private methods (scipy.stats: "subclass rv_continuous and define _pdf or _cdf"):
+# those names, as methods of the snippet's (never values, properties or slots), may be
+# defined in a class of the snippet's. The library calls them and uses what they return
+# as numbers, as it does a public method's.
+_DISTRIBUTION_HOOKS = ("_cdf", "_logcdf", "_sf", "_logsf", "_ppf", "_isf", "_rvs", "_stats", "_munp",
+                       "_entropy", "_argcheck", "_get_support", "_shape_info")
+OVERRIDE_HOOKS = {
+    "scipy.stats.rv_continuous": frozenset({"_pdf", "_logpdf", "_fitstart", *_DISTRIBUTION_HOOKS}),
+    "scipy.stats.rv_discrete": frozenset({"_pmf", "_logpmf", *_DISTRIBUTION_HOOKS}),
+}
+
 # library types whose attributes a snippet may set, and why that opens nothing: the
 # type validates the write itself, through a function the snippet may call anyway.
 WRITABLE_TYPES = {
@@ -647,6 +659,7 @@ named_file_writers: dict[int, tuple] = {}  # id(function) -> WRITES_NAMED_FILE's
 replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snippet gets instead
 writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
 writable_attributes: dict[type, frozenset] = {}  # WRITABLE_ATTRIBUTES, those of loaded modules
+override_hooks: dict[type, frozenset] = {}  # OVERRIDE_HOOKS, those of loaded modules
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
 # entry of the tables SwitchedOff applies (but BY_PATH_ONLY: io.open is open, and library
@@ -683,7 +696,7 @@ def lookup(qualified: str):
 
 def resolve() -> None:
     """Look every entry up among the imported modules."""
-    global _resolved_with, writable_types, writable_attributes
+    global _resolved_with, writable_types, writable_attributes, override_hooks
     loaded = len(sys.modules)
     for qualified, advice in REFUSED_OBJECTS.items():
         value = lookup(qualified)
@@ -710,6 +723,8 @@ def resolve() -> None:
         if found:
             _attribute_types[name] = found
     writable_types = frozenset(t for t in map(lookup, WRITABLE_TYPES) if isinstance(t, type))
+    override_hooks = {t: names for t, names in ((lookup(qualified), names) for qualified, names in OVERRIDE_HOOKS.items())
+                      if isinstance(t, type)}
     writable_attributes = {t: frozenset(names) for t, (names, _why) in
                            ((lookup(qualified), entry) for qualified, entry in WRITABLE_ATTRIBUTES.items())
                            if isinstance(t, type)}

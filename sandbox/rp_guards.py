@@ -656,6 +656,11 @@ class ExecutionContext(ModulePolicy):
             owner = library_bases[0] if library_bases else None
         else:
             owner = next((base for base in library_bases if name in vars(base)), None)
+        if owner is not None and not descriptor and any(name in library_policy.override_hooks.get(base, ())
+                                                        for base in library_bases):
+            function = value.__func__ if type(value) in (staticmethod, classmethod) else value
+            if type(function) is types.FunctionType and self.owns(function):
+                return  # a hook the library documents for subclasses to define (rv_continuous._pdf)
         if owner is not None:
             what = "a private name" if private else "a property, slot or descriptor"
             raise self.refuse("attribute_blocked", f"class {cls.__name__}: {name!r:.80} cannot be {what} here: "

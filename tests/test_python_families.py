@@ -1152,3 +1152,27 @@ def test_class_level_reads_that_give_values_still_work():
                  "result = [pd.DataFrame.plot.__name__, pd.Index.str.__name__, P.a.__doc__, "
                  "pd.Timestamp.fromordinal(700000).year, pd.Timestamp.strftime(pd.Timestamp(2020, 1, 2), '%Y')]",
                  allowed=DS) == ["PlotAccessor", "StringMethods", "Alias for field number 0", 1917, "2020"]
+
+
+@needs_data_science
+def test_a_custom_scipy_distribution_defines_the_hooks_scipy_documents():
+    """scipy.stats' way to a distribution of one's own: subclass rv_continuous (or
+    rv_discrete) and define _pdf (_pmf, _cdf...): private names of a library base, as
+    methods of the snippet's."""
+    assert works("import numpy as np\nfrom scipy.stats import rv_continuous, rv_discrete\n"
+                 "class gaussian_gen(rv_continuous):\n    def _pdf(self, x):\n"
+                 "        return np.exp(-x ** 2 / 2.) / np.sqrt(2.0 * np.pi)\n"
+                 "class coin_gen(rv_discrete):\n    def _pmf(self, k):\n        return np.where((k == 0) | (k == 1), 0.5, 0.0)\n"
+                 "    def _get_support(self):\n        return 0, 1\n"
+                 "result = [round(float(gaussian_gen(name='gaussian').cdf(0.0)), 6),\n"
+                 "          round(float(coin_gen(name='coin').pmf(1)), 6)]", allowed=DS) == [0.5, 0.5]
+
+
+@needs_data_science
+@pytest.mark.parametrize("body", [
+    "_pdf = np.exp",                                             # a library function as the hook
+    "@property\n    def _pdf(self):\n        return np.exp",    # a property answering anew
+    "def _updated_ctor_param(self):\n        return {}",         # a private method that is no hook
+])
+def test_only_the_documented_hooks_of_a_distribution_and_only_as_methods(body):
+    refused(f"import numpy as np\nfrom scipy.stats import rv_continuous\nclass G(rv_continuous):\n    {body}", allowed=DS)
