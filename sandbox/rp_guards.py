@@ -351,8 +351,8 @@ class ExecutionContext(ModulePolicy):
                                  f"{type(args[0]).__name__}: call it on one (obj.{name}), library methods do "
                                  "not run on other objects")
                 return function(*args, **kwargs)
-            method.__name__, method.__qualname__, method.__doc__ = function.__name__, function.__qualname__, \
-                function.__doc__
+            for attr in ("__name__", "__qualname__", "__doc__", "__module__"):  # (as the library's reads)
+                setattr(method, attr, getattr(function, attr, None))
             return method
         if isinstance(value, property):
             checked = property(*(for_instances(f) if f is not None else None
