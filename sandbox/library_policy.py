@@ -46,6 +46,8 @@ REFUSED_OBJECTS = {
     "sympy.sympify": "sympify parses strings with eval; build expressions from sympy.symbols('x') and operators",
     "sympy.lambdify": "lambdify generates and runs code; use expr.subs(x, value) or expr.evalf(subs={x: value})",
     "sympy.var": "var() writes into the caller's globals; use x, y = sympy.symbols('x y')",
+    "sympy.utilities.magic.pollute": "pollute() writes into the caller's globals (the guards' names too); "
+                                     "assign your names yourself: x, y = sympy.symbols('x y')",
     "sympy.init_session": "not available in the sandbox; import what you need from sympy",
     "sympy.init_printing": "not available in the sandbox; print(expr) or sympy.pretty(expr)",
     "matplotlib.backend_bases.register_backend":
@@ -574,6 +576,20 @@ def _function_argument(self, func=None, *args, **kwargs):
 
 _NOT_GIVEN = object()
 
+_FRAME_NAMES = ("looks the names in the string up in the calling frame, which is the sandbox's own: pass the "
+                "matrices themselves, np.bmat([[A, B], [C, D]]) or np.block([[A, B], [C, D]])")
+
+
+def _no_frame_lookup(obj=None, ldict=None, gdict=None, *args, **kwargs):
+    """numpy.bmat('A, B; C, D') reads A, B... from its caller's frame: called through the
+    guards, that is a guard's frame (its locals, its module's globals)."""
+    return f"bmat({obj[:40]!r}) {_FRAME_NAMES}" if isinstance(obj, str) and gdict is None else None
+
+
+def _no_frame_lookup_key(self=None, key=None, *args, **kwargs):
+    """np.r_['A, B'] and np.c_[...] hand their caller's frame to bmat."""
+    return f"np.r_[{key[:40]!r}] {_FRAME_NAMES}" if isinstance(key, str) else None
+
 
 def _assumptions_only(mcl=None, name=None, bases=_NOT_GIVEN, __dict__=_NOT_GIVEN, **kwargs):
     """sympy.Function('f', **kwargs) (sympy's UndefinedFunction) puts every keyword, and
@@ -634,6 +650,8 @@ CHECKED_CALLS = {
                     _constants_by_value),
     "mpmath.identify": lambda x=None, constants=None, *args, **kwargs: _constants_by_value(None, x, constants),
     "sympy.core.function.UndefinedFunction.__new__": _assumptions_only,
+    "numpy.matrixlib.defmatrix.bmat": _no_frame_lookup,
+    "numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__": _no_frame_lookup_key,
 }
 _CHECKED_SOURCE_ADVICE = ("name symbols and functions with plain identifiers (x, y1, f) that are not Python "
                           "builtins, and build expressions from them with operators")

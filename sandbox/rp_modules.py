@@ -586,6 +586,7 @@ class ModulePolicy:
         if not (self.permits(name) or self.is_package_of_allowed(name)):
             raise self._import_refusal(name)
         module = _load(name)
+        self.complete_policy()  # (the tables for what the import loaded decide about the names below)
         package_only = not self.permits(name)
         for item in fromlist:
             if type(item) is not str or item == "*" or item.startswith("_"):

@@ -1176,3 +1176,32 @@ def test_a_custom_scipy_distribution_defines_the_hooks_scipy_documents():
 ])
 def test_only_the_documented_hooks_of_a_distribution_and_only_as_methods(body):
     refused(f"import numpy as np\nfrom scipy.stats import rv_continuous\nclass G(rv_continuous):\n    {body}", allowed=DS)
+
+
+@needs_data_science
+def test_sympys_pollute_writes_no_name_into_the_snippets_globals():
+    """sympy.utilities.magic.pollute (behind sympy.var) writes into its caller's globals:
+    _write_ replaced by a function of the snippet's would write onto any object."""
+    reply = refused("from sympy.utilities.magic import pollute\npollute(['_write_'], [lambda ob: ob])\n"
+                    "import numpy as np\na = np.arange(3)\na.shape = (3, 1)\nprint('ESCAPED:guard_replaced')", allowed=DS)
+    assert "writes into the caller's globals" in reply["error"], reply
+
+
+@needs_data_science
+@pytest.mark.parametrize("lookup", ["np.bmat('_METHOD_KINDS')", "np.r_['_METHOD_KINDS']", "np.c_['self, func']"])
+def test_numpy_looks_no_name_up_in_the_sandboxs_frames(lookup):
+    """np.bmat('A, B') reads A and B from its caller's frame, which is a guard's (its locals:
+    the guards' context; its module's globals): names are never looked up there."""
+    reply = refused(f"import numpy as np\nm = {lookup}\nprint('ESCAPED:', m)", allowed=DS)
+    assert "looks the names in the string up in the calling frame" in reply["error"] and "np.block" in reply["error"]
+
+
+@needs_data_science
+def test_a_refused_name_imported_with_its_library_says_why():
+    """`from sympy import sympify` as the run's first import of sympy: the refusal, not
+    Python's bare "cannot import name"."""
+    reply = refused("from sympy import sympify", allowed=DS, error_types=("security_violation", "runtime_error"))
+    assert "sympify parses strings with eval" in reply["error"], reply
+    assert works("import numpy as np\nA = np.eye(2)\nresult = [np.bmat([[A, A]]).shape, np.r_[1:3, [5]].tolist(), "
+                 "np.c_[[1, 2], [3, 4]].tolist(), np.r_['0,2', [1, 2], [3, 4]].tolist()]", allowed=DS) == \
+        [[2, 4], [1, 2, 5], [[1, 3], [2, 4]], [[1, 2], [3, 4]]]
