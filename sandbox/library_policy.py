@@ -771,7 +771,11 @@ def _find_other_bindings() -> None:
             qualified = wanted.get(id(value))
             if qualified is not None and f"{names.get('__name__')}.{attr}" != qualified:
                 found.setdefault(qualified, []).append((module, attr))
-    other_bindings = {qualified: tuple(sites) for qualified, sites in found.items()}
+    # Added to, never replaced: during a run the bindings found before hold the replacement,
+    # not the original, and a pass then must not forget them.
+    for qualified, sites in found.items():
+        known = other_bindings.get(qualified, ())
+        other_bindings[qualified] = known + tuple(site for site in sites if site not in known)
 
 
 def refresh() -> None:
@@ -910,7 +914,12 @@ class SwitchedOff:
         if owner is None or not hasattr(owner, attr):
             return
         if (id(owner), attr) not in self.saved:
-            self._set(owner, attr, make(getattr(owner, attr)))
+            original = getattr(owner, attr)
+            # (a resolve() later in this run, after an import, then finds the other bindings of
+            # the original, not of this replacement: it only records what it has not seen)
+            if qualified not in BY_PATH_ONLY:  # (io.open is open: library code opens descriptors with it)
+                _originals.setdefault(qualified, original)
+            self._set(owner, attr, make(original))
         replacement = getattr(owner, attr)
         for module, other in other_bindings.get(qualified, ()):
             if (id(module), other) not in self.saved:

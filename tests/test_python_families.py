@@ -1205,3 +1205,20 @@ def test_a_refused_name_imported_with_its_library_says_why():
     assert works("import numpy as np\nA = np.eye(2)\nresult = [np.bmat([[A, A]]).shape, np.r_[1:3, [5]].tolist(), "
                  "np.c_[[1, 2], [3, 4]].tolist(), np.r_['0,2', [1, 2], [3, 4]].tolist()]", allowed=DS) == \
         [[2, 4], [1, 2, 5], [[1, 3], [2, 4]], [[1, 2], [3, 4]]]
+
+
+@needs_data_science
+def test_a_library_loaded_before_the_first_resolve_has_all_its_bindings_switched():
+    """numpy loaded, the tables never resolved (a process that did not preload), then a run
+    that imports it: the run's resolve() after the import once took the replacement of
+    numpy.matrixlib.defmatrix.bmat for the original, so numpy.bmat (another binding of the
+    original) was left as it was."""
+    def execute():
+        import numpy  # noqa: F401 - loaded before any resolve(), as in this test
+        out = io.StringIO()
+        reply = restricted.execute("import numpy as np\nprint('ESCAPED', np.bmat('_METHOD_KINDS').shape)",
+                                   restricted=True, allowed_modules=DS, stdout=out, stderr=out)
+        return reply["error"], out.getvalue()
+    payload, status = run_in_child(execute)
+    error, out = payload["value"]
+    assert "ESCAPED" not in out and "looks the names in the string up" in error, (payload, status)
