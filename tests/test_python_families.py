@@ -1222,3 +1222,20 @@ def test_a_library_loaded_before_the_first_resolve_has_all_its_bindings_switched
     payload, status = run_in_child(execute)
     error, out = payload["value"]
     assert "ESCAPED" not in out and "looks the names in the string up" in error, (payload, status)
+
+
+@needs_data_science
+def test_a_sessions_later_calls_keep_every_binding_switched_after_an_import():
+    """A session's call that imports a library resolves the tables during the run; the
+    next call must still switch numpy.bmat (another binding of defmatrix.bmat), which that
+    mid-run pass found holding the replacement."""
+    def execute():
+        restricted.preload(["numpy"])
+        session, out = restricted.SessionState(), io.StringIO()
+        replies = [restricted.execute(code, restricted=True, allowed_modules=DS, stdout=out, stderr=out,
+                                      session=session)["error"]
+                   for code in ("import numpy as np\nimport scipy.special", "print('ESCAPED', np.bmat('args'))")]
+        return replies, out.getvalue()
+    payload, status = run_in_child(execute)
+    (first, second), out = payload["value"]
+    assert first is None and "ESCAPED" not in out and "looks the names in the string up" in second, payload
