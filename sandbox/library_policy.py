@@ -201,25 +201,53 @@ def _no_unchecked_resize(args, kwargs):
     return None
 
 
+def _state_position_in_range(generator, call):
+    """RandomState.set_state takes any position in the Mersenne Twister's key: MT19937 then
+    reads the memory past the key's 624 words (and hands it out as random numbers). Read
+    back from the generator after the call (so no argument can answer one way to a check
+    and another to numpy), and put back as it was when out of range."""
+    before = generator.get_state(legacy=False)
+    call()
+    state = generator.get_state(legacy=False)
+    position = state.get("state", {}).get("pos", 0) if state.get("bit_generator") == "MT19937" else 0
+    if 0 <= position <= 624:
+        return None
+    type(generator).set_state(generator, before)
+    return (f"the Mersenne Twister's position is 0 to 624, not {position}: pass a state get_state() "
+            "gave, or seed the generator (np.random.seed(n), np.random.default_rng(n))")
+
+
 # method name -> (types it is guarded on, None for any; a check of the call's arguments
-# that returns why it is refused, or None): the snippet gets the method wrapped.
+# that returns why it is refused, or None[; a check that makes the call itself, given the
+# object and the call, and undoes it when it refuses]): the snippet gets the method wrapped.
 GUARDED_METHODS = {
     # (`read` too: ssl.SSLSocket.read(len, buffer) and SSLObject's fill a buffer they are given;
     # and struct's pack_into, module function and method, for an operator who allows struct)
     **{name: (None, _no_object_buffer)
        for name in ("readinto", "readinto1", "recv_into", "recvfrom_into", "recvmsg_into", "read", "pack_into")},
     "resize": (("numpy.ndarray",), _no_unchecked_resize),
+    "set_state": (("numpy.random.RandomState",), None, _state_position_in_range),
+}
+
+# library classes (qualified names) a class of the snippet's may not derive from, and why
+# (checked where the snippet's classes are checked: compiled classes cannot take the
+# __init_subclass__ refusal NOT_SUBCLASSED puts on Python ones)
+FINAL_CLASSES = {
+    "numpy.random.BitGenerator": "a bit generator's compiled code trusts the state its subclass's state setter "
+                                 "takes (the Mersenne Twister's position): use numpy's generators as they are",
 }
 
 
 def guarded_method(obj, name: str, method, refuse):
     """`method` (obj.name, already looked up) wrapped in its GUARDED_METHODS check, when
     obj is one of the entry's types (or a subclass, or an instance of one)."""
-    type_names, check = GUARDED_METHODS[name]
+    type_names, check, *after = GUARDED_METHODS[name]
     if getattr(method, "sandbox_guarded", False):
         return method  # (a module's function, guarded where the module handed it out)
     if type(obj) is super and obj.__self__ is not None:
         obj = obj.__self__  # super().resize: the method as that object (or class) has it
+    if isinstance(obj, types.ModuleType) and not isinstance(getattr(method, "__self__", obj), types.ModuleType):
+        obj = method.__self__  # np.random.set_state: the module's global RandomState's method
     if type_names is not None:
         kinds = tuple(t for t in map(lookup, type_names) if isinstance(t, type))
         cls = obj if isinstance(obj, type) else type(obj)
@@ -230,10 +258,21 @@ def guarded_method(obj, name: str, method, refuse):
 
     @functools.wraps(method)
     def checked(*args, **kwargs):
-        why = check(args, kwargs)
+        why = check(args, kwargs) if check is not None else None
         if why is not None:
             raise refuse(f"{name}(): {why}")
-        return method(*args, **kwargs)
+        if not after:  # (no other reference to the object is held here: numpy's resize counts them)
+            return method(*args, **kwargs)
+        # the object: the method's, or read from the class, the first argument
+        bound = getattr(method, "__self__", None)
+        target = bound if bound is not None and not isinstance(bound, type) else (args[0] if args else None)
+        if target is None:
+            return method(*args, **kwargs)
+        results = []
+        why = after[0](target, lambda: results.append(method(*args, **kwargs)))
+        if why is not None:
+            raise refuse(f"{name}(): {why}")
+        return results[0]
     checked.sandbox_guarded = True
     return checked
 
@@ -678,6 +717,7 @@ replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snip
 writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
 writable_attributes: dict[type, frozenset] = {}  # WRITABLE_ATTRIBUTES, those of loaded modules
 override_hooks: dict[type, frozenset] = {}  # OVERRIDE_HOOKS, those of loaded modules
+final_classes: dict[type, str] = {}  # FINAL_CLASSES, those of loaded modules
 keyword_guards: dict[int, tuple] = {}  # id(function) -> (qualified name, refused keywords)
 _attribute_types: dict[str, tuple] = {}
 # entry of the tables SwitchedOff applies (but BY_PATH_ONLY: io.open is open, and library
@@ -714,7 +754,7 @@ def lookup(qualified: str):
 
 def resolve() -> None:
     """Look every entry up among the imported modules."""
-    global _resolved_with, writable_types, writable_attributes, override_hooks
+    global _resolved_with, writable_types, writable_attributes, override_hooks, final_classes
     loaded = len(sys.modules)
     for qualified, advice in REFUSED_OBJECTS.items():
         value = lookup(qualified)
@@ -741,6 +781,8 @@ def resolve() -> None:
         if found:
             _attribute_types[name] = found
     writable_types = frozenset(t for t in map(lookup, WRITABLE_TYPES) if isinstance(t, type))
+    final_classes = {t: why for t, why in ((lookup(qualified), why) for qualified, why in FINAL_CLASSES.items())
+                     if isinstance(t, type)}
     override_hooks = {t: names for t, names in ((lookup(qualified), names) for qualified, names in OVERRIDE_HOOKS.items())
                       if isinstance(t, type)}
     writable_attributes = {t: frozenset(names) for t, (names, _why) in

@@ -600,9 +600,11 @@ class ExecutionContext(ModulePolicy):
     # a class is made and when one is written to, over every snippet class in its MRO.
     def check_class(self, cls: type, names) -> None:
         """A class the snippet made, with the names its body (or namespace) defined."""
-        final = next((base for base in cls.__mro__ if base in private_names.FINAL_CLASSES), None)
+        final = next((base for base in cls.__mro__
+                      if base in private_names.FINAL_CLASSES or base in library_policy.final_classes), None)
         if final is not None:
-            raise self.refuse("attribute_blocked", f"class {cls.__name__}: {private_names.FINAL_CLASSES[final]}")
+            why = private_names.FINAL_CLASSES.get(final) or library_policy.final_classes[final]
+            raise self.refuse("attribute_blocked", f"class {cls.__name__}: {why}")
         names = set(names) | set(_slot_names(cls))
         hooks = ATTRIBUTE_HOOKS & set().union(names, *(self.defined.get(k, ()) for k in cls.__mro__[1:]))
         if hooks and not all(map(self.snippet_side, cls.__mro__[1:])):

@@ -1239,3 +1239,28 @@ def test_a_sessions_later_calls_keep_every_binding_switched_after_an_import():
     payload, status = run_in_child(execute)
     (first, second), out = payload["value"]
     assert first is None and "ESCAPED" not in out and "looks the names in the string up" in second, payload
+
+
+@needs_data_science
+@pytest.mark.parametrize("set_state", [
+    "rs.set_state((st[0], st[1], 5000, st[3], st[4]))",
+    "np.random.RandomState.set_state(rs, (st[0], st[1], 5000, st[3], st[4]))",
+    "rs.set_state({'bit_generator': 'MT19937', 'state': {'key': st[1], 'pos': 5000}})",
+    "np.random.set_state((st[0], st[1], 5000, st[3], st[4]))",
+])
+def test_the_mersenne_twister_keeps_its_position_in_its_key(set_state):
+    """set_state took any position: MT19937 then read the memory past its 624-word key and
+    handed it out as random numbers. Refused, and the generator keeps its state."""
+    reply, out = run("import numpy as np\nnp.random.seed(0)\nrs = np.random.RandomState(0)\nst = rs.get_state()\n"
+                     f"try:\n    {set_state}\nexcept Exception as e:\n    print(e)\n"
+                     "result = [int(rs.randint(0, 1000)), int(np.random.randint(0, 1000))]", DS)
+    assert reply["success"] and "position is 0 to 624, not 5000" in out, (reply, out)
+    assert reply["result"] == [684, 684], reply   # (what seed 0 draws first)
+
+
+@needs_data_science
+def test_a_bit_generator_is_not_subclassed_and_saved_states_still_load():
+    refused("import numpy as np\nclass M(np.random.MT19937):\n    pass", allowed=DS)
+    assert works("import numpy as np\nrs = np.random.RandomState(1)\nst = rs.get_state()\na = rs.rand()\n"
+                 "rs.set_state(st)\nnp.random.set_state(np.random.get_state())\nresult = rs.rand() == a",
+                 allowed=DS) is True
