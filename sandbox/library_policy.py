@@ -287,6 +287,8 @@ FORCED_KEYWORDS = {
     # MultiIndex(..., verify_integrity=False) with a code past its level: .values reads out of bounds
     **dict.fromkeys(("pandas.MultiIndex.__new__", "pandas.MultiIndex.set_codes", "pandas.MultiIndex.set_levels"),
                     {"verify_integrity": True}),
+    # "invalid codes can lead to severe problems, such as segfaults" (pandas' own docstring)
+    "pandas.Categorical.from_codes": {"validate": True},
 }
 
 # scipy.sparse's compiled routines trust a matrix's index arrays: an index past the shape
@@ -961,7 +963,13 @@ class SwitchedOff:
             # the original, not of this replacement: it only records what it has not seen)
             if qualified not in BY_PATH_ONLY:  # (io.open is open: library code opens descriptors with it)
                 _originals.setdefault(qualified, original)
-            self._set(owner, attr, make(original))
+            replacement = make(original)
+            if isinstance(owner, type) and isinstance(vars(owner).get(attr), (staticmethod, classmethod)) \
+                    and callable(replacement) and not isinstance(replacement, (staticmethod, classmethod)):
+                # (it wraps the function as the class hands it out, bound already: stored as a
+                # plain function it would become a method of the class's instances)
+                replacement = staticmethod(replacement)
+            self._set(owner, attr, replacement)
         replacement = getattr(owner, attr)
         for module, other in other_bindings.get(qualified, ()):
             if (id(module), other) not in self.saved:

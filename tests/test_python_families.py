@@ -1264,3 +1264,16 @@ def test_a_bit_generator_is_not_subclassed_and_saved_states_still_load():
     assert works("import numpy as np\nrs = np.random.RandomState(1)\nst = rs.get_state()\na = rs.rand()\n"
                  "rs.set_state(st)\nnp.random.set_state(np.random.get_state())\nresult = rs.rand() == a",
                  allowed=DS) is True
+
+
+@needs_data_science
+def test_categorical_codes_are_always_validated():
+    """pandas' from_codes(validate=False): "invalid codes can lead to severe problems, such
+    as segfaults" (its docstring). The check runs whatever the snippet passes; a class
+    method replaced while a snippet runs stays one (it was then taken for a method)."""
+    reply = refused("import pandas as pd\npd.Categorical.from_codes([300, 1], categories=['a', 'b'], validate=False)\n"
+                    "print('ESCAPED:unchecked_codes')", allowed=DS, error_types=("runtime_error",))
+    assert "codes need to be between -1 and len(categories)-1" in reply["error"], reply
+    assert works("import pandas as pd\nresult = [pd.Categorical.from_codes([0, 1, 1], categories=['a', 'b']).tolist(),\n"
+                 "          pd.Categorical.from_codes([0, -1], ['x'], validate=False).tolist()[0]]", allowed=DS) == \
+        [["a", "b", "b"], "x"]
