@@ -452,8 +452,9 @@ SWITCHED_OFF = {
 # Library code that starts programs, whoever calls it: sympy's autowrap and ufuncify compile
 # the C code they generate and load it, matplotlib's usetex runs latex, pyperclip its
 # helpers, scipy's workers=2 starts multiprocessing's forkserver (a whole Python that
-# unpickles what it is sent) through _posixsubprocess directly. While a restricted snippet runs, each refuses with PermissionError (an OSError,
-# as the kernel's refusal would be: libraries that probe for a program catch it).
+# unpickles what it is sent) through _posixsubprocess directly. While a restricted snippet
+# runs, each refuses with PermissionError (an OSError, as the kernel's refusal would be:
+# libraries that probe for a program catch it).
 NO_PROGRAMS = ("subprocess.Popen._execute_child", "os.system", "os.popen", "os.fork", "os.forkpty",
                "os.execv", "os.execve", "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.execvp",
                "os.execvpe", "os.posix_spawn", "os.posix_spawnp", "os.spawnv", "os.spawnve", "os.spawnvp",
@@ -658,8 +659,6 @@ def _constants_by_value(ctx=None, x=None, constants=None, *args, **kwargs):
             "e.g. identify(x, {'pi': mp.pi, 'e': mp.e})")
 
 
-
-
 # qualified name of a function or method -> a check of its arguments that returns why the
 # call is refused, or None: while a restricted snippet runs, every call is checked,
 # whoever makes it (the libraries build formatters and load backends from the options the
@@ -785,7 +784,8 @@ def resolve() -> None:
     writable_types = frozenset(t for t in map(lookup, WRITABLE_TYPES) if isinstance(t, type))
     final_classes = {t: why for t, why in ((lookup(qualified), why) for qualified, why in FINAL_CLASSES.items())
                      if isinstance(t, type)}
-    override_hooks = {t: names for t, names in ((lookup(qualified), names) for qualified, names in OVERRIDE_HOOKS.items())
+    override_hooks = {t: names for t, names in ((lookup(qualified), names)
+                                                for qualified, names in OVERRIDE_HOOKS.items())
                       if isinstance(t, type)}
     writable_attributes = {t: frozenset(names) for t, (names, _why) in
                            ((lookup(qualified), entry) for qualified, entry in WRITABLE_ATTRIBUTES.items())
@@ -797,7 +797,6 @@ def resolve() -> None:
 def _find_other_bindings() -> None:
     """Once per resolve() (the fork server, then after a snippet's imports): one
     pass over the loaded modules' names."""
-    global other_bindings
     for qualified in (*SWITCHED_OFF, *NO_PROGRAMS, *NEUTRAL_WHILE_RUNNING, *CHECKED_SOURCE, *CHECKED_CALLS):
         if qualified not in _originals and qualified.rpartition(".")[0] in sys.modules:  # a module's function
             value = lookup(qualified)
