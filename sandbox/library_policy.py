@@ -648,6 +648,30 @@ def _assumptions_only(mcl=None, name=None, bases=_NOT_GIVEN, __dict__=_NOT_GIVEN
     return None
 
 
+def _plain_numbers(value):
+    """`value` as fitpack's C code sees it (an exact ndarray, or a list or tuple of plain
+    numbers: nothing of the snippet's runs while it is read), or None."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and type(value) is numpy.ndarray and value.dtype.kind in "iuf":
+        return value
+    if type(value) in (list, tuple) and all(isinstance(item, (int, float)) and type(item).__module__ in
+                                            ("builtins", "numpy") for item in value):
+        return value  # (numbers, Python's or numpy's scalars: no subclass of the snippet's)
+    return None
+
+
+def _coefficients_for_knots(per=None, t=None, c=None, k=None, *args, **kwargs):
+    """scipy.interpolate.insert(x, (t, c, k)) reaches fitpack's insert, which reads as many
+    coefficients as the knots say (len(t) - k - 1): past a shorter c, the heap."""
+    t, c = _plain_numbers(t), _plain_numbers(c)
+    if t is None or c is None or type(k).__module__ not in ("builtins", "numpy") or not hasattr(k, "__index__"):
+        return "give the spline as (t, c, k): numpy float arrays (or lists of numbers) and an int k"
+    k = k.__index__()
+    if len(c) < len(t) - k - 1:
+        return f"the spline has {len(t)} knots and degree {k}, so it needs {len(t) - k - 1} coefficients, not {len(c)}"
+    return None
+
+
 def _constants_by_value(ctx=None, x=None, constants=None, *args, **kwargs):
     """mpmath's identify() (reached as sympy's mp context: sympy.core.evalf.mp) evaluates
     each constant given as a string with eval() and the real builtins; a dict of values
@@ -690,6 +714,7 @@ CHECKED_CALLS = {
                     _constants_by_value),
     "mpmath.identify": lambda x=None, constants=None, *args, **kwargs: _constants_by_value(None, x, constants),
     "sympy.core.function.UndefinedFunction.__new__": _assumptions_only,
+    "scipy.interpolate._fitpack._insert": _coefficients_for_knots,
     "numpy.matrixlib.defmatrix.bmat": _no_frame_lookup,
     "numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__": _no_frame_lookup_key,
 }

@@ -1277,3 +1277,19 @@ def test_categorical_codes_are_always_validated():
     assert works("import pandas as pd\nresult = [pd.Categorical.from_codes([0, 1, 1], categories=['a', 'b']).tolist(),\n"
                  "          pd.Categorical.from_codes([0, -1], ['x'], validate=False).tolist()[0]]", allowed=DS) == \
         [["a", "b", "b"], "x"]
+
+
+@needs_data_science
+@pytest.mark.parametrize("tck", ["(t, np.ones(1), 3)", "(list(t), [1.0], 3)", "(t, np.ones(1), np.int64(3))"])
+def test_fitpacks_insert_gets_as_many_coefficients_as_its_knots_say(tck):
+    """insert(x, (t, c, k)) read len(t) - k - 1 coefficients whatever c held: past a shorter
+    c, the heap (the result's coefficients were pointers and other memory)."""
+    reply = refused("import numpy as np\nfrom scipy import interpolate\n"
+                    "t = np.array([0, 0, 0, 0, 1, 2, 3, 3, 3, 3.0])\n"
+                    f"print('ESCAPED:', interpolate.insert(1.5, {tck})[1])", allowed=DS)
+    assert "needs 6 coefficients, not 1" in reply["error"], reply
+    assert works("import numpy as np\nfrom scipy import interpolate\nx = np.linspace(0, 3, 10)\n"
+                 "tck = interpolate.splrep(x, x ** 2)\n"
+                 "result = [len(interpolate.insert(1.5, tck)[0]), len(interpolate.insert(1.5, (list(tck[0]), "
+                 "list(tck[1]), 3))[0]), type(interpolate.insert(1.5, interpolate.make_interp_spline(x, x))).__name__]",
+                 allowed=DS) == [15, 15, "BSpline"]
