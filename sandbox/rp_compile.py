@@ -343,7 +343,19 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return [*made, node] if made else node
 
     def visit_match_case(self, node):
-        return self.node_contents_visit(node)
+        """The names a pattern captures are values the interpreter took out of the subject
+        unguarded (a dict's items: library code's eval() puts the real builtins' dict into
+        the snippet's own as "__builtins__"): they are vetted before the guard and the body
+        run, `case {...} if _vet_matched_(a, b) and <guard>`."""
+        node = self.node_contents_visit(node)
+        captured = [name for sub in ast.walk(node.pattern)
+                    for name in (getattr(sub, "name", None), getattr(sub, "rest", None)) if isinstance(name, str)]
+        if captured:
+            check = _vet_call("_vet_matched_", *(ast.Name(name, ast.Load()) for name in dict.fromkeys(captured)))
+            _locate(check, node.pattern)
+            node.guard = check if node.guard is None else ast.BoolOp(op=ast.And(), values=[check, node.guard])
+            _locate(node.guard, node.pattern) if node.guard is not check else None
+        return node
 
     def visit_MatchValue(self, node):
         return self.node_contents_visit(node)

@@ -44,6 +44,7 @@ from .rp_modules import (
     PLAIN_ITERABLES,
     PLAIN_TYPES,
     Printer,
+    REAL_BUILTINS,
     SCALAR_TYPES,
     ALWAYS_WRITABLE_TYPES,
     callable_name,
@@ -218,7 +219,7 @@ class ExecutionContext(ModulePolicy):
 
     def getitem(self, obj, index):
         value = default_guarded_getitem(obj, index)
-        if type(value) not in PLAIN_TYPES and needs_vet(value):
+        if (type(value) not in PLAIN_TYPES or value is REAL_BUILTINS) and needs_vet(value):
             value = self.vet(value, f"{describe_value(obj)}[...]")
         return value
 
@@ -250,9 +251,9 @@ class ExecutionContext(ModulePolicy):
         """_vet_params_: the parameters of a snippet function on entry (library code
         calls snippet functions back with values no guard has seen)."""
         for value in values:
-            if type(value) not in PLAIN_TYPES and needs_vet(value):
-                return tuple(self._vet_argument(v) if type(v) not in PLAIN_TYPES and needs_vet(v)
-                             else v for v in values)
+            if (type(value) not in PLAIN_TYPES or value is REAL_BUILTINS) and needs_vet(value):
+                return tuple(self._vet_argument(v) if (type(v) not in PLAIN_TYPES or v is REAL_BUILTINS)
+                             and needs_vet(v) else v for v in values)
         return values
 
     def _vet_argument(self, value):
@@ -263,16 +264,28 @@ class ExecutionContext(ModulePolicy):
 
     def vet_kwargs(self, kwargs):
         for value in kwargs.values():
-            if type(value) not in PLAIN_TYPES and needs_vet(value):
+            if (type(value) not in PLAIN_TYPES or value is REAL_BUILTINS) and needs_vet(value):
                 return dict(zip(kwargs, self.vet_params(*kwargs.values())))
         return kwargs
 
     def vet_one(self, value):
         return self.vet_params(value)[0]
 
+    def vet_matched(self, *values) -> bool:
+        """_vet_matched_: the names a match pattern captured, before its guard and body
+        run. A value the guards would hand out otherwise is refused (the interpreter
+        already bound it); True otherwise, so the case goes on as written."""
+        for value in values:
+            if (type(value) not in PLAIN_TYPES or value is REAL_BUILTINS) and needs_vet(value) \
+                    and self.vet(value, "a value a match pattern captured") is not value:
+                raise self.refuse("attribute_blocked", f"a match pattern captured {describe_value(value)}, which "
+                                                       "the sandbox hands out only through its guards: read it "
+                                                       "with an index or attribute instead")
+        return True
+
     def vet_entered(self, value):
         """_vet_entered_: what `with X as name` binds (X.__enter__'s result)."""
-        if type(value) not in PLAIN_TYPES and needs_vet(value):
+        if (type(value) not in PLAIN_TYPES or value is REAL_BUILTINS) and needs_vet(value):
             return self.vet(value, "the value of `with ... as`")
         return value
 
@@ -287,7 +300,7 @@ class ExecutionContext(ModulePolicy):
         `unpack_spec` (an async comprehension's tuple target), each item is unpacked
         by the guarded unpacking, which vets every element."""
         async for item in ob:
-            if type(item) not in PLAIN_TYPES and needs_vet(item):
+            if (type(item) not in PLAIN_TYPES or item is REAL_BUILTINS) and needs_vet(item):
                 item = self.vet(item, "an item of async iteration")
             if unpack_spec is not None:
                 item = guarded_unpack_sequence(item, unpack_spec, self.getiter)
@@ -295,7 +308,7 @@ class ExecutionContext(ModulePolicy):
 
     def _vetted_items(self, ob):
         for item in ob:
-            if type(item) not in PLAIN_TYPES and needs_vet(item):
+            if (type(item) not in PLAIN_TYPES or item is REAL_BUILTINS) and needs_vet(item):
                 item = self.vet(item, "an item of iteration")
             yield item
 
@@ -912,6 +925,7 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
         "_vet_kwargs_": ctx.vet_kwargs,
         "_vet_one_": ctx.vet_one,
         "_vet_entered_": ctx.vet_entered,
+        "_vet_matched_": ctx.vet_matched,
         "_print_": lambda getattr_: Printer(stdout, getattr_),
         "_super_attr_": ctx.super_attr,
         FALLBACK_GETATTR: public_getattr,

@@ -65,7 +65,7 @@ _TYPES_ALLOWED = frozenset({
     "NotImplementedType", "GenericAlias", "UnionType", "BuiltinFunctionType",
     "BuiltinMethodType",
 })
-_BUILTINS_DICT = vars(builtins)
+_BUILTINS_DICT = REAL_BUILTINS = vars(builtins)  # (REAL_BUILTINS: the guards' fast paths check for it)
 _INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType,
                    importlib.machinery.ModuleSpec, importlib.machinery.FileFinder,
                    importlib.machinery.SourceFileLoader, importlib.machinery.SourcelessFileLoader,
@@ -277,6 +277,8 @@ del _cls
 
 
 def needs_vet(value) -> bool:
+    if value is _BUILTINS_DICT:
+        return True  # (a dict, but the real builtins': library code's eval() hands it out)
     return type(value) not in PLAIN_TYPES and (
         id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
         or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
@@ -752,7 +754,11 @@ class ModulePolicy:
         if _is_metaclass(value):
             raise self.refuse(kind, f"{where} is a metaclass ({value.__name__}), which is not available: "
                                     "classes are made with class statements")
-        if isinstance(value, _INTERNAL_TYPES) or value is _BUILTINS_DICT:
+        if value is _BUILTINS_DICT:
+            raise self.refuse(kind, f"{where} is the interpreter's own builtins dictionary (library code that "
+                                    "evaluates strings puts it into the dict it is given as __builtins__), which "
+                                    "is not available: use the builtins by name, and skip that key")
+        if isinstance(value, _INTERNAL_TYPES):
             if isinstance(value, types.ModuleType):
                 return self.module_value(value, where, kind)
             raise self.refuse(kind, f"{where} is a {type(value).__name__}, which is not available: frames, code "

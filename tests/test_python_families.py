@@ -1293,3 +1293,35 @@ def test_fitpacks_insert_gets_as_many_coefficients_as_its_knots_say(tck):
                  "result = [len(interpolate.insert(1.5, tck)[0]), len(interpolate.insert(1.5, (list(tck[0]), "
                  "list(tck[1]), 3))[0]), type(interpolate.insert(1.5, interpolate.make_interp_spline(x, x))).__name__]",
                  allowed=DS) == [15, 15, "BSpline"]
+
+
+BUILTINS_INSERTED = ("import sympy\ng = {'Integer': sympy.Integer}\nsympy.parse_expr('1 + 2', global_dict=g)\n")
+
+
+@needs_data_science
+@pytest.mark.parametrize("reach", [
+    "b = g['__builtins__']",
+    "b = [v for k, v in g.items() if k == '__builtins__'][0]",
+    "for b in g.values():\n    pass",
+    "match g:\n    case {'__builtins__': b}:\n        pass",
+    "match g:\n    case {'Integer': _, **rest}:\n        b = rest['__builtins__']",
+    "match list(g.values()):\n    case [_, b]:\n        pass",
+])
+def test_the_real_builtins_dict_that_eval_put_into_a_snippets_dict_stays_out_of_reach(reach):
+    """parse_expr(..., global_dict=g) has eval() put the interpreter's builtins dict into g
+    as "__builtins__": held, b['isinstance'] = ... would rewrite the builtins of the
+    whole process, the guards' included. Indexing, iteration and match patterns refuse it."""
+    reply = refused(BUILTINS_INSERTED + reach + "\nb['ESCAPED'] = 1\nprint('ESCAPED:builtins_written')", allowed=DS)
+    # (list(g.values()) is a call's result: searched, it is refused for what the dict holds)
+    assert "builtins dictionary" in reply["error"] or "a value inside the result of" in reply["error"], reply
+
+
+def test_match_patterns_capture_as_before():
+    assert works("import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: int\n"
+                 "out = []\nfor subject in ({'a': 1, 'b': 2}, [1, 2, 3], P(5), 'other'):\n"
+                 "    match subject:\n"
+                 "        case {'a': x, **rest} if x == 1:\n            out.append(['map', x, rest])\n"
+                 "        case [first, *others]:\n            out.append(['seq', first, others])\n"
+                 "        case P(x=5) as p:\n            out.append(['cls', p.x])\n"
+                 "        case _:\n            out.append('none')\nresult = out") == \
+        [["map", 1, {"b": 2}], ["seq", 1, [2, 3]], ["cls", 5], "none"]
