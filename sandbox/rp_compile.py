@@ -353,8 +353,11 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         if captured:
             check = _vet_call("_vet_matched_", *(ast.Name(name, ast.Load()) for name in dict.fromkeys(captured)))
             _locate(check, node.pattern)
-            node.guard = check if node.guard is None else ast.BoolOp(op=ast.And(), values=[check, node.guard])
-            _locate(node.guard, node.pattern) if node.guard is not check else None
+            if node.guard is None:
+                node.guard = check
+            else:  # (the snippet's own guard keeps its positions)
+                node.guard = ast.BoolOp(op=ast.And(), values=[check, node.guard])
+                copy_locations(node.guard, node.pattern)
         return node
 
     def visit_MatchValue(self, node):
