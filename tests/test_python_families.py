@@ -1325,3 +1325,9 @@ def test_match_patterns_capture_as_before():
                  "        case P(x=5) as p:\n            out.append(['cls', p.x])\n"
                  "        case _:\n            out.append('none')\nresult = out") == \
         [["map", 1, {"b": 2}], ["seq", 1, [2, 3]], ["cls", 5], "none"]
+
+
+def test_a_match_guards_error_points_at_the_guards_own_line():
+    reply, _ = run("def check(v):\n    return 1 / 0\nmatch {'a': 1}:\n    case {'a': x} if (\n"
+                   "            check(x)):\n        pass")
+    assert reply["error_type"] == "runtime_error" and "line 5" in reply["traceback"], reply
