@@ -381,6 +381,9 @@ _DISTRIBUTION_HOOKS = ("_cdf", "_logcdf", "_sf", "_logsf", "_ppf", "_isf", "_rvs
 OVERRIDE_HOOKS = {
     "scipy.stats.rv_continuous": frozenset({"_pdf", "_logpdf", "_fitstart", *_DISTRIBUTION_HOOKS}),
     "scipy.stats.rv_discrete": frozenset({"_pmf", "_logpmf", *_DISTRIBUTION_HOOKS}),
+    # ("implement _matvec, and _adjoint or _rmatvec": what a matrix-free operator defines)
+    "scipy.sparse.linalg.LinearOperator": frozenset({"_matvec", "_rmatvec", "_matmat", "_rmatmat", "_adjoint",
+                                                     "_transpose"}),
 }
 
 # library types whose attributes a snippet may set, and why that opens nothing: the

@@ -1331,3 +1331,20 @@ def test_a_match_guards_error_points_at_the_guards_own_line():
     reply, _ = run("def check(v):\n    return 1 / 0\nmatch {'a': 1}:\n    case {'a': x} if (\n"
                    "            check(x)):\n        pass")
     assert reply["error_type"] == "runtime_error" and "line 5" in reply["traceback"], reply
+
+
+@needs_data_science
+def test_a_matrix_free_operator_defines_the_hooks_scipy_documents():
+    """scipy.sparse.linalg's way to an operator of one's own: subclass LinearOperator and
+    define _matvec (and _adjoint or _rmatvec), as methods; other values stay refused."""
+    assert works("import numpy as np\nfrom scipy.sparse.linalg import LinearOperator, cg\n"
+                 "class Diag(LinearOperator):\n    def __init__(self, d):\n"
+                 "        super().__init__(dtype=np.float64, shape=(len(d), len(d)))\n"
+                 "        self.d = np.asarray(d, dtype=float)\n"
+                 "    def _matvec(self, x):\n        return self.d * np.ravel(x)\n"
+                 "    def _adjoint(self):\n        return self\n"
+                 "op = Diag([1.0, 2.0, 4.0])\nx, info = cg(op, np.array([1.0, 2.0, 4.0]))\n"
+                 "result = [(op @ np.ones(3)).tolist(), np.round(x, 6).tolist(), info]", allowed=DS) == \
+        [[1.0, 2.0, 4.0], [1.0, 1.0, 1.0], 0]
+    refused("import numpy as np\nfrom scipy.sparse.linalg import LinearOperator\n"
+            "class Op(LinearOperator):\n    _matvec = np.ravel", allowed=DS)
