@@ -30,8 +30,9 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 _RESERVED = re.compile(r"^_.*_$|^_tmp\d+$|^_sandbox|^__.*__$")
 
-# Dunder names a snippet may assign (they reach nothing): a module's export list, a class's slots.
-DUNDER_NAMES_STORED = frozenset({"__all__", "__slots__"})
+# Dunder names a snippet may assign (they reach nothing): a module's export list, a class's
+# slots, the attributes its positional class patterns read (read through _match_class_).
+DUNDER_NAMES_STORED = frozenset({"__all__", "__slots__", "__match_args__"})
 
 # Private attributes that are public API in all but name, by the kind of object.
 PRIVATE_API = {

@@ -329,11 +329,11 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return new
         return super().visit_ImportFrom(node)
 
-    # -- match statements. A class pattern with keywords (`case P(x=0)`) has the interpreter
-    # read attributes itself: it matches through a class the _match_class_ guard makes, whose
-    # isinstance() reads each of them through the guards first (rp_guards.match_class); the
-    # class is made before the statement (`case` takes a name, not a call). The rest of a
-    # pattern binds names that get the name check.
+    # -- match statements. A class pattern with sub-patterns (`case P(x=0)`, `case P(a, b)`)
+    # has the interpreter read attributes itself: it matches through a class the _match_class_
+    # guard makes, whose isinstance() reads each of them through the guards first
+    # (rp_guards.match_class); the class is made before the statement (`case` takes a name,
+    # not a call). The rest of a pattern binds names that get the name check.
     def visit_Match(self, node):
         self.match_classes.append([])
         try:
@@ -391,12 +391,12 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return node
         self.check_name(node, node.cls.id)
         node.patterns = [self.visit(p) for p in node.patterns]
-        if node.kwd_patterns:
-            for name in node.kwd_attrs:
-                if name.startswith("_") or name in INSPECT_ATTRIBUTES:
-                    self.error(node, f'"{name}" cannot be matched in a class pattern: only public attributes are '
-                                     "(case Point(x=0)); test others in a guard (case P() if ...)")
-            node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
+        for name in node.kwd_attrs:
+            if name.startswith("_") or name in INSPECT_ATTRIBUTES:
+                self.error(node, f'"{name}" cannot be matched in a class pattern: only public attributes are '
+                                 "(case Point(x=0)); test others in a guard (case P() if ...)")
+        node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
+        if node.patterns or node.kwd_patterns:
             made = f"_sandbox_match_{self.match_count}"
             self.match_count += 1
             call = ast.Call(func=ast.Name("_match_class_", ast.Load()),

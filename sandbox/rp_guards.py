@@ -562,10 +562,20 @@ class ExecutionContext(ModulePolicy):
             raise TypeError("called match pattern must be a class")
         key = (cls, names, positional)
         if key not in self.match_classes:
-            match_args = getattr(cls, "__match_args__", ()) if positional else ()
-            if type(match_args) is not tuple or not all(map(is_plain_name, match_args)):
-                raise self.refuse("attribute_blocked", f"{cls.__name__}.__match_args__ names attributes a class "
-                                                       "pattern may not read: match keywords instead")
+            namespace, bases = {}, ()
+            if hasattr(cls, "__match_args__"):
+                namespace["__match_args__"] = match_args = cls.__match_args__
+                if type(match_args) is not tuple:
+                    raise self.refuse("attribute_blocked", f"{cls.__name__}.__match_args__ must be a tuple of "
+                                                           "attribute names (__match_args__ = ('x', 'y'))")
+                unread = [name for name in match_args[:positional] if not is_plain_name(name)]
+                if unread:
+                    raise self.refuse("attribute_blocked", f"{cls.__name__}.__match_args__ names {unread[0]!r}, which "
+                                                           "a pattern may not read: match fewer positions, or public "
+                                                           f"attributes by keyword (case {cls.__name__}(name=...))")
+            else:  # int(x), str(s)...: the subject itself, through a base that matches itself too
+                match_args = ()
+                bases = tuple(base for base in cls.__mro__ if base in _MATCHING_ITSELF)[:1]
             read = (*names, *match_args[:positional])
             ctx = self
 
@@ -579,12 +589,12 @@ class ExecutionContext(ModulePolicy):
                         except AttributeError:
                             return False  # (the interpreter's own read fails the pattern too)
                         if ctx.getattr(subject, name) is not raw:
-                            raise ctx.refuse("attribute_blocked", f"case {cls.__name__}({name}=...): this attribute is "
+                            raise ctx.refuse("attribute_blocked", f"case {cls.__name__}(...): its attribute {name!r} is "
                                                                   "not read as it is in a pattern; test it in a guard "
                                                                   f"(case {cls.__name__}() if ...)")
                     return True
 
-            self.match_classes[key] = MatchedThroughGuards(cls.__name__, (), {"__match_args__": match_args})
+            self.match_classes[key] = MatchedThroughGuards(cls.__name__, bases, namespace)
         return self.match_classes[key]
 
     def metaclass(self, value):
@@ -950,6 +960,9 @@ def _slot_names(cls: type) -> list:
 
 _ENUM_PROPERTY = getattr(enum, "property", None)  # (3.11+)
 # What a class body defines as a method (check_override lets these override a library's).
+# The built-in classes whose one positional pattern is the subject itself (`case int(n)`).
+_MATCHING_ITSELF = (bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
+
 _METHOD_KINDS = (types.FunctionType, types.BuiltinFunctionType, classmethod, staticmethod)
 # descriptors of library classes written in C that check the type of the object they are
 # given (a named tuple's fields): handed out from the class as they are

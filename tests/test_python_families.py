@@ -1327,6 +1327,17 @@ def test_match_patterns_capture_as_before():
         [["map", 1, {"b": 2}], ["seq", 1, [2, 3]], ["cls", 5], "none"]
 
 
+@needs_data_science
+def test_a_positional_pattern_reads_no_private_attribute_a_library_class_lists():
+    """QuantileTestResult.__match_args__ ends in private names ('_alternative', '_x'): a
+    positional pattern read them straight from the object, past the guards."""
+    code = ("from scipy import stats\nres = stats.quantile_test([1, 2, 3, 4, 5, 6], q=3)\nR = type(res)\n"
+            "match res:\n    case R(s, t, p):\n        result = [s, t]\n")
+    assert works(code, allowed=DS) == [3, 1]
+    reply = refused(code + "match res:\n    case R(s, t, p, hidden):\n        print('ESCAPED', hidden)", allowed=DS)
+    assert "'_alternative', which a pattern may not read" in reply["error"], reply
+
+
 def test_a_match_guards_error_points_at_the_guards_own_line():
     reply, _ = run("def check(v):\n    return 1 / 0\nmatch {'a': 1}:\n    case {'a': x} if (\n"
                    "            check(x)):\n        pass")

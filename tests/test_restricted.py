@@ -1782,6 +1782,54 @@ def test_class_patterns_with_keywords_match_as_in_python():
     assert result == ["origin", "x=1, y=4", "boxed 5", "boxed 6", "other", "other"], result
 
 
+def test_positional_class_patterns_match_as_in_python():
+    """A class of the snippet's names the attributes its positional patterns read
+    (__match_args__); the built-in classes match the subject itself (case int(n))."""
+    result, _ = ok("from collections import namedtuple\nfrom dataclasses import dataclass\n"
+                   "class Point:\n    __match_args__ = ('x', 'y')\n"
+                   "    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
+                   "@dataclass\nclass Pair:\n    a: int\n    b: int\n"
+                   "Span = namedtuple('Span', 'lo hi')\nclass Count(int):\n    pass\n"
+                   "def what(v):\n    match v:\n        case Point(0, y):\n            return f'on the axis at {y}'\n"
+                   "        case Point(x, y=2):\n            return f'x={x} on y=2'\n"
+                   "        case Pair(a, b) | Span(a, b):\n            return a + b\n"
+                   "        case bool(flag):\n            return f'flag {flag}'\n"
+                   "        case Count(n):\n            return f'count {n}'\n"
+                   "        case int(n, real=r):\n            return n * 10 + r\n"
+                   "        case str(s) | bytes(s):\n            return len(s)\n"
+                   "        case list([first, *_]) | tuple((first, *_)):\n            return first\n"
+                   "        case dict(d):\n            return sorted(d)\n"
+                   "        case Point():\n            return 'some point'\n"
+                   "        case _:\n            return 'other'\n"
+                   "result = [what(Point(0, 5)), what(Point(7, 2)), what(Point(7, 3)), what(Pair(1, 2)),\n"
+                   "          what(Span(3, 4)), what(True), what(Count(4)), what(3), what('abc'), what(b'ab'),\n"
+                   "          what([9, 8]), what((6,)), what({'k': 1}), what(2.5)]")
+    assert result == ["on the axis at 5", "x=7 on y=2", "some point", 3, 7, "flag True", "count 4", 33, 3, 2,
+                      9, 6, ["k"], "other"], result
+
+
+@pytest.mark.parametrize("code", [
+    # __match_args__ names what the guards refuse, or is not a tuple of names
+    "class P:\n    __match_args__ = ('__class__',)\nmatch P():\n    case P(c):\n        pass",
+    "class P:\n    __match_args__ = ('_hidden',)\n    def __init__(self):\n        self._hidden = 1\n"
+    "match P():\n    case P(h):\n        pass",
+    "class P:\n    __match_args__ = ['__dict__']\nmatch P():\n    case P(d):\n        pass",
+    "class P:\n    pass\nP.__match_args__ = ('__dict__',)\nmatch P():\n    case P(d):\n        pass",
+    "class P:\n    __match_args__ = ('__match_args__',)\nmatch P():\n    case P(m):\n        pass",
+    # a fresh object on each read cannot be told from a swapped one
+    "class P:\n    __match_args__ = ('items',)\n    def items(self):\n        pass\n"
+    "match P():\n    case P(i):\n        pass",
+])
+def test_a_positional_class_pattern_reads_nothing_the_guards_would_not_hand_out(code):
+    blocked(code, error_types=("security_violation", "runtime_error"))
+
+
+def test_match_args_a_pattern_may_not_read_says_to_match_keywords():
+    reply = blocked("class P:\n    __match_args__ = ('_hidden',)\nmatch P():\n    case P(h):\n        pass")
+    assert "P.__match_args__ names '_hidden', which a pattern may not read" in reply["error"], reply
+    assert "case P(name=...)" in reply["error"], reply
+
+
 @pytest.mark.parametrize("code", [
     # the guards hand out a wrapper, not the attribute itself: the interpreter's own read is refused
     "match 'a':\n    case str(format=f):\n        f('{0.__class__}', 1)",

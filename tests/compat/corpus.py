@@ -2058,6 +2058,26 @@ def where(p):
             return "elsewhere"
 result = [where(Point(0, 0)), where(Point(0, 5)), where(Point(1, 1))]
 """)
+# Positional class patterns: a class of the snippet's with __match_args__, the built-ins' own.
+snippet("syntax", """
+class Vec:
+    __match_args__ = ("x", "y")
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+def describe(v):
+    match v:
+        case Vec(0, 0):
+            return "zero"
+        case Vec(x, 0):
+            return f"on the x axis at {x}"
+        case int(n) | float(n):
+            return f"scalar {n}"
+        case str(name):
+            return name.upper()
+        case _:
+            return "vector"
+result = [describe(Vec(0, 0)), describe(Vec(3, 0)), describe(Vec(1, 1)), describe(2), describe("ab")]
+""")
 # sys.setrecursionlimit: in the snippet's frames, up to module_subsets.MAX_SNIPPET_RECURSION
 snippet("recursion", """
 import sys
