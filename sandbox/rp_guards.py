@@ -959,10 +959,9 @@ def _slot_names(cls: type) -> list:
 
 
 _ENUM_PROPERTY = getattr(enum, "property", None)  # (3.11+)
-# What a class body defines as a method (check_override lets these override a library's).
 # The built-in classes whose one positional pattern is the subject itself (`case int(n)`).
 _MATCHING_ITSELF = (bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
-
+# What a class body defines as a method (check_override lets these override a library's).
 _METHOD_KINDS = (types.FunctionType, types.BuiltinFunctionType, classmethod, staticmethod)
 # descriptors of library classes written in C that check the type of the object they are
 # given (a named tuple's fields): handed out from the class as they are
