@@ -686,6 +686,22 @@ def _constants_by_value(ctx=None, x=None, constants=None, *args, **kwargs):
             "e.g. identify(x, {'pi': mp.pi, 'e': mp.e})")
 
 
+def _window_bounds_in_range(window=None, start=None, end=None, num_vals=None, *args, **kwargs):
+    """A rolling window's bounds, from get_window_bounds() of a BaseIndexer (one of the
+    snippet's, pandas' custom windows): pandas checks their lengths only, and its compiled
+    aggregations read values[start[i]:end[i]] unchecked, so a bound past the data read the
+    heap (rolling(...).max() returned it)."""
+    numpy = sys.modules.get("numpy")
+    for bounds in (start, end):
+        if numpy is None or type(bounds) is not numpy.ndarray or bounds.dtype != numpy.int64 or bounds.ndim != 1:
+            return ("get_window_bounds() must return two 1-D numpy int64 arrays (start, end), e.g. "
+                    "np.arange(num_values, dtype=np.int64)")
+        if bounds.size and not (0 <= bounds.min() and bounds.max() <= num_vals):
+            return (f"get_window_bounds() returned a bound outside the data: each start and end must be a position "
+                    f"from 0 to num_values ({num_vals}); clip them, e.g. np.clip(end, 0, num_values)")
+    return None
+
+
 # qualified name of a function or method -> a check of its arguments that returns why the
 # call is refused, or None: while a restricted snippet runs, every call is checked,
 # whoever makes it (the libraries build formatters and load backends from the options the
@@ -718,6 +734,7 @@ CHECKED_CALLS = {
     "mpmath.identify": lambda x=None, constants=None, *args, **kwargs: _constants_by_value(None, x, constants),
     "sympy.core.function.UndefinedFunction.__new__": _assumptions_only,
     "scipy.interpolate._fitpack._insert": _coefficients_for_knots,
+    "pandas.core.window.rolling.BaseWindow._check_window_bounds": _window_bounds_in_range,
     "numpy.matrixlib.defmatrix.bmat": _no_frame_lookup,
     "numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__": _no_frame_lookup_key,
 }

@@ -1338,6 +1338,40 @@ def test_a_positional_pattern_reads_no_private_attribute_a_library_class_lists()
     assert "'_alternative', which a pattern may not read" in reply["error"], reply
 
 
+WINDOW_BOUNDS = """
+import numpy as np
+import pandas as pd
+from pandas.api.indexers import BaseIndexer
+class Window(BaseIndexer):
+    def get_window_bounds(self, num_values=0, min_periods=None, center=None, closed=None, step=None):
+        start = np.zeros(num_values, dtype=np.int64)
+        return start, np.full(num_values, END, dtype=np.int64)
+s = pd.Series(np.ones(4))
+"""
+
+
+@needs_data_science
+@pytest.mark.parametrize("reach", [
+    "s.rolling(Window(window_size=1), min_periods=1).max()",
+    "s.rolling(Window(window_size=1), min_periods=1).sum()",
+    "s.rolling(Window(window_size=1)).median()",
+    "s.rolling(Window(window_size=1)).cov(s)",
+])
+def test_a_custom_rolling_windows_bounds_stay_inside_the_data(reach):
+    """pandas checks the lengths of get_window_bounds()'s arrays only; its compiled
+    aggregations then read values[start:end] unchecked: an end past the data read the heap."""
+    reply = refused(WINDOW_BOUNDS.replace("END", "4000") + f"print('ESCAPED', {reach}.tolist())", allowed=DS)
+    assert "each start and end must be a position from 0 to num_values (4)" in reply["error"], reply
+
+
+@needs_data_science
+def test_a_custom_rolling_window_inside_the_data_runs():
+    assert works(WINDOW_BOUNDS.replace("END", "num_values") + "s = s.cumsum()\nresult = ["
+                 "s.rolling(Window(window_size=1)).sum().tolist(), s.rolling(2, min_periods=1).max().tolist(), "
+                 "s.expanding().mean().tolist()]", allowed=DS) == \
+        [[10.0] * 4, [1.0, 2.0, 3.0, 4.0], [1.0, 1.5, 2.0, 2.5]]
+
+
 def test_a_match_guards_error_points_at_the_guards_own_line():
     reply, _ = run("def check(v):\n    return 1 / 0\nmatch {'a': 1}:\n    case {'a': x} if (\n"
                    "            check(x)):\n        pass")
