@@ -53,6 +53,7 @@ SAFE_DUNDERS = {
     "__notes__": ("exception",),        # (3.11: what e.add_note() added)
     "__dict__": ("own",),
     "__annotations__": ("own",),        # a copy (rp_guards.ExecutionContext.getattr)
+    "__wrapped__": ("own",),            # what functools.wraps stored: the function it was given
     # a class hierarchy that is the snippet's all the way down (object, built-in exceptions
     # and marker bases aside), never a library class's. (Not __subclasses__: the first step
     # of the classic escapes stays refused where validate_code can see it, in the source.)
@@ -95,6 +96,7 @@ INSTEAD = {
     **{name: f"use {way} instead" for name, way in _USE.items()},
     "__dict__": "use dir(obj) and getattr(obj, name); vars(obj) works on the snippet's own objects",
     "__annotations__": "annotations are readable on the snippet's own functions and classes only",
+    "__wrapped__": "__wrapped__ is readable on the snippet's own functions only (what its functools.wraps stored)",
     **dict.fromkeys(("__mro__", "__bases__", "__base__"),
                     "a class's hierarchy is readable on the snippet's own classes only: use isinstance(x, C) "
                     "or issubclass(A, B)"),

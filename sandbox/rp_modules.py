@@ -31,13 +31,12 @@ from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, Sand
 
 
 # Objects no module proxy hands out, wherever they are re-exported (dataclasses.FunctionType).
-# They evaluate strings (get_type_hints, ForwardRef, singledispatchmethod's register), resolve
+# They evaluate strings (get_type_hints, ForwardRef), resolve
 # attributes unguarded (string.Formatter), build code or frames (types.*), or leave the
 # sandbox's view of the world (contextlib.chdir).
 DENIED_OBJECTS: dict[int, str] = {}
 for _mod, _names in {
     typing: ("get_type_hints", "ForwardRef", "evaluate_forward_ref"),
-    functools: ("singledispatchmethod",),
     string: ("Formatter",),
     contextlib: ("chdir",),
     # global_enum writes the members into sys.modules[cls.__module__]: into any module,
@@ -205,6 +204,21 @@ def _singledispatch(ctx):
     return singledispatch
 
 
+def _singledispatchmethod(ctx):
+    """functools.singledispatchmethod, whose dispatcher is functools' own singledispatch:
+    here the checked one above, so register reads annotations the same way."""
+    checked_singledispatch = _singledispatch(ctx)
+
+    class singledispatchmethod(functools.singledispatchmethod):
+        __doc__ = functools.singledispatchmethod.__doc__
+
+        def __init__(self, func):
+            super().__init__(func)
+            self.dispatcher = checked_singledispatch(func)
+    singledispatchmethod.__module__ = "functools"
+    return singledispatchmethod
+
+
 def _opened_by_snippet(function, position: int, keyword: str):
     """`function`, whose path argument the execution's open() opens (snippet_files.OPENING_FUNCTIONS)."""
     return lambda ctx: snippet_files.through_open(function, function.__name__, position, keyword, ctx.open)
@@ -218,6 +232,7 @@ STDLIB_STAND_INS = {
     id(io.FileIO): _file_io,
     id(functools.cached_property): _cached_property,
     id(functools.singledispatch): _singledispatch,
+    id(functools.singledispatchmethod): _singledispatchmethod,
     id(copy.deepcopy): lambda ctx: copy_memo.deepcopy(ctx.refuse_call),
     # files opened by path with the real open(): the snippet's open() instead
     id(ElementTree.ElementTree): lambda ctx: stand_ins.stand_in(

@@ -1338,6 +1338,15 @@ def test_a_positional_pattern_reads_no_private_attribute_a_library_class_lists()
     assert "'_alternative', which a pattern may not read" in reply["error"], reply
 
 
+@needs_data_science
+@pytest.mark.parametrize("read", ["np.bmat.__wrapped__", "getattr(np.bmat, '__wrapped__')",
+                                  "functools.update_wrapper(lambda: 0, np.bmat).__wrapped__.__wrapped__"])
+def test_the_unchecked_original_of_a_checked_library_function_stays_out_of_reach(read):
+    """A function the sandbox checks (CHECKED_CALLS) keeps its original as __wrapped__
+    (functools.wraps): __wrapped__ is readable on the snippet's own functions only."""
+    refused(f"import functools\nimport numpy as np\nf = {read}\nprint('ESCAPED', f('A'))", allowed=DS)
+
+
 WINDOW_BOUNDS = """
 import numpy as np
 import pandas as pd

@@ -840,7 +840,15 @@ VARIANTS = {
     "dataclasses_functiontype": "import dataclasses\ndataclasses.FunctionType",
     "dataclasses_fields_internals": "import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: int\nf = dataclasses.fields(P)[0]\ngetattr(f, '_field_type')",
     "dataclasses_inspect": "import dataclasses\ndataclasses.inspect.os",
-    "functools_singledispatchmethod": "import functools\nfunctools.singledispatchmethod",
+    "singledispatchmethod_string_annotation": "import functools\nclass A:\n    @functools.singledispatchmethod\n"
+                                              "    def f(self, x):\n        pass\n    @f.register\n"
+                                              "    def _(self, x: \"().__class__.__base__.__subclasses__() and int\"):\n"
+                                              "        pass",
+    "singledispatchmethod_register_string": "import functools\nclass A:\n    @functools.singledispatchmethod\n"
+                                            "    def f(self, x):\n        pass\n"
+                                            "    f.register(\"__import__('os')\", lambda self, x: x)",
+    "wrapped_of_a_library_function": "import functools\nfunctools.lru_cache(len).__wrapped__",
+    "wrapped_of_a_library_function_getattr": "import functools\ngetattr(functools.lru_cache(len), '__wrapped__')",
     "class_keyword_private": "import enum\nclass E(enum.Enum, _simple=True):\n    A = 1",
     "class_keyword_expanded": "opts = {'_simple': True}\nclass C(**opts):\n    pass",
     "singledispatch_string_annotation": "import functools\n@functools.singledispatch\ndef f(x):\n    pass\n"
@@ -929,7 +937,28 @@ VARIANT_ERROR_TYPES = {  # where the failure is plain Python rather than a refus
     "xml_package_only_leads_to_etree": ("runtime_error", "security_violation"),
     "collections_abc_sys": ("runtime_error", "security_violation"),
     "singledispatch_register_string": ("runtime_error",),  # the real register's TypeError: nothing evaluated
+    "singledispatchmethod_register_string": ("runtime_error",),
 }
+
+
+def test_singledispatchmethod_dispatches_on_the_annotation_or_the_class_given():
+    result, _ = ok("import functools\nclass Fmt:\n    @functools.singledispatchmethod\n    def show(self, x):\n"
+                   "        return 'other'\n    @show.register\n    def _(self, x: int):\n        return 'int'\n"
+                   "    @show.register(list)\n    def _(self, x):\n        return f'list of {len(x)}'\n"
+                   "result = [Fmt().show(1), Fmt().show([1, 2]), Fmt().show('a')]")
+    assert result == ["int", "list of 2", "other"], result
+
+
+def test_wrapped_reads_what_the_snippets_own_functools_wraps_stored():
+    result, _ = ok("import functools\ndef deco(fn):\n    @functools.wraps(fn)\n    def wrapper(*a):\n"
+                   "        return fn(*a) + 1\n    return wrapper\n@deco\ndef f(x):\n    return x\n"
+                   "result = [f(1), f.__wrapped__(1), f.__wrapped__.__name__, getattr(f, '__wrapped__') is f.__wrapped__]")
+    assert result == [2, 1, "f", True], result
+
+
+def test_wrapped_of_a_library_function_says_where_it_is_readable():
+    reply = blocked("import functools\nfunctools.lru_cache(len).__wrapped__")
+    assert "readable on the snippet's own functions only" in reply["error"], reply
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

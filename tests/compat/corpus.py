@@ -2078,6 +2078,34 @@ def describe(v):
             return "vector"
 result = [describe(Vec(0, 0)), describe(Vec(3, 0)), describe(Vec(1, 1)), describe(2), describe("ab")]
 """)
+# functools.singledispatchmethod (its register reads annotations as singledispatch's does)
+snippet("modules", """
+from functools import singledispatchmethod
+class Formatter:
+    @singledispatchmethod
+    def render(self, value):
+        return str(value)
+    @render.register
+    def _(self, value: float):
+        return f"{value:.2f}"
+    @render.register(list)
+    def _(self, value):
+        return ", ".join(self.render(v) for v in value)
+result = Formatter().render([1, 2.5, "x"])
+""")
+# A decorator's wrapper and the function it wraps (__wrapped__, on the snippet's own functions)
+snippet("dunders", """
+import functools
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return ("logged", fn(*args))
+    return wrapper
+@logged
+def add(a, b):
+    return a + b
+result = [add(1, 2), add.__wrapped__(1, 2), add.__name__]
+""")
 # sys.setrecursionlimit: in the snippet's frames, up to module_subsets.MAX_SNIPPET_RECURSION
 snippet("recursion", """
 import sys
