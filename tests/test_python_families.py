@@ -1347,6 +1347,25 @@ def test_the_unchecked_original_of_a_checked_library_function_stays_out_of_reach
     refused(f"import functools\nimport numpy as np\nf = {read}\nprint('ESCAPED', f('A'))", allowed=DS)
 
 
+@needs_data_science
+@pytest.mark.parametrize("array", [
+    "class Mine(pd.arrays.IntegerArray):\n    def factorize(self, use_na_sentinel=True):\n"
+    "        return np.array([300000, 0, 0, 0], dtype=np.intp), pd.array([1])\n"
+    "keys = pd.Series(Mine(np.array([1, 2, 3, 4]), np.zeros(4, dtype=bool)))",
+    "class Mine(pd.arrays.SparseArray):\n    def factorize(self, use_na_sentinel=True):\n"
+    "        return np.array([300000, 0, 0, 0], dtype=np.intp), pd.array([1])\nkeys = Mine([1, 2, 3, 4])",
+    "class Mine(pd.Categorical):\n    pass\nkeys = Mine(['a', 'b', 'a', 'b'])",
+    "class Kind(pd.CategoricalDtype):\n    pass\nkeys = pd.Series(['a', 'b', 'a', 'b'], dtype=Kind(['a', 'b']))",
+])
+def test_pandas_arrays_and_dtypes_are_not_subclassed(array):
+    """groupby's compiled aggregations write out[code] for each code the key array's
+    factorize() returns: a subclass's code past the groups wrote the heap (the child
+    crashed with SIGSEGV)."""
+    reply = refused("import numpy as np\nimport pandas as pd\n" + array +
+                    "\nprint('ESCAPED', pd.Series(np.arange(4.0)).groupby(keys).sum().tolist())", allowed=DS)
+    assert "use pandas' arrays as they are" in reply["error"], reply
+
+
 WINDOW_BOUNDS = """
 import numpy as np
 import pandas as pd
