@@ -45,7 +45,7 @@ bench: install
 	$(PY) bench/run.py
 
 fuzz: install
-	$(PY) -m pytest -q -m slow tests/test_fuzz.py
+	$(PY) -m pytest -q -m slow tests/test_fuzz.py tests/test_library_overrides_fuzz.py
 
 soak: install
 	$(PY) bench/soak.py

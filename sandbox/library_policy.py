@@ -236,10 +236,12 @@ FINAL_CLASSES = {
     "numpy.random.BitGenerator": "a bit generator's compiled code trusts the state its subclass's state setter "
                                  "takes (the Mersenne Twister's position): use numpy's generators as they are",
     # groupby's compiled aggregations write out[code] for each code an array's factorize()
-    # returns: an override's code past the groups wrote the heap
-    **dict.fromkeys(("pandas.core.arrays.base.ExtensionArray", "pandas.core.dtypes.base.ExtensionDtype"),
-                    "pandas' compiled code trusts what its arrays' and dtypes' methods return (codes, positions): "
-                    "use pandas' arrays as they are, and keep your own logic in functions or a class that holds "
+    # returns, and reindex takes the positions an index's get_indexer() returns: an
+    # override's code or position past the data wrote or read the heap
+    **dict.fromkeys(("pandas.core.arrays.base.ExtensionArray", "pandas.core.dtypes.base.ExtensionDtype",
+                     "pandas.core.indexes.base.Index"),
+                    "pandas' compiled code trusts what the methods of its arrays, indexes and dtypes return (codes, "
+                    "positions): use them as they are, and keep your own logic in functions or a class that holds "
                     "a Series"),
 }
 

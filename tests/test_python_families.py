@@ -1363,7 +1363,24 @@ def test_pandas_arrays_and_dtypes_are_not_subclassed(array):
     crashed with SIGSEGV)."""
     reply = refused("import numpy as np\nimport pandas as pd\n" + array +
                     "\nprint('ESCAPED', pd.Series(np.arange(4.0)).groupby(keys).sum().tolist())", allowed=DS)
-    assert "use pandas' arrays as they are" in reply["error"], reply
+    assert "pandas' compiled code trusts what the methods of its arrays" in reply["error"], reply
+
+
+@needs_data_science
+@pytest.mark.parametrize("base, made", [
+    ("RangeIndex", "Far(4)"), ("DatetimeIndex", "Far(pd.date_range('2024', periods=4))"),
+    ("MultiIndex", "Far.from_tuples([(1, 1), (1, 2), (2, 1), (2, 2)])"),
+    ("IntervalIndex", "Far.from_breaks([0, 1, 2, 3, 4])"), ("Index", "Far([1, 2, 3, 4])"),
+])
+def test_pandas_indexes_are_not_subclassed(base, made):
+    """Series.reindex takes the positions the index's get_indexer() returns into compiled
+    code unchecked: an override's position past the data read the heap (SIGSEGV)."""
+    reply = refused(f"import numpy as np\nimport pandas as pd\nclass Far(pd.{base}):\n"
+                    "    def get_indexer(self, target, method=None, limit=None, tolerance=None):\n"
+                    "        return np.full(len(target), 50000000, dtype=np.intp)\n"
+                    f"ix = {made}\ns = pd.Series(np.arange(4.0), index=ix)\n"
+                    "print('ESCAPED', s.reindex(ix[:2]).tolist())", allowed=DS)
+    assert "pandas' compiled code trusts what the methods of its arrays, indexes" in reply["error"], reply
 
 
 WINDOW_BOUNDS = """
