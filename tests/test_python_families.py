@@ -1383,6 +1383,35 @@ def test_pandas_indexes_are_not_subclassed(base, made):
     assert "pandas' compiled code trusts what the methods of its arrays, indexes" in reply["error"], reply
 
 
+@needs_data_science
+@pytest.mark.parametrize("copy", [
+    "fig.canvas.copy_from_bbox(Bbox([[0, 0], [65536, 16385]]))",
+    "fig.canvas.get_renderer().copy_from_bbox(Bbox([[0, 0], [65536, 16385]]))",
+    "fig.canvas.get_renderer().copy_from_bbox((0, 0, 65536, 16385))",
+    "fig.canvas.copy_from_bbox(Bbox([[0, 100 - (1 << 23) - 1], [128, 100]]))",
+    "fig.canvas.get_renderer().copy_from_bbox((50, 50, 0, 0))",
+    "fig.canvas.get_renderer().copy_from_bbox((0, 0, float('nan'), 10))",
+])
+def test_a_canvas_region_is_copied_only_at_a_size_its_buffer_can_hold(copy):
+    """Agg's copy_from_bbox sizes the region's buffer as width * height * 4 in an int:
+    65536 x 16385 pixels overflowed into a 256 KB buffer that the copy wrote past."""
+    reply = refused("import matplotlib.pyplot as plt\nfrom matplotlib.transforms import Bbox\n"
+                    "fig = plt.figure(figsize=(2, 2), dpi=50)\nfig.canvas.draw()\n"
+                    f"print('ESCAPED', {copy}.get_extents())", allowed=DS)
+    assert "copy_from_bbox takes a finite bbox with x0 <= x1 and y0 <= y1" in reply["error"], reply
+
+
+@needs_data_science
+def test_blitting_copies_and_restores_the_canvas_as_before():
+    assert works("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(3, 2), dpi=60)\n"
+                 "line, = ax.plot([0, 1], [0, 1])\nfig.canvas.draw()\nbg = fig.canvas.copy_from_bbox(ax.bbox)\n"
+                 "line.set_ydata([1, 0])\nfig.canvas.restore_region(bg)\nax.draw_artist(line)\n"
+                 "fig.canvas.blit(ax.bbox)\nr = fig.canvas.get_renderer()\n"
+                 "result = [bg.get_extents(), r.copy_from_bbox(fig.bbox).get_extents(), "
+                 "r.copy_from_bbox((10, 10, 50, 40)).get_extents()]", allowed=DS) == \
+        [[22, 15, 162, 107], [0, 0, 180, 120], [10, 80, 50, 110]]
+
+
 WINDOW_BOUNDS = """
 import numpy as np
 import pandas as pd
