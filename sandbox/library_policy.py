@@ -50,6 +50,8 @@ REFUSED_OBJECTS = {
                                      "assign your names yourself: x, y = sympy.symbols('x y')",
     "sympy.init_session": "not available in the sandbox; import what you need from sympy",
     "sympy.init_printing": "not available in the sandbox; print(expr) or sympy.pretty(expr)",
+    "matplotlib.ft2font.FT2Image": "FT2Image (deprecated) took a negative size and then wrote past its buffer: draw "
+                                   "glyphs into a 2D uint8 array, np.zeros((height, width), np.uint8)",
     "matplotlib.backend_bases.register_backend":
         "it makes savefig import a module by name; savefig writes png, pdf, svg, ps and eps as it is",
     "scipy.linalg.get_lapack_funcs": "raw LAPACK calls trust index arrays; use scipy.linalg's functions "

@@ -1402,6 +1402,21 @@ def test_a_canvas_region_is_copied_only_at_a_size_its_buffer_can_hold(copy):
 
 
 @needs_data_science
+@pytest.mark.parametrize("made", ["ft2font.FT2Image(-5, 10)", "getattr(ft2font, 'FT2Image')(-5, 10)"])
+def test_the_deprecated_ft2image_is_refused(made):
+    """FT2Image(-5, 10) took the negative width, and draw_rect_filled then wrote past its
+    buffer (SIGSEGV). Glyphs are drawn into a uint8 array instead, which still works."""
+    reply = refused(f"from matplotlib import ft2font\nimg = {made}\nimg.draw_rect_filled(0, 0, 100, 100)\n"
+                    "print('ESCAPED')", allowed=DS)
+    assert "draw glyphs into a 2D uint8 array" in reply["error"], reply
+    assert works("import numpy as np\nfrom matplotlib import ft2font, font_manager\n"
+                 "font = ft2font.FT2Font(font_manager.findfont('DejaVu Sans'))\nfont.set_size(48, 72)\n"
+                 "canvas = np.zeros((60, 60), np.uint8)\n"
+                 "font.draw_glyph_to_bitmap(canvas, 0, 0, font.load_char(ord('W')))\n"
+                 "result = bool(canvas.sum() > 0)", allowed=DS) is True
+
+
+@needs_data_science
 def test_blitting_copies_and_restores_the_canvas_as_before():
     assert works("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(3, 2), dpi=60)\n"
                  "line, = ax.plot([0, 1], [0, 1])\nfig.canvas.draw()\nbg = fig.canvas.copy_from_bbox(ax.bbox)\n"
