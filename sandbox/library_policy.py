@@ -28,6 +28,7 @@ import sys
 import types
 
 from . import generated_code, profiles, stand_ins
+from .compiled_inputs import WRAPPED_WHILE_RUNNING
 
 # qualified name -> what to do instead. Re-exports are covered: the check is by object.
 REFUSED_OBJECTS = {
@@ -484,45 +485,11 @@ NEUTRAL_WHILE_RUNNING = {
     "requests.utils.extract_zipped_paths": lambda path: path,
     "requests.adapters.extract_zipped_paths": lambda path: path,
 }
-_MAX_REGION_PIXELS = 1 << 28  # (x 4 bytes: under the C++ int that sizes a region's buffer)
-
-
-def _checked_region_copy(copy, refuse):
-    """The compiled renderer's copy_from_bbox, as RendererAgg binds it to each renderer: it
-    sizes the region's buffer as width * height * 4 in an int, so a bbox of 65536 x 16385
-    pixels overflowed into a 256 KB buffer that the copy then wrote past (the heap). The
-    bbox is read once into plain numbers, checked, and those numbers are what it copies."""
-    def copy_from_bbox(bbox):
-        numpy = sys.modules["numpy"]
-        points = numpy.array(bbox, dtype=float).reshape(2, 2)  # (a Bbox, its points, or x0, y0, x1, y1)
-        (x0, y0), (x1, y1) = points
-        if not (numpy.isfinite(points).all() and x0 <= x1 and y0 <= y1
-                and (x1 - x0 + 2) * (y1 - y0 + 2) <= _MAX_REGION_PIXELS):
-            raise refuse("copy_from_bbox takes a finite bbox with x0 <= x1 and y0 <= y1, of at most "
-                         f"{_MAX_REGION_PIXELS} pixels: pass the figure's or an axes' own, fig.bbox or ax.bbox")
-        return copy(points)
-    return copy_from_bbox
-
-
-def _region_copies_checked(update_methods, refuse):
-    @functools.wraps(update_methods)
-    def checked(self, *args, **kwargs):
-        update_methods(self, *args, **kwargs)
-        self.copy_from_bbox = _checked_region_copy(self.copy_from_bbox, refuse)
-    return checked
-
-
-# qualified name of a function or method -> what replaces it while a restricted snippet
-# runs, made from the original and the run's refusal
-WRAPPED_WHILE_RUNNING = {
-    "matplotlib.backends.backend_agg.RendererAgg._update_methods": _region_copies_checked,
-}
-
 # library -> modules it imports lazily whose import-time code needs what a run checks or
 # switches off (sympy.simplify imports sympy.physics.units, which sympifies its prefix
 # names): imported with the library (import_companions).
 IMPORTED_WITH = {"sympy": ("sympy.physics.units",),
-                 # (its renderer's methods are wrapped: WRAPPED_WHILE_RUNNING; pyplot loads it at the first figure)
+                 # (its renderer's methods are wrapped: compiled_inputs; pyplot loads it at the first figure)
                  "matplotlib": ("matplotlib.backends.backend_agg",)}
 
 # qualified name of a method that returns Python source the library then runs with the

@@ -1427,6 +1427,55 @@ def test_blitting_copies_and_restores_the_canvas_as_before():
         [[22, 15, 162, 107], [0, 0, 180, 120], [10, 80, 50, 110]]
 
 
+COMPILED_INPUTS = ("import numpy as np\nfrom scipy import ndimage\nfrom scipy.cluster import hierarchy, vq\n"
+                   "image = np.zeros((3, 3))\nX = np.random.default_rng(0).random((6, 2))\nZ = hierarchy.linkage(X)\n")
+
+
+@needs_data_science
+@pytest.mark.parametrize("call, refusal", [
+    # ndimage turns coordinates into C integers: from 2**63 on they wrap (shift wrote the heap)
+    ("ndimage.shift(image, 1e20, order=1, mode='wrap')", "coordinates must be finite"),
+    ("ndimage.map_coordinates(image, np.full((2, 3), 2.0 ** 63), order=3, mode='wrap')", "coordinates must be finite"),
+    ("ndimage.map_coordinates(image, [[float('nan')], [0.0]])", "coordinates must be finite"),
+    ("ndimage.affine_transform(image, np.eye(2), offset=2.0 ** 63, order=3)", "coordinates must be finite"),
+    ("ndimage.affine_transform(image, np.eye(2) * 2.0 ** 40, order=3)", "a transform's matrix must be finite"),
+    ("ndimage.geometric_transform(image, lambda c: (2.0 ** 63, 0.0), order=3)", "coordinates must be finite"),
+    # scipy's own check of a linkage matrix skips one of a single row, and never reads R's or
+    # monocrit's length: the compiled code indexed the heap with them
+    ("hierarchy.fcluster(np.array([[0, 10 ** 6, 1.0, 2]]), 1)", "a linkage matrix's row i joins two clusters"),
+    ("hierarchy.leaves_list(np.array([[0, float('nan'), 1.0, 2]]))", "a linkage matrix's row i joins two clusters"),
+    ("hierarchy.maxdists(np.array([[0, 10 ** 6, 1.0, 2]]))", "a linkage matrix's row i joins two clusters"),
+    ("hierarchy.fcluster(Z, 1, R=np.zeros((1, 4)))", "the inconsistency matrix R has a row for each row"),
+    ("hierarchy.fcluster(Z, 1, criterion='monocrit', monocrit=np.zeros(1))", "monocrit has a row for each row"),
+    ("hierarchy.from_mlab_linkage(np.array([[1, 10 ** 6, 1.0]]))", "a linkage matrix's row i joins two clusters"),
+    # an empty code book: vq returned uninitialised memory as the codes
+    ("vq.vq(X, np.zeros((0, 2)))", "vq() needs a code book of at least one code"),
+])
+def test_numbers_that_scipys_compiled_code_trusts_are_checked(call, refusal):
+    reply = refused(COMPILED_INPUTS + f"print('ESCAPED', {call})", allowed=DS)
+    assert refusal in reply["error"], reply
+
+
+@needs_data_science
+def test_scipys_checked_functions_give_what_they_gave_before():
+    assert works(COMPILED_INPUTS + "a = np.arange(9.0).reshape(3, 3)\nresult = [\n"
+                 "    ndimage.shift(a, 1, order=1).tolist(),\n"
+                 "    ndimage.map_coordinates(a, [[0.5, 2], [0.5, 1]], order=1).tolist(),\n"
+                 "    ndimage.affine_transform(a, [1, 1], offset=[0, 1], order=0).tolist(),\n"
+                 "    ndimage.geometric_transform(a, lambda c: (c[0], c[1] - 1), order=0).tolist(),\n"
+                 "    hierarchy.fcluster(Z, 2, criterion='maxclust').tolist(),\n"
+                 "    hierarchy.fcluster(Z, 1.0, R=hierarchy.inconsistent(Z)).tolist(),\n"
+                 "    hierarchy.fcluster(Z, 0.5, criterion='monocrit', monocrit=hierarchy.maxdists(Z)).tolist(),\n"
+                 "    hierarchy.dendrogram(Z, no_plot=True)['ivl'],\n"
+                 "    hierarchy.from_mlab_linkage(hierarchy.to_mlab_linkage(Z)).shape,\n"
+                 "    hierarchy.leaves_list(Z.tolist()).tolist(),\n"
+                 "    vq.vq(X, vq.kmeans(X, 2, seed=1)[0])[0].tolist(),\n]", allowed=DS) == [
+        [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 3.0, 4.0]], [2.0, 7.0],
+        [[1.0, 2.0, 0.0], [4.0, 5.0, 0.0], [7.0, 8.0, 0.0]], [[0.0, 0.0, 1.0], [0.0, 3.0, 4.0], [0.0, 6.0, 7.0]],
+        [1, 2, 1, 1, 1, 1], [2, 3, 1, 1, 1, 2], [1, 2, 1, 1, 1, 1], ["1", "2", "3", "4", "0", "5"], [5, 4],
+        [1, 2, 3, 4, 0, 5], [1, 1, 0, 0, 0, 1]]
+
+
 WINDOW_BOUNDS = """
 import numpy as np
 import pandas as pd
