@@ -742,6 +742,10 @@ CHECKED_CALLS = {
                      for method in ("apply", "_transform", "_reduction_kernel_transform")), _function_argument),
     "matplotlib.pyplot.figure": _no_figure_hooks,
     "scipy.linalg._decomp_lu.lu_solve": _pivots_in_range,
+    # (None reaches the compiled method as a null glyph, which it reads: the child crashed)
+    "matplotlib.ft2font.FT2Font.draw_glyph_to_bitmap":
+        lambda self=None, image=None, x=None, y=None, glyph=None, *args, **kwargs:
+            None if glyph is not None else "it draws a glyph: pass font.load_char(code) or font.load_glyph(index)",
     **dict.fromkeys(("mpmath.identification.identify", "mpmath.identification.IdentificationMethods.identify"),
                     _constants_by_value),
     "mpmath.identify": lambda x=None, constants=None, *args, **kwargs: _constants_by_value(None, x, constants),

@@ -1417,6 +1417,15 @@ def test_the_deprecated_ft2image_is_refused(made):
 
 
 @needs_data_science
+def test_a_glyph_drawn_without_a_glyph_is_refused_not_a_crash():
+    """FT2Font.draw_glyph_to_bitmap(image, x, y, None) read a null glyph (SIGSEGV)."""
+    reply = refused("import numpy as np\nfrom matplotlib import ft2font, font_manager\n"
+                    "font = ft2font.FT2Font(font_manager.findfont('DejaVu Sans'))\n"
+                    "font.draw_glyph_to_bitmap(np.zeros((9, 9), np.uint8), 0, 0, None)", allowed=DS)
+    assert "pass font.load_char(code)" in reply["error"], reply
+
+
+@needs_data_science
 def test_blitting_copies_and_restores_the_canvas_as_before():
     assert works("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(3, 2), dpi=60)\n"
                  "line, = ax.plot([0, 1], [0, 1])\nfig.canvas.draw()\nbg = fig.canvas.copy_from_bbox(ax.bbox)\n"
