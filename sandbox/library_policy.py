@@ -310,7 +310,12 @@ FORCED_KEYWORDS = {
 _SPARSE_INDEXED = ("scipy.sparse._compressed._cs_matrix", "scipy.sparse._coo._coo_base")
 NOT_SUBCLASSED = {name: "scipy.sparse's routines trust a matrix's index arrays, which a subclass could serve: "
                         "use the matrix classes as they are" for name in _SPARSE_INDEXED}
-COPIED_ATTRIBUTES = dict.fromkeys(("indices", "indptr", "row", "col", "coords"), _SPARSE_INDEXED)
+# A k-d tree's compiled queries read its points at the positions its `indices` array holds,
+# which the tree (and each node of it) hands out as a writable view: a far position read
+# the heap.
+_KDTREE_INDEXED = ("scipy.spatial._ckdtree.cKDTree", "scipy.spatial._ckdtree.cKDTreeNode")
+COPIED_ATTRIBUTES = {**dict.fromkeys(("indptr", "row", "col", "coords"), _SPARSE_INDEXED),
+                     "indices": _SPARSE_INDEXED + _KDTREE_INDEXED}
 
 
 # Packages whose classes keep state that their compiled code trusts (BSpline's t, c and k are
@@ -361,7 +366,8 @@ def copied_attribute(obj, name: str, value, refuse):
     if type(obj) is super and obj.__self__ is not None:
         obj = obj.__self__  # super(coo_matrix, m).row: the same property, for the same matrix
     if kinds and isinstance(obj, type) and issubclass(obj, kinds):
-        raise refuse(f"{obj.__name__}.{name} is read on a matrix (m.{name}), which gives a read-only copy")
+        raise refuse(f"{obj.__name__}.{name} is read on the object (m.{name}, tree.{name}), which gives a "
+                     "read-only copy")
     if not kinds or not isinstance(obj, kinds):
         return value
 

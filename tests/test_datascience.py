@@ -347,8 +347,8 @@ SPARSE_DOORS = {
         ("shared_by_tocoo", "m = sp.csr_matrix(np.eye(2))\nm.tocoo(copy=False).col[0] = 10**7", "read-only"),
         # the property read from the class: its fget gave the live array
         ("property_fget", "m = sp.coo_matrix(np.eye(2))\nsp.coo_matrix.row.fget(m)[0] = 10**7",
-         "is read on a matrix"),
-        ("type_property_fget", "m = sp.coo_array(np.eye(2))\ntype(m).col.fget(m)[0] = 10**7", "is read on a matrix"),
+         "is read on the object"),
+        ("type_property_fget", "m = sp.coo_array(np.eye(2))\ntype(m).col.fget(m)[0] = 10**7", "is read on the object"),
         ("super_property", "m = sp.coo_matrix(np.eye(2))\nsuper(sp.coo_matrix, m).row[0] = 10**7", "read-only"),
         ("lil_rows", "m = sp.lil_matrix((2, 2))\nm[0, 0] = 1\nm.rows[0][0] = 10**7\nm = m.tocsr()",
          "indices must be"),
@@ -363,6 +363,30 @@ def test_scipy_sparse_index_arrays_stay_in_bounds(ds, name):
     code, advice = SPARSE_DOORS[name]
     r = ds.run(code, allowed=ALLOWED, timeout=30)
     assert not r["success"] and advice in r["error"] and r.get("signal") is None, (name, r)
+
+
+@pytest.mark.parametrize("write, advice", [
+    ("t.indices[0] = 10**6", "read-only"),
+    ("t.tree.indices[0] = 10**6", "read-only"),
+    ("t.tree.lesser.indices[0] = 10**6 if t.tree.lesser is not None else 10**6", "read-only"),
+    ("np.copyto(t.indices, np.full(40, 10**6))", "read-only"),
+    ("type(t).indices.__get__(t)[0] = 10**6", "is read on the object"),
+    ("spatial.cKDTree.indices.fget(t)[0] = 10**6", "is read on the object"),
+])
+def test_a_kd_trees_index_array_is_handed_out_read_only(ds, write, advice):
+    """A k-d tree's queries read its points at the positions its indices array holds,
+    which the tree handed out as a writable view: a far position read the heap."""
+    r = ds.run("import numpy as np\nfrom scipy import spatial\nt = spatial.cKDTree(np.random.default_rng(0).random((40, 3)))\n"
+               + write + "\nresult = str(t.query([0.5, 0.5, 0.5], k=40))", allowed=ALLOWED, timeout=30)
+    assert not r["success"] and advice in r["error"] and r.get("signal") is None, r
+
+
+def test_a_kd_tree_answers_as_before(ds):
+    r = ds.run("import numpy as np\nfrom scipy import spatial\npoints = np.array([[0.0, 0], [1, 0], [0, 2], [5, 5]])\n"
+               "t = spatial.KDTree(points)\nd, i = t.query([[0.1, 0.1], [4, 4]], k=2)\n"
+               "result = [i.tolist(), sorted(t.indices.tolist()), t.query_ball_point([0, 0], 1.5), "
+               "spatial.cKDTree(points).count_neighbors(spatial.cKDTree(points), 1.5)]", allowed=ALLOWED, timeout=30)
+    assert r["success"] and r["result"] == [[[0, 1], [3, 2]], [0, 1, 2, 3], [0, 1], 6], r
 
 
 @pytest.mark.parametrize("code", [
