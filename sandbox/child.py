@@ -144,6 +144,7 @@ def _restrict_paths(spec: ChildSpec) -> None:
     if spec.filesystem and spec.namespaced:
         writable.append(artifacts.WORKSPACE)
     devices = [f"/dev/{d}" for d in mounts.DEVICES]
+    writable += [f"/dev/{d}" for d in mounts.SINK_DEVICES]  # (a file: write and truncate, nothing else)
     proxy_port = [namespaces.PROXY_ADDRESS[1]] if spec.network else []
     landlock.restrict(list(spec.readable) + devices, writable, connect_ports=proxy_port)
 

@@ -21,6 +21,7 @@ WORKSPACE = "/workspace"    # the filesystem profile's writable, size-capped wor
 TMP_SIZE = 16 << 20         # the private /tmp (and the workspace's inode count)
 TMP_INODES = 4096
 DEVICES = ("null", "zero", "full", "random", "urandom")
+SINK_DEVICES = ("null", "zero", "full")  # writable too: C libraries fopen("/dev/null", "w") (qhull's messages)
 SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib")
 NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf",
                  "/etc/ssl", "/etc/ca-certificates", "/usr/share/ca-certificates", "/etc/services",

@@ -10,7 +10,7 @@ import base64
 import pytest
 from local_http import serving
 
-from runner_harness import MiB, SyncRunner
+from runner_harness import MiB, SyncRunner, only_layers
 
 from sandbox import egress_policy
 
@@ -136,6 +136,25 @@ def test_without_the_profile_the_cwd_is_a_scratch_directory_that_goes_with_the_r
         # each run has its own: what the last one left is gone
         r = runner.run("import os\nresult = os.listdir('.')")
         assert r["success"] and r["result"] == [], r
+    finally:
+        runner.close()
+
+
+DEVICE_WRITES = ("def attempt(path):\n    try:\n        with open(path, 'w') as f:\n            f.write('x')\n"
+                 "        return 'written'\n    except OSError as e:\n        return type(e).__name__\n"
+                 "result = [attempt('/dev/' + d) for d in ('null', 'zero', 'urandom', 'random', 'sandbox-probe')]")
+
+
+@pytest.mark.parametrize("layers", ["all", "landlock alone"])
+def test_the_sink_devices_take_writes_and_no_other_device_does(layers):
+    """C libraries fopen("/dev/null", "w") for messages they drop (matplotlib's qhull, so
+    tricontour failed): null and zero take writes (full answers ENOSPC as it should); the
+    entropy devices, and a new file beside them, stay refused."""
+    runner = SyncRunner(**({} if layers == "all" else {"disabled_layers": only_layers("landlock")}))
+    try:
+        r = runner.run(DEVICE_WRITES, restricted=False)
+        assert r["success"] and r["result"][:2] == ["written", "written"], r
+        assert "written" not in r["result"][2:], r
     finally:
         runner.close()
 

@@ -1352,6 +1352,17 @@ result = summarize(orders)
 """)
 
 # ---------------------------------------------------------------- data science
+# A filled contour over scattered points: matplotlib triangulates them with qhull, which
+# opens /dev/null for its messages
+snippet("data", """
+import numpy as np
+import matplotlib.pyplot as plt
+rng = np.random.default_rng(0)
+x, y = rng.random(40), rng.random(40)
+fig, ax = plt.subplots()
+contours = ax.tricontourf(x, y, x * y, levels=5)
+result = len(contours.levels)
+""", DATA)
 snippet("data", """
 import pandas as pd
 df = pd.DataFrame({"city": ["a", "b", "a", "c"], "sales": [10, 20, 30, 40]})
