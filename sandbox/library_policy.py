@@ -246,6 +246,12 @@ FINAL_CLASSES = {
                     "pandas' compiled code trusts what the methods of its arrays, indexes and dtypes return (codes, "
                     "positions): use them as they are, and keep your own logic in functions or a class that holds "
                     "a Series"),
+    # compiled classes whose state is in the instance's __dict__: their code names no
+    # attribute the state rule (state_names) can see, and reads simplices it is given
+    **dict.fromkeys(("scipy.spatial._qhull._QhullUser", "scipy.interpolate._interpnd.NDInterpolatorBase"),
+                    "its compiled code reads positions from the state it keeps (a triangulation's simplices), "
+                    "which a subclass could set: use it as it is, and keep your own logic in functions or a class "
+                    "that holds one"),
 }
 
 
@@ -310,12 +316,21 @@ FORCED_KEYWORDS = {
 _SPARSE_INDEXED = ("scipy.sparse._compressed._cs_matrix", "scipy.sparse._coo._coo_base")
 NOT_SUBCLASSED = {name: "scipy.sparse's routines trust a matrix's index arrays, which a subclass could serve: "
                         "use the matrix classes as they are" for name in _SPARSE_INDEXED}
-# A k-d tree's compiled queries read its points at the positions its `indices` array holds,
-# which the tree (and each node of it) hands out as a writable view: a far position read
-# the heap.
+# The same for the index arrays that other objects hand out as writable views of their
+# own, and that their compiled code reads positions from later: a k-d tree's queries read
+# its points at `indices`; a Delaunay triangulation's find_simplex (and the interpolators
+# built on one) walk its `simplices` and `neighbors`; matplotlib's triangulation hands its
+# `triangles`, `neighbors` and `edges` to its C++ trifinder and contourer. A far position
+# written into one read the heap.
 _KDTREE_INDEXED = ("scipy.spatial._ckdtree.cKDTree", "scipy.spatial._ckdtree.cKDTreeNode")
+_DELAUNAY = ("scipy.spatial._qhull.Delaunay",)
+_MPL_TRIANGULATION = ("matplotlib.tri._triangulation.Triangulation",)
 COPIED_ATTRIBUTES = {**dict.fromkeys(("indptr", "row", "col", "coords"), _SPARSE_INDEXED),
-                     "indices": _SPARSE_INDEXED + _KDTREE_INDEXED}
+                     "indices": _SPARSE_INDEXED + _KDTREE_INDEXED,
+                     **dict.fromkeys(("simplices", "vertex_to_simplex", "vertex_neighbor_vertices", "convex_hull",
+                                      "coplanar"), _DELAUNAY),
+                     "neighbors": _DELAUNAY + _MPL_TRIANGULATION,
+                     **dict.fromkeys(("triangles", "edges", "mask"), _MPL_TRIANGULATION)}
 
 
 # Packages whose classes keep state that their compiled code trusts (BSpline's t, c and k are

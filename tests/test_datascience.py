@@ -381,6 +381,42 @@ def test_a_kd_trees_index_array_is_handed_out_read_only(ds, write, advice):
     assert not r["success"] and advice in r["error"] and r.get("signal") is None, r
 
 
+TRIANGULATIONS = ("import numpy as np\nfrom scipy import spatial, interpolate\nimport matplotlib.tri as mtri\n"
+                  "P = np.random.default_rng(0).random((30, 2))\nd = spatial.Delaunay(P)\n"
+                  "tr = mtri.Triangulation(P[:, 0], P[:, 1])\nprobe = np.full((5, 2), 0.3)\n")
+
+
+@pytest.mark.parametrize("write, advice", [
+    ("d.neighbors[:, 0] = 10**6\nresult = str(d.find_simplex(probe))", "read-only"),
+    ("d.simplices[:, 0] = 10**6\nresult = str(d.find_simplex(probe, bruteforce=True))", "read-only"),
+    ("f = interpolate.LinearNDInterpolator(P, np.zeros(30))\nf.tri.simplices[:] = 10**6\nresult = str(f(probe))",
+     "read-only"),
+    ("tr.get_cpp_triangulation()\ntr.triangles[0, 0] = 10**6\nresult = str(tr.get_trifinder()(probe[:, 0], probe[:, 1]))",
+     "read-only"),
+    ("tr.neighbors[:] = 10**6\nresult = str(mtri.LinearTriInterpolator(tr, np.zeros(30))(probe[:, 0], probe[:, 1]))",
+     "read-only"),
+    # compiled classes whose state sits in the instance's __dict__, where a subclass could set it
+    ("class D(spatial.Delaunay):\n    pass\nresult = str(D(P).simplices)", "its compiled code reads positions"),
+    ("class F(interpolate.CloughTocher2DInterpolator):\n    pass\nresult = str(F(P, np.zeros(30)))",
+     "its compiled code reads positions"),
+])
+def test_a_triangulations_index_arrays_are_handed_out_read_only(ds, write, advice):
+    """A Delaunay triangulation (and the interpolators on one) and matplotlib's
+    triangulation handed out the simplices their compiled code walks as writable views: a
+    far position read the heap (SIGSEGV)."""
+    r = ds.run(TRIANGULATIONS + write, allowed=ALLOWED, timeout=30)
+    assert not r["success"] and advice in r["error"] and r.get("signal") is None, r
+
+
+def test_triangulations_answer_as_before(ds):
+    r = ds.run(TRIANGULATIONS + "tr.set_mask(np.zeros(len(tr.triangles), bool))\nresult = [len(d.simplices), "
+               "bool(d.find_simplex([[0.5, 0.5]])[0] >= 0), len(d.neighbors), len(tr.triangles), int(tr.mask.sum()), "
+               "bool(tr.get_trifinder()(0.5, 0.5) >= 0), "
+               "round(float(interpolate.LinearNDInterpolator(P, P[:, 0])([[0.5, 0.5]])[0]), 6)]",
+               allowed=ALLOWED, timeout=30)
+    assert r["success"] and r["result"] == [49, True, 49, 49, 0, True, 0.5], r
+
+
 def test_a_kd_tree_answers_as_before(ds):
     r = ds.run("import numpy as np\nfrom scipy import spatial\npoints = np.array([[0.0, 0], [1, 0], [0, 2], [5, 5]])\n"
                "t = spatial.KDTree(points)\nd, i = t.query([[0.1, 0.1], [4, 4]], k=2)\n"
