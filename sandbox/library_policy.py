@@ -318,15 +318,19 @@ NOT_SUBCLASSED = {name: "scipy.sparse's routines trust a matrix's index arrays, 
                         "use the matrix classes as they are" for name in _SPARSE_INDEXED}
 # The same for the index arrays that other objects hand out as writable views of their
 # own, and that their compiled code reads positions from later: a k-d tree's queries read
-# its points at `indices`; a Delaunay triangulation's find_simplex (and the interpolators
+# its points at `indices`, a pandas SparseArray's operations its values at its sp_index's
+# `indices` (or `blocs` and `blengths`); a Delaunay triangulation's find_simplex (and the interpolators
 # built on one) walk its `simplices` and `neighbors`; matplotlib's triangulation hands its
 # `triangles`, `neighbors` and `edges` to its C++ trifinder and contourer. A far position
 # written into one read the heap.
 _KDTREE_INDEXED = ("scipy.spatial._ckdtree.cKDTree", "scipy.spatial._ckdtree.cKDTreeNode")
 _DELAUNAY = ("scipy.spatial._qhull.Delaunay",)
 _MPL_TRIANGULATION = ("matplotlib.tri._triangulation.Triangulation",)
+# (a pandas SparseArray's sp_index: where its values sit, and in blocks of what length)
+_PANDAS_SPARSE_INDEX = ("pandas._libs.sparse.IntIndex", "pandas._libs.sparse.BlockIndex")
 COPIED_ATTRIBUTES = {**dict.fromkeys(("indptr", "row", "col", "coords"), _SPARSE_INDEXED),
-                     "indices": _SPARSE_INDEXED + _KDTREE_INDEXED,
+                     "indices": _SPARSE_INDEXED + _KDTREE_INDEXED + _PANDAS_SPARSE_INDEX,
+                     **dict.fromkeys(("blocs", "blengths"), _PANDAS_SPARSE_INDEX[1:]),
                      **dict.fromkeys(("simplices", "vertex_to_simplex", "vertex_neighbor_vertices", "convex_hull",
                                       "coplanar"), _DELAUNAY),
                      "neighbors": _DELAUNAY + _MPL_TRIANGULATION,

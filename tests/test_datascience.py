@@ -417,6 +417,20 @@ def test_triangulations_answer_as_before(ds):
     assert r["success"] and r["result"] == [49, True, 49, 49, 0, True, 0.5], r
 
 
+@pytest.mark.parametrize("write", [
+    "a.sp_index.indices[0] = 10**8\nresult = str(a + a)",
+    "b.sp_index.blengths[...] = 10**8\nresult = str(b == b)",
+    "b.sp_index.blocs[...] = 10**8\nresult = str(b[1:3])",
+])
+def test_a_sparse_arrays_index_is_handed_out_read_only(ds, write):
+    """pandas' SparseArray operations read its values at the positions its sp_index holds,
+    which it handed out as writable arrays: a far block length crashed b == b (SIGSEGV)."""
+    r = ds.run("import pandas as pd\na = pd.arrays.SparseArray([0, 1.0, 0, 2.0], fill_value=0)\n"
+               "b = pd.arrays.SparseArray([0, 1.0, 0, 2.0, 0, 3.0], kind='block', fill_value=0)\n" + write,
+               allowed=ALLOWED, timeout=30)
+    assert not r["success"] and "read-only" in r["error"] and r.get("signal") is None, r
+
+
 def test_a_kd_tree_answers_as_before(ds):
     r = ds.run("import numpy as np\nfrom scipy import spatial\npoints = np.array([[0.0, 0], [1, 0], [0, 2], [5, 5]])\n"
                "t = spatial.KDTree(points)\nd, i = t.query([[0.1, 0.1], [4, 4]], k=2)\n"
