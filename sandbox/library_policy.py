@@ -319,7 +319,8 @@ NOT_SUBCLASSED = {name: "scipy.sparse's routines trust a matrix's index arrays, 
 # The same for the index arrays that other objects hand out as writable views of their
 # own, and that their compiled code reads positions from later: a k-d tree's queries read
 # its points at `indices`, a pandas SparseArray's operations its values at its sp_index's
-# `indices` (or `blocs` and `blengths`); a Delaunay triangulation's find_simplex (and the interpolators
+# `indices` (or `blocs` and `blengths`), a SuperLU factorisation's solve() its rows at
+# `perm_r` and `perm_c`; a Delaunay triangulation's find_simplex (and the interpolators
 # built on one) walk its `simplices` and `neighbors`; matplotlib's triangulation hands its
 # `triangles`, `neighbors` and `edges` to its C++ trifinder and contourer. A far position
 # written into one read the heap.
@@ -334,7 +335,9 @@ COPIED_ATTRIBUTES = {**dict.fromkeys(("indptr", "row", "col", "coords"), _SPARSE
                      **dict.fromkeys(("simplices", "vertex_to_simplex", "vertex_neighbor_vertices", "convex_hull",
                                       "coplanar"), _DELAUNAY),
                      "neighbors": _DELAUNAY + _MPL_TRIANGULATION,
-                     **dict.fromkeys(("triangles", "edges", "mask"), _MPL_TRIANGULATION)}
+                     **dict.fromkeys(("triangles", "edges", "mask"), _MPL_TRIANGULATION),
+                     # (a SuperLU factorisation's row and column permutations, which solve() applies)
+                     **dict.fromkeys(("perm_r", "perm_c"), ("scipy.sparse.linalg._dsolve._superlu.SuperLU",))}
 
 
 # Packages whose classes keep state that their compiled code trusts (BSpline's t, c and k are

@@ -431,6 +431,20 @@ def test_a_sparse_arrays_index_is_handed_out_read_only(ds, write):
     assert not r["success"] and "read-only" in r["error"] and r.get("signal") is None, r
 
 
+@pytest.mark.parametrize("write", ["lu.perm_r[:] = 10**6", "lu.perm_c[:] = 10**6"])
+def test_a_sparse_factorisations_permutations_are_handed_out_read_only(ds, write):
+    """SuperLU.solve applies the permutations it handed out as writable arrays: a far
+    row crashed it (SIGSEGV)."""
+    r = ds.run("import numpy as np\nfrom scipy import sparse\nfrom scipy.sparse import linalg\n"
+               "lu = linalg.splu(sparse.csc_matrix(np.eye(3) * 2))\n" + write + "\nresult = str(lu.solve(np.ones(3)))",
+               allowed=ALLOWED, timeout=30)
+    assert not r["success"] and "read-only" in r["error"] and r.get("signal") is None, r
+    r = ds.run("import numpy as np\nfrom scipy import sparse\nfrom scipy.sparse import linalg\n"
+               "lu = linalg.splu(sparse.csc_matrix(np.diag([2.0, 4.0, 8.0])))\n"
+               "result = [lu.solve(np.ones(3)).tolist(), sorted(lu.perm_r.tolist())]", allowed=ALLOWED, timeout=30)
+    assert r["success"] and r["result"] == [[0.5, 0.25, 0.125], [0, 1, 2]], r
+
+
 def test_a_kd_tree_answers_as_before(ds):
     r = ds.run("import numpy as np\nfrom scipy import spatial\npoints = np.array([[0.0, 0], [1, 0], [0, 2], [5, 5]])\n"
                "t = spatial.KDTree(points)\nd, i = t.query([[0.1, 0.1], [4, 4]], k=2)\n"
