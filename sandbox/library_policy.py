@@ -887,7 +887,8 @@ def resolve() -> None:
 def _find_other_bindings() -> None:
     """Once per resolve() (the fork server, then after a snippet's imports): one
     pass over the loaded modules' names."""
-    for qualified in (*SWITCHED_OFF, *NO_PROGRAMS, *NEUTRAL_WHILE_RUNNING, *CHECKED_SOURCE, *CHECKED_CALLS):
+    for qualified in (*SWITCHED_OFF, *NO_PROGRAMS, *NEUTRAL_WHILE_RUNNING, *CHECKED_SOURCE, *CHECKED_CALLS,
+                      *FORCED_KEYWORDS, *WRAPPED_WHILE_RUNNING):
         if qualified not in _originals and qualified.rpartition(".")[0] in sys.modules:  # a module's function
             value = lookup(qualified)
             if callable(value):       # (first seen outside a run: the original)
