@@ -982,6 +982,29 @@ def test_programs_are_switched_off_while_a_snippet_runs_and_back_after():
 
 
 @needs_data_science
+def test_every_binding_of_a_wrapped_library_function_is_wrapped_and_back_after():
+    """scipy.ndimage.shift is also bound in the modules that define and re-export it: the
+    check must be at each of them while a snippet runs, and gone after."""
+    def check():
+        import numpy as np
+        import scipy.ndimage
+        from scipy.ndimage import _interpolation, _ndimage_api
+        from sandbox import library_policy
+        before = _interpolation.shift
+        library_policy.resolve()
+        refused_at = []
+        with library_policy.SwitchedOff(lambda message: RuntimeError(message)):
+            for module in (scipy.ndimage, _interpolation, _ndimage_api):
+                try:
+                    module.shift(np.zeros(3), 1e20, order=1)
+                except RuntimeError as e:
+                    refused_at.append("coordinates must be finite" in str(e))
+        return [refused_at, _interpolation.shift is before and scipy.ndimage.shift is before]
+    payload, status = run_in_child(check)
+    assert payload == {"value": [[True, True, True], True]}, (status, payload)
+
+
+@needs_data_science
 def test_multiprocessing_starts_no_python_for_a_library():
     """scipy's workers=2 starts multiprocessing's forkserver through _posixsubprocess
     (not subprocess): a whole Python outside the guards that unpickles what it is sent.
