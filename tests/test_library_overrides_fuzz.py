@@ -13,6 +13,7 @@ runs it (marked slow); the default run checks only that it finds the index crash
 
 from __future__ import annotations
 
+import faulthandler
 import importlib.util
 import os
 import signal
@@ -76,6 +77,7 @@ def _died_by_signal(operation) -> str | None:
     pid = os.fork()
     if pid == 0:  # (the child: whatever happens, it leaves by _exit or by a signal)
         try:
+            faulthandler.disable()  # (pytest's: a crash found is the answer, not a traceback in the log)
             signal.alarm(10)
             os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
             warnings.simplefilter("ignore")
