@@ -818,6 +818,7 @@ _attribute_types: dict[str, tuple] = {}
 _originals: dict[str, object] = {}
 other_bindings: dict[str, tuple] = {}
 _resolved_with = -1                    # len(sys.modules) at the last resolve()
+SETTLE_ROUNDS = 5                      # settle(): a lazy import rarely leads to a second
 
 
 def writable_attribute(obj, name) -> bool:
@@ -910,6 +911,23 @@ def _find_other_bindings() -> None:
     for qualified, sites in found.items():
         known = other_bindings.get(qualified, ())
         other_bindings[qualified] = known + tuple(site for site in sites if site not in known)
+
+
+def settle() -> None:
+    """In the fork server, once its modules are imported: resolve() and apply the tables
+    once, until neither imports anything more. Looking an entry up can import a library's
+    lazy submodule (scipy.cluster, at the first look at scipy.cluster.hierarchy), and so
+    can resolve() itself: done here, once, and not in the first run of every child; and
+    refresh() then compares with the final count, so a child's first import does not
+    resolve everything again (about 30 ms in the data-science profile, bench/README.md)."""
+    for _round in range(SETTLE_ROUNDS):
+        loaded = len(sys.modules)
+        import_companions()
+        resolve()
+        with SwitchedOff(PermissionError):  # (nothing runs: refuse is never called)
+            pass
+        if len(sys.modules) == loaded == _resolved_with:
+            return
 
 
 def refresh() -> None:

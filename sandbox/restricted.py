@@ -91,8 +91,7 @@ def preload(modules: Iterable[str]) -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a missing or broken optional module is skipped
             pass
-    library_policy.import_companions()
-    library_policy.resolve()
+    library_policy.settle()
 
 
 def _base_result() -> dict:

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import child as child_mod
-from . import cutting, kernel, namespaces, outcome, protocol
+from . import cutting, kernel, library_policy, namespaces, outcome, protocol
 from .cloner import Cloner
 
 READ_CHUNK = 1 << 16
@@ -119,6 +119,9 @@ class Zygote:
     def prepare(self) -> None:
         from . import layers
         self.spec, self.layer_report = layers.establish(self, self.config)
+        # every import done: the tables resolved against the modules the children start with,
+        # or each child's first import would resolve them all again (library_policy.settle)
+        library_policy.settle()
         self.cloner = Cloner.start(self.spec, self.own_pidfd)
         self.send({"op": "hello", "pid": os.getpid(), "layers": self.layer_report,
                    "active": sorted(self.spec.layers)})

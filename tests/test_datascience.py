@@ -25,6 +25,19 @@ def ds():
     runner.close()
 
 
+def test_children_start_with_the_library_tables_resolved(ds):
+    """As in the basic profile (test_runner), and with the lazy submodules that the
+    tables' lookups import (scipy.cluster) already imported by the fork server: before
+    library_policy.settle each child imported them in its first run and resolved the
+    tables again at its first import, some 50 ms of copied memory per execution."""
+    from test_runner import RESOLVED_STATE
+    r = ds.run(RESOLVED_STATE + "\nresult.append('scipy.cluster' in sys.modules)", restricted=False)
+    assert r["success"], r
+    resolved_with, loaded, lazy_imported = r["result"]
+    assert resolved_with == loaded
+    assert lazy_imported
+
+
 def test_pandas_numpy_idioms_under_the_guards(ds):
     r = ds.run("import pandas as pd\nimport numpy as np\n"
                "df = pd.DataFrame({'x': np.arange(5), 'y': np.arange(5) ** 2})\n"

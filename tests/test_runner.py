@@ -60,6 +60,19 @@ def test_last_expression_is_the_result(full):
     assert ok(full.run("x = 20\nx * 2 + 2"))["result"] == 42
 
 
+# (read with RestrictedPython off: the snippet then sees the child's own modules)
+RESOLVED_STATE = ("import sys\nlp = sys.modules['sandbox.library_policy']\n"
+                  "result = [lp._resolved_with, len(sys.modules)]")
+
+
+def test_children_start_with_the_library_tables_resolved(full):
+    """The fork server resolves library_policy's tables after its last import
+    (library_policy.settle): otherwise every child's first import resolves them all
+    again, a walk over every module's names that copies much of the child's memory."""
+    resolved_with, loaded = ok(full.run(RESOLVED_STATE, restricted=False))["result"]
+    assert resolved_with == loaded
+
+
 def test_runtime_error_has_line(full):
     r = failed(full.run("a = 1\nb = 0\nc = a / b\n"), "runtime_error")
     assert r["line"] == 3
