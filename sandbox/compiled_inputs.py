@@ -20,6 +20,11 @@ MAX_TRANSFORM_ENTRY = 2.0 ** 24     # x an output of at most 2**31 per axis, 32 
 # Agg sizes a canvas region's buffer as width * height * 4 bytes in a C int
 MAX_REGION_PIXELS = 1 << 28
 
+# A library function's signature, worked out once: the wrappers are made again for every
+# restricted run, and inspect.signature was most of that run's set-up in the data-science
+# profile (bench/README.md). Keyed by the function itself, which the snippet cannot change.
+signature_of = functools.cache(inspect.signature)
+
 
 def _numbers(value, refuse, what: str):
     numpy = sys.modules["numpy"]
@@ -34,7 +39,7 @@ def _with_checked_arguments(checks: dict):
     check(value, refuse, arguments) returning what the function gets instead) are checked
     when the function is called, by whoever calls it."""
     def make(original, refuse):
-        signature = inspect.signature(original)
+        signature = signature_of(original)
 
         @functools.wraps(original)
         def checked(*args, **kwargs):

@@ -22,13 +22,12 @@ import contextlib
 import errno
 import functools
 import importlib
-import inspect
 import string
 import sys
 import types
 
 from . import generated_code, profiles, stand_ins
-from .compiled_inputs import WRAPPED_WHILE_RUNNING
+from .compiled_inputs import WRAPPED_WHILE_RUNNING, signature_of
 
 # qualified name -> what to do instead. Re-exports are covered: the check is by object.
 REFUSED_OBJECTS = {
@@ -991,7 +990,7 @@ def keyword_guard(function, refuse):
 
 
 def _with_keywords(original, *, forced: dict):
-    signature = inspect.signature(original)
+    signature = signature_of(original)
 
     @functools.wraps(original)
     def forcing(*args, **kwargs):
@@ -1064,6 +1063,8 @@ class SwitchedOff:
 
     def _replace(self, qualified: str, make) -> None:
         owner_name, _, attr = qualified.rpartition(".")
+        if owner_name.partition(".")[0] not in sys.modules:
+            return  # (most entries, in most runs: a library not imported; lookup() would find nothing)
         owner = sys.modules.get(owner_name) or lookup(owner_name)  # (a module, or a class)
         if owner is None or not hasattr(owner, attr):
             return
