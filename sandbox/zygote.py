@@ -16,6 +16,7 @@ pid namespace its death takes everything inside with it.
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import secrets
@@ -122,6 +123,11 @@ class Zygote:
         # every import done: the tables resolved against the modules the children start with,
         # or each child's first import would resolve them all again (library_policy.settle)
         library_policy.settle()
+        # What every child inherits stays out of its collections: a full collection in a
+        # child would visit (and so copy) every page of ours, whenever this process's
+        # counters at the clone happen to call for one.
+        gc.collect()
+        gc.freeze()
         self.cloner = Cloner.start(self.spec, self.own_pidfd)
         self.send({"op": "hello", "pid": os.getpid(), "layers": self.layer_report,
                    "active": sorted(self.spec.layers)})
