@@ -113,3 +113,77 @@ def test_children_of_one_template_do_not_share_their_random_state(runner):
     reseeded in each (its at-fork hook), or one execution predicts the next."""
     values = [runner.run("import random\nresult = random.getrandbits(64)")["result"] for _ in range(6)]
     assert len(set(values)) == len(values), values
+
+
+# ---- huge pages for what the children share (kernel.collapse_to_huge_pages) ----
+
+def can_collapse() -> bool:
+    """MADV_COLLAPSE is Linux 6.1; it works in every THP mode but 'never'."""
+    release = tuple(int(part) for part in os.uname().release.split(".")[:2])
+    try:
+        mode = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+    return release >= (6, 1) and "[never]" not in mode
+
+
+def _huge_kb_at(address: int) -> int:
+    """AnonHugePages of the mapping of this process that holds `address`."""
+    inside, huge = False, 0
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        bounds = line.split()[0]
+        if "-" in bounds and ":" not in bounds:
+            start, end = (int(x, 16) for x in bounds.split("-"))
+            inside = start <= address < end
+        elif inside and line.startswith("AnonHugePages:"):
+            huge = int(line.split()[1])
+    return huge
+
+
+def _mapped(size: int, touched_pages: int):
+    """An anonymous private mapping of `size` with its first pages written."""
+    import mmap
+    import ctypes
+    region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    for page in range(touched_pages):
+        region[page * mmap.PAGESIZE] = 1
+    address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    return region, address
+
+
+def _resident_pages(address: int, size: int) -> int:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    vector = ctypes.create_string_buffer(size // os.sysconf("SC_PAGE_SIZE"))
+    assert libc.mincore(address, size, vector) == 0
+    return sum(byte & 1 for byte in vector.raw)
+
+
+@pytest.mark.skipif(not can_collapse(), reason="MADV_COLLAPSE needs Linux 6.1 and THP not 'never'")
+def test_dense_memory_is_collapsed_into_huge_pages():
+    from sandbox import kernel
+    size = 8 << 20
+    region, address = _mapped(size, size // os.sysconf("SC_PAGE_SIZE"))
+    try:
+        assert _huge_kb_at(address) == 0
+        assert kernel.collapse_to_huge_pages() >= 4 << 20
+        assert _huge_kb_at(address) >= 4096   # (at least the two 2 MB ranges aligned inside)
+    finally:
+        region.close()
+
+
+def test_sparse_memory_is_left_alone():
+    """A range mostly not in memory is not collapsed: a 2 MB page there would fill it."""
+    from sandbox import kernel
+    size = 8 << 20
+    region, address = _mapped(size, 0)
+    for page in range(0, size, 512 << 10):   # one 4 KB page in every 512 KB
+        region[page] = 1
+    try:
+        before = _resident_pages(address, size)
+        kernel.collapse_to_huge_pages()
+        assert _resident_pages(address, size) == before == 16
+        assert _huge_kb_at(address) == 0
+    finally:
+        region.close()
