@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import platform
@@ -699,7 +700,8 @@ async def bench_modes(p: dict, log) -> dict:
     (the baseline), in a sandbox session (no clone: the process stays), and
     with the network profile (a network namespace with loopback up and the
     proxy listener handed over per child); plus a GET through the egress proxy
-    to a server on 127.0.0.1 (allowed by address)."""
+    to a server on 127.0.0.1 (allowed by address); and, when the optional extra is
+    installed, the data-science profile: the trivial call and a small pandas one."""
     from local_http import serving
     from mcp_client import open_session
     n, warmup = p["lat_modes"], p["warmup"]
@@ -730,7 +732,18 @@ async def bench_modes(p: dict, log) -> dict:
                    f"result = urllib.request.urlopen('http://127.0.0.1:{port}/', timeout=5).read().decode()")
             log(f"  network profile, GET through the proxy x{n}")
             out["network_get"] = await series(server, lambda: call_code(server, get, "proxied"))
+    if importlib.util.find_spec("pandas") is not None:   # (the optional extra)
+        env = {**server_env(POOL), "SANDBOX_ENABLE_DATA_SCIENCE": "true"}
+        async with open_session(env, timeout=120.0, start_timeout=180.0) as server:
+            log(f"  data-science profile, trivial x{n}")
+            out["datascience_trivial"] = await series(server, lambda: mcp_call(server, "trivial"))
+            log(f"  data-science profile, pandas x{n}")
+            out["datascience_pandas"] = await series(server, lambda: call_code(server, PANDAS_SNIPPET, 6))
     return out
+
+
+# a small everyday data-science call: the import, a frame, a sum
+PANDAS_SNIPPET = 'import pandas as pd\ndf = pd.DataFrame({"a": [1, 2, 3]})\nresult = int(df["a"].sum())'
 
 
 def bench_compat(p: dict, log) -> dict:
@@ -763,10 +776,11 @@ def bench_compat(p: dict, log) -> dict:
 
 def render_modes(modes: dict) -> list:
     base = modes.get("one_shot") or {}
-    lines = [f"one call, four ways (MCP stdio, pool {POOL}, back-to-back; ratios to one-shot):",
+    lines = [f"one call, several ways (MCP stdio, pool {POOL}, back-to-back; ratios to one-shot):",
              f"  {'':<34}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms/call':>13}{'p50 x':>8}{'CPU x':>8}"]
     labels = {"one_shot": "one-shot (the baseline)", "session_call": "a call in a session",
-              "network_trivial": "network profile, trivial", "network_get": "network profile, GET via proxy"}
+              "network_trivial": "network profile, trivial", "network_get": "network profile, GET via proxy",
+              "datascience_trivial": "data-science profile, trivial", "datascience_pandas": "data-science, pandas frame"}
     base_cpu = _get(base, "cpu", "cpu_ms_per_call", "ours_total")
     for key, label in labels.items():
         r = modes.get(key) or {}
