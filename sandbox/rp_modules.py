@@ -95,6 +95,12 @@ class MetaclassName:
         raise self._refuse(f"{name} is a metaclass, which makes classes from any namespace: write a class "
                            f"statement, class C(metaclass={name}) (or derive from abc.ABC)")
 
+    def __getattr__(self, name: str):
+        # (only what the slots and methods above lack: the unbound ABCMeta.register(Base, C), say)
+        raise AttributeError(f"the sandbox's abc.ABCMeta only names the metaclass, and has no {name!r}: "
+                             f"call it on the abstract class itself, e.g. Sequence.register(C) or "
+                             f"MyBase.register(C)")
+
     def __repr__(self) -> str:
         return f"<class '{self._real.__module__}.{self._real.__qualname__}'>"
 

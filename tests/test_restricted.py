@@ -1777,6 +1777,16 @@ def test_a_class_statement_takes_metaclass_abcmeta():
     assert result == [9, True, True, False], result
 
 
+def test_abcmeta_register_unbound_says_to_call_it_on_the_abstract_class():
+    reply, _, _ = run("import abc, collections.abc\nclass C:\n    pass\nabc.ABCMeta.register(collections.abc.Sequence, C)")
+    assert reply["error_type"] == "runtime_error", reply
+    assert "AttributeError" in reply["error"] and "Sequence.register(C)" in reply["error"], reply
+    result, _ = ok("import abc, collections.abc\nclass C:\n    pass\ncollections.abc.Sequence.register(C)\n"
+                   "result = [issubclass(C, collections.abc.Sequence), hasattr(abc.ABCMeta, 'register'),\n"
+                   "          getattr(abc.ABCMeta, 'mro', 'absent')]")
+    assert result == [True, False, "absent"], result
+
+
 @pytest.mark.parametrize("code", [
     "class C(metaclass=print):\n    pass",
     "class M(type):\n    pass\nclass C(metaclass=M):\n    pass",
