@@ -363,8 +363,8 @@ def test_forged_frames_with_restricted_python_off(server):
         assert data["tool_calls"] == []
     # a flood of calls without waiting for answers: the second one is out of turn
     data, _ = run(server, "from sandbox import tools_object\n" if False else
-                  "import json, os, struct, gc\n"
-                  "channel = [o for o in gc.get_objects() if type(o).__name__ == '_Channel'][0]\n"
+                  "import json, os, struct, sys\n"
+                  "channel = sys.modules['sandbox.tools_object']._CHANNEL\n"
                   "for i in range(50):\n"
                   "    head = json.dumps({'kind': 'tool_call', 'nonce': channel.nonce, 'call_id': i + 1,\n"
                   "                       'server': 'faults', 'tool': 'add', 'arguments': {'a': i, 'b': 0}}).encode()\n"
@@ -374,8 +374,8 @@ def test_forged_frames_with_restricted_python_off(server):
     assert data["error_type"] == "internal_error" and "out of turn" in data["error"], data
     assert len(data["tool_calls"]) <= 1
     # a call sent before the answer to the one before was read: answers must not pile up
-    data, _ = run(server, "import json, os, struct, gc, time\n"
-                          "channel = [o for o in gc.get_objects() if type(o).__name__ == '_Channel'][0]\n"
+    data, _ = run(server, "import json, os, struct, sys, time\n"
+                          "channel = sys.modules['sandbox.tools_object']._CHANNEL\n"
                           "def call(i):\n"
                           "    head = json.dumps({'kind': 'tool_call', 'nonce': channel.nonce, 'call_id': i,\n"
                           "                       'server': 'faults', 'tool': 'echo', 'arguments': {'text': 'x' * 100000}}).encode()\n"
@@ -419,8 +419,8 @@ def test_forged_deep_arguments_end_their_run_alone(server):
     session = server.call("create_session", {})[0]["session_id"]
     assert server.call("execute_code", {"code": "kept = 41", "session_id": session})[0]["success"]
     for depth in (300, 980):
-        data, _ = run(server, "import gc, os, struct\n"
-                              "channel = [o for o in gc.get_objects() if type(o).__name__ == '_Channel'][0]\n"
+        data, _ = run(server, "import os, struct, sys\n"
+                              "channel = sys.modules['sandbox.tools_object']._CHANNEL\n"
                               "head = ('{\"kind\": \"tool_call\", \"nonce\": \"%s\", \"call_id\": 1, "
                               "\"server\": \"faults\", \"tool\": \"echo\", \"arguments\": {\"text\": ' "
                               f"% channel.nonce + '[' * {depth} + ']' * {depth} + '}}}}').encode()\n"
