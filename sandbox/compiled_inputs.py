@@ -1,10 +1,14 @@
 """The numbers that the data-science libraries' compiled code trusts, checked on the way in
-(library_policy.WRAPPED_WHILE_RUNNING, while a restricted snippet runs).
+while a restricted snippet runs. Two kinds:
 
-Each check reads its argument once into a private float64 array (or plain floats), checks
-those numbers, and hands them, not the snippet's object, to the library: nothing of the
-snippet's can change between the check and the use. A value that cannot be read as numbers
-is refused too, rather than passed on to be read a second time.
+* WRAPPED_WHILE_RUNNING (library_policy applies it): each check reads its argument once
+  into a private float64 array (or plain floats), checks those numbers, and hands them, not
+  the snippet's object, to the library: nothing of the snippet's can change between the
+  check and the use. A value that cannot be read as numbers is refused too, rather than
+  passed on to be read a second time.
+* CHECKED_BEFORE_THE_CALL (part of library_policy.CHECKED_CALLS): arguments of exact
+  types (numpy's own int64 arrays for a rolling window's bounds, plain numbers for a
+  spline), refused when out of range and otherwise passed on as they are.
 """
 
 from __future__ import annotations
@@ -146,6 +150,24 @@ def _linkage_functions() -> dict:
     return {f"scipy.cluster.hierarchy.{name}": _with_checked_arguments(checks) for name in names}
 
 
+# -- scipy.linalg.lu_solve((lu, piv), b) hands piv to LAPACK's getrs, which swaps the rows
+# it names. Read from private copies: a check on the snippet's own arrays asked their min()
+# and max(), which an ndarray subclass of the snippet's answers as it likes (a far pivot
+# then wrote past b).
+def _lu_and_pivots(value, refuse, arguments):
+    numpy = sys.modules["numpy"]
+    try:
+        lu, piv = value
+        lu, piv = numpy.array(lu), numpy.array(piv, dtype=numpy.int32)
+    except (TypeError, ValueError, OverflowError):
+        raise refuse("lu_and_piv must be the pair (lu, piv) that scipy.linalg.lu_factor returns") from None
+    rows = lu.shape[0] if lu.ndim == 2 else 0
+    if piv.ndim != 1 or (piv.size and not (0 <= piv.min() and piv.max() < rows)):
+        raise refuse(f"pivot indices must be rows of the matrix (0 to {rows - 1}): pass lu_factor's pivots "
+                     "as they are")
+    return lu, piv
+
+
 # -- matplotlib's Agg renderer: copy_from_bbox, bound to each renderer by _update_methods
 def _checked_region_copy(copy, refuse):
     """The compiled renderer's copy_from_bbox sized the region's buffer as width * height * 4
@@ -185,4 +207,60 @@ WRAPPED_WHILE_RUNNING = {
     **_linkage_functions(),
     "scipy.cluster.hierarchy.from_mlab_linkage": _with_checked_arguments({"Z": _mlab_linkage}),
     "scipy.cluster.vq.vq": _with_checked_arguments({"code_book": _code_book}),
+    "scipy.linalg._decomp_lu.lu_solve": _with_checked_arguments({"lu_and_piv": _lu_and_pivots}),
+}
+
+
+
+# -- checked before the call: exact types only (no method of the snippet's answers the
+# check), refused when out of range, then passed on as they are
+def _plain_numbers(value):
+    """`value` as fitpack's C code sees it (an exact ndarray, or a list or tuple of plain
+    numbers: nothing of the snippet's runs while it is read), or None."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and type(value) is numpy.ndarray and value.dtype.kind in "iuf":
+        return value
+    if type(value) in (list, tuple) and all(isinstance(item, (int, float)) and type(item).__module__ in
+                                            ("builtins", "numpy") for item in value):
+        return value  # (numbers, Python's or numpy's scalars: no subclass of the snippet's)
+    return None
+
+
+def _coefficients_for_knots(per=None, t=None, c=None, k=None, *args, **kwargs):
+    """scipy.interpolate.insert(x, (t, c, k)) reaches fitpack's insert, which reads as many
+    coefficients as the knots say (len(t) - k - 1): past a shorter c, the heap."""
+    t, c = _plain_numbers(t), _plain_numbers(c)
+    if t is None or c is None or type(k).__module__ not in ("builtins", "numpy") or not hasattr(k, "__index__"):
+        return "give the spline as (t, c, k): numpy float arrays (or lists of numbers) and an int k"
+    k = k.__index__()
+    if len(c) < len(t) - k - 1:
+        return f"the spline has {len(t)} knots and degree {k}, so it needs {len(t) - k - 1} coefficients, not {len(c)}"
+    return None
+
+
+def _window_bounds_in_range(window=None, start=None, end=None, num_vals=None, *args, **kwargs):
+    """A rolling window's bounds, from get_window_bounds() of a BaseIndexer (one of the
+    snippet's, pandas' custom windows): pandas checks their lengths only, and its compiled
+    aggregations read values[start[i]:end[i]] unchecked, so a bound past the data read the
+    heap (rolling(...).max() returned it)."""
+    numpy = sys.modules.get("numpy")
+    for bounds in (start, end):
+        if numpy is None or type(bounds) is not numpy.ndarray or bounds.dtype != numpy.int64 or bounds.ndim != 1:
+            return ("get_window_bounds() must return two 1-D numpy int64 arrays (start, end), e.g. "
+                    "np.arange(num_values, dtype=np.int64)")
+        if bounds.size and not (0 <= bounds.min() and bounds.max() <= num_vals):
+            return (f"get_window_bounds() returned a bound outside the data: each start and end must be a position "
+                    f"from 0 to num_values ({num_vals}); clip them, e.g. np.clip(end, 0, num_values)")
+    return None
+
+
+# qualified name -> a check of the call's arguments returning why it is refused, or None
+# (library_policy.CHECKED_CALLS applies them while a restricted snippet runs)
+CHECKED_BEFORE_THE_CALL = {
+    "scipy.interpolate._fitpack._insert": _coefficients_for_knots,
+    "pandas.core.window.rolling.BaseWindow._check_window_bounds": _window_bounds_in_range,
+    # (None reaches the compiled method as a null glyph, which it reads: the child crashed)
+    "matplotlib.ft2font.FT2Font.draw_glyph_to_bitmap":
+        lambda self=None, image=None, x=None, y=None, glyph=None, *args, **kwargs:
+            None if glyph is not None else "it draws a glyph: pass font.load_char(code) or font.load_glyph(index)",
 }

@@ -27,7 +27,7 @@ import sys
 import types
 
 from . import generated_code, profiles, stand_ins
-from .compiled_inputs import WRAPPED_WHILE_RUNNING, signature_of
+from .compiled_inputs import CHECKED_BEFORE_THE_CALL, WRAPPED_WHILE_RUNNING, signature_of
 
 # qualified name -> what to do instead. Re-exports are covered: the check is by object.
 REFUSED_OBJECTS = {
@@ -642,19 +642,6 @@ def _door_object(found) -> bool:
                                   or id(found) in replaced_ids or id(found) in keyword_guards)
 
 
-def _pivots_in_range(lu_and_piv=None, *args, **kwargs):
-    """scipy.linalg.lu_solve((lu, piv), b) hands piv to LAPACK's getrs, which swaps the
-    rows it names: each must be a row of lu (lu_factor's own always are)."""
-    try:
-        lu, piv = lu_and_piv
-        rows, low, high = lu.shape[0], piv.min(), piv.max()
-    except (TypeError, ValueError, AttributeError):
-        return None   # the original's own error
-    if not 0 <= low <= high < rows:
-        return f"pivot indices must be rows of the matrix (0 to {rows - 1}): pass lu_factor's pivots as they are"
-    return None
-
-
 def _function_argument(self, func=None, *args, **kwargs):
     return _public_function_names([func, *kwargs.values()])
 
@@ -691,30 +678,6 @@ def _assumptions_only(mcl=None, name=None, bases=_NOT_GIVEN, __dict__=_NOT_GIVEN
     return None
 
 
-def _plain_numbers(value):
-    """`value` as fitpack's C code sees it (an exact ndarray, or a list or tuple of plain
-    numbers: nothing of the snippet's runs while it is read), or None."""
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and type(value) is numpy.ndarray and value.dtype.kind in "iuf":
-        return value
-    if type(value) in (list, tuple) and all(isinstance(item, (int, float)) and type(item).__module__ in
-                                            ("builtins", "numpy") for item in value):
-        return value  # (numbers, Python's or numpy's scalars: no subclass of the snippet's)
-    return None
-
-
-def _coefficients_for_knots(per=None, t=None, c=None, k=None, *args, **kwargs):
-    """scipy.interpolate.insert(x, (t, c, k)) reaches fitpack's insert, which reads as many
-    coefficients as the knots say (len(t) - k - 1): past a shorter c, the heap."""
-    t, c = _plain_numbers(t), _plain_numbers(c)
-    if t is None or c is None or type(k).__module__ not in ("builtins", "numpy") or not hasattr(k, "__index__"):
-        return "give the spline as (t, c, k): numpy float arrays (or lists of numbers) and an int k"
-    k = k.__index__()
-    if len(c) < len(t) - k - 1:
-        return f"the spline has {len(t)} knots and degree {k}, so it needs {len(t) - k - 1} coefficients, not {len(c)}"
-    return None
-
-
 def _constants_by_value(ctx=None, x=None, constants=None, *args, **kwargs):
     """mpmath's identify() (reached as sympy's mp context: sympy.core.evalf.mp) evaluates
     each constant given as a string with eval() and the real builtins; a dict of values
@@ -724,22 +687,6 @@ def _constants_by_value(ctx=None, x=None, constants=None, *args, **kwargs):
         return None
     return ("identify() evaluates the names of its constants as Python: pass them as a dict of values, "
             "e.g. identify(x, {'pi': mp.pi, 'e': mp.e})")
-
-
-def _window_bounds_in_range(window=None, start=None, end=None, num_vals=None, *args, **kwargs):
-    """A rolling window's bounds, from get_window_bounds() of a BaseIndexer (one of the
-    snippet's, pandas' custom windows): pandas checks their lengths only, and its compiled
-    aggregations read values[start[i]:end[i]] unchecked, so a bound past the data read the
-    heap (rolling(...).max() returned it)."""
-    numpy = sys.modules.get("numpy")
-    for bounds in (start, end):
-        if numpy is None or type(bounds) is not numpy.ndarray or bounds.dtype != numpy.int64 or bounds.ndim != 1:
-            return ("get_window_bounds() must return two 1-D numpy int64 arrays (start, end), e.g. "
-                    "np.arange(num_values, dtype=np.int64)")
-        if bounds.size and not (0 <= bounds.min() and bounds.max() <= num_vals):
-            return (f"get_window_bounds() returned a bound outside the data: each start and end must be a position "
-                    f"from 0 to num_values ({num_vals}); clip them, e.g. np.clip(end, 0, num_values)")
-    return None
 
 
 # qualified name of a function or method -> a check of its arguments that returns why the
@@ -768,19 +715,13 @@ CHECKED_CALLS = {
     **dict.fromkeys((f"pandas.core.groupby.groupby.GroupBy.{method}"
                      for method in ("apply", "_transform", "_reduction_kernel_transform")), _function_argument),
     "matplotlib.pyplot.figure": _no_figure_hooks,
-    "scipy.linalg._decomp_lu.lu_solve": _pivots_in_range,
-    # (None reaches the compiled method as a null glyph, which it reads: the child crashed)
-    "matplotlib.ft2font.FT2Font.draw_glyph_to_bitmap":
-        lambda self=None, image=None, x=None, y=None, glyph=None, *args, **kwargs:
-            None if glyph is not None else "it draws a glyph: pass font.load_char(code) or font.load_glyph(index)",
     **dict.fromkeys(("mpmath.identification.identify", "mpmath.identification.IdentificationMethods.identify"),
                     _constants_by_value),
     "mpmath.identify": lambda x=None, constants=None, *args, **kwargs: _constants_by_value(None, x, constants),
     "sympy.core.function.UndefinedFunction.__new__": _assumptions_only,
-    "scipy.interpolate._fitpack._insert": _coefficients_for_knots,
-    "pandas.core.window.rolling.BaseWindow._check_window_bounds": _window_bounds_in_range,
     "numpy.matrixlib.defmatrix.bmat": _no_frame_lookup,
     "numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__": _no_frame_lookup_key,
+    **CHECKED_BEFORE_THE_CALL,   # (the numbers compiled code trusts: compiled_inputs.py)
 }
 _CHECKED_SOURCE_ADVICE = ("name symbols and functions with plain identifiers (x, y1, f) that are not Python "
                           "builtins, and build expressions from them with operators")

@@ -308,6 +308,14 @@ DOORS = {
     "get_blas_funcs_from": ("from scipy.linalg import get_blas_funcs\nresult = 1", "numpy"),
     "lu_solve_pivots": ("import numpy as np\nfrom scipy.linalg import lu_solve\n"
                         "result = str(lu_solve((np.eye(2), np.array([10**7, 1])), np.ones(2)))", "lu_factor's pivots"),
+    # a subclass of the snippet's answered the check's min() and max() itself: the far pivot
+    # then wrote past b (the result held a number the snippet never wrote)
+    "lu_solve_pivots_subclass": ("import numpy as np\nfrom scipy.linalg import lu_factor, lu_solve\n"
+                                 "class P(np.ndarray):\n    def min(self, *a, **k):\n        return 0\n"
+                                 "    def max(self, *a, **k):\n        return 0\n"
+                                 "lu, piv = lu_factor(np.eye(3))\n"
+                                 "far = np.array([0, 1, 10**6], dtype=np.int32).view(P)\n"
+                                 "result = str(lu_solve((lu, far), np.ones(3)))", "lu_factor's pivots"),
     # pandas' internals trust their callers' index arrays (take_nd past the end: SIGSEGV)
     "pandas_core": ("import numpy as np\nimport pandas as pd\n"
                     "result = str(pd.core.algorithms.take_nd(np.arange(3), np.array([10**7]), allow_fill=False))",
