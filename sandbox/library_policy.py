@@ -137,17 +137,19 @@ def mixes_objects_and_bytes(value) -> bool:
     numpy = sys.modules.get("numpy")
     if numpy is None or not isinstance(value, numpy.ndarray):
         return False
-    objects = value.dtype.hasobject
+    # (read through ndarray's own descriptors: never a subclass's idea of its dtype or base)
+    dtype_of, base_of = vars(numpy.ndarray)["dtype"].__get__, vars(numpy.ndarray)["base"].__get__
+    objects = dtype_of(value).hasobject
     memory = value
     while True:
         if isinstance(memory, memoryview):
             memory = memory.obj
         elif isinstance(memory, numpy.ndarray):
-            if memory.dtype.hasobject != objects:
+            if dtype_of(memory).hasobject != objects:
                 return True
-            if memory.base is None:
+            if base_of(memory) is None:
                 return False  # it owns its memory: numpy put there what its dtype says
-            memory = memory.base
+            memory = base_of(memory)
         else:
             return objects  # bytes, a bytearray, a memory map: numbers only
 
@@ -376,6 +378,19 @@ def state_names(library_bases) -> frozenset:
                     used |= _code_names(function.__code__)
     # (dunders are the class's protocol, never instance state: a class body's __module__ and __doc__)
     return frozenset(name for name in used - checked if not (name.startswith("__") and name.endswith("__")))
+
+
+def c_attribute_owner(library_bases, name: str):
+    """The first of `library_bases` (of STATE_TRUSTING_PACKAGES) that defines `name` as an
+    attribute in C, a getset or member descriptor (ndarray's base, dtype, shape; a slot),
+    or None. A method or value of the snippet's under such a name would answer every
+    Python read of it (the library's Python code, the sandbox's own checks) while compiled
+    code reads the real one."""
+    for base in library_bases:
+        if ((getattr(base, "__module__", None) or "").split(".")[0] in STATE_TRUSTING_PACKAGES
+                and type(vars(base).get(name)) in (types.GetSetDescriptorType, types.MemberDescriptorType)):
+            return base
+    return None
 
 
 def copied_attribute(obj, name: str, value, refuse):

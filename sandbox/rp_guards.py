@@ -665,18 +665,25 @@ class ExecutionContext(ModulePolicy):
             for cls in [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]:
                 if name in self.library_state(cls):
                     raise self.refuse("attribute_blocked", state_refusal(cls, name))
-        if not _may_override(klass, name, value):
+        affected = [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]
+        if not _may_override(klass, name, value) and not any(
+                library_policy.c_attribute_owner(cls.__mro__[1:], name) for cls in affected):
             return  # a plain value or a method (the common case: Counter.count += 1)
-        for cls in [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]:
+        for cls in affected:
             self.check_override(cls, name, value)
         self.defined.setdefault(klass, set()).add(name)  # (for the classes derived from it later)
 
     def check_override(self, cls: type, name: str, value) -> None:
+        library_bases = [base for base in cls.__mro__[1:] if not self.snippet_side(base)]
+        owner = library_policy.c_attribute_owner(library_bases, name)
+        if owner is not None:
+            raise self.refuse("attribute_blocked", f"class {cls.__name__}: {name!r:.80} is an attribute of "
+                              f"{owner.__module__}.{owner.__qualname__}, which its compiled code and the "
+                              "sandbox's checks read as it is: give your method or value another name")
         kind = _may_override(cls, name, value)
         if not kind:
             return
         private, descriptor = kind
-        library_bases = [base for base in cls.__mro__[1:] if not self.snippet_side(base)]
         if private and descriptor:
             owner = library_bases[0] if library_bases else None
         else:

@@ -25,6 +25,23 @@ def ds():
     runner.close()
 
 
+def test_the_object_memory_check_reads_numpys_own_base_and_dtype():
+    """mixes_objects_and_bytes alone (without the class rule that refuses such a class in a
+    snippet): a subclass's own `base` and `dtype` do not hide an object array's pointers."""
+    import numpy as np
+    from sandbox import library_policy
+
+    class Hiding(np.ndarray):
+        base = None
+
+        def dtype(self):
+            return np.dtype(np.int64)
+
+    pointers = np.array([1, 2], dtype=object)
+    assert library_policy.mixes_objects_and_bytes(Hiding((2,), dtype=np.int64, buffer=pointers))
+    assert not library_policy.mixes_objects_and_bytes(np.arange(3).view(Hiding))
+
+
 def test_children_start_with_the_library_tables_resolved(ds):
     """As in the basic profile (test_runner), and with the lazy submodules that the
     tables' lookups import (scipy.cluster) already imported by the fork server: before
@@ -310,6 +327,17 @@ DOORS = {
                         "result = str(lu_solve((np.eye(2), np.array([10**7, 1])), np.ones(2)))", "lu_factor's pivots"),
     # a subclass of the snippet's answered the check's min() and max() itself: the far pivot
     # then wrote past b (the result held a number the snippet never wrote)
+    # a subclass's own `base` (a method or a value) hid an object array under a numeric one from the
+    # check that objects and raw bytes never share memory: the int64 view read (and could write)
+    # the object pointers
+    **{f"c_attribute_{how}": ("import numpy as np\n" + define + "o = np.array([1, 2], dtype=object)\n"
+                              "result = [int(x) for x in A((2,), dtype=np.int64, buffer=o)]",
+                              "give your method or value another name")
+       for how, define in (("method", "class A(np.ndarray):\n    def base(self):\n        return None\n"),
+                           ("value", "class A(np.ndarray):\n    base = None\n"),
+                           ("written_later", "class A(np.ndarray):\n    pass\nA.base = None\n"),
+                           ("from_a_mixin", "class M:\n    def base(self):\n        return None\n"
+                                            "class A(M, np.ndarray):\n    pass\n"))},
     "lu_solve_pivots_subclass": ("import numpy as np\nfrom scipy.linalg import lu_factor, lu_solve\n"
                                  "class P(np.ndarray):\n    def min(self, *a, **k):\n        return 0\n"
                                  "    def max(self, *a, **k):\n        return 0\n"
