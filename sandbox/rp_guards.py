@@ -661,11 +661,11 @@ class ExecutionContext(ModulePolicy):
 
     def check_class_write(self, klass: type, name: str, value) -> None:
         """`klass.name = value`: checked for klass and every snippet class derived from it."""
+        affected = [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]
         if not isinstance(value, _METHOD_KINDS):
-            for cls in [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]:
+            for cls in affected:
                 if name in self.library_state(cls):
                     raise self.refuse("attribute_blocked", state_refusal(cls, name))
-        affected = [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]
         if not _may_override(klass, name, value) and not any(
                 library_policy.c_attribute_owner(cls.__mro__[1:], name) for cls in affected):
             return  # a plain value or a method (the common case: Counter.count += 1)
