@@ -30,7 +30,9 @@ SUBSETS = {
             "platform", "byteorder", "argv", "getrecursionlimit", "implementation", "float_repr_style",
             "maxunicode", "exit", "setrecursionlimit", "getsizeof",
             # what CPython's own "Exceeds the limit (4300 digits)" error tells the snippet to call
-            "get_int_max_str_digits", "set_int_max_str_digits"),
+            "get_int_max_str_digits", "set_int_max_str_digits",
+            # the exception being handled, without its traceback object (snippet_traceback)
+            "exc_info", "exception"),
     "io": ("StringIO", "BytesIO", "SEEK_SET", "SEEK_CUR", "SEEK_END", "UnsupportedOperation"),
     # and the functions over files of snippet_files, where the snippet has a directory
     "os": ("path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir", "name", "devnull",
@@ -58,10 +60,14 @@ SUBSETS = {
              "CHECK_NONE", "CHECK_CRC32", "CHECK_CRC64", "CHECK_SHA256"),
     # time zones by name (a key is checked before it is looked up; reset_tzpath is not here)
     "zoneinfo": ("ZoneInfo", "ZoneInfoNotFoundError", "available_timezones"),
+    # which Python, on which system and machine ("print the environment" snippets)
+    "platform": ("python_version", "python_version_tuple", "python_implementation", "system", "machine"),
 }
 WHY = {
     "sys": "the rest of sys reaches the interpreter's internals (modules, frames, hooks)",
     "io": "the rest of io opens files: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for them",
+    "platform": "the rest of platform runs programs (uname -p, file) or reads the host's files to describe it; "
+                "the host's kernel and name are not the snippet's to know",
     "os": "the rest of os controls the process and the host; for files use open() and the functions listed",
     "os.path": "the rest of os.path reads the file system outside the snippet's directory",
     "asyncio": "the rest of asyncio reaches the event loop: subprocesses, sockets, threads and file descriptors",
@@ -204,7 +210,9 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None) -> Mo
     values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
     if name == "sys":
         values.update(argv=[], stdout=StandardStream("stdout"), stderr=StandardStream("stderr"),
-                      **_recursion_limit_functions())
+                      exc_info=snippet_traceback.exc_info, **_recursion_limit_functions())
+        if "exception" in values:
+            values["exception"] = snippet_traceback.exception
     if name in ("os", "os.path"):
         os_functions, path_functions = snippet_files.file_functions(files, refuse)
         path = {attr: getattr(os.path, attr) for attr in SUBSETS["os.path"]}

@@ -22,6 +22,7 @@ import abc
 import collections.abc
 import contextlib
 import dataclasses
+import keyword
 import numbers
 import re
 import typing
@@ -100,6 +101,8 @@ INSTEAD = {
     **dict.fromkeys(("__mro__", "__bases__", "__base__"),
                     "a class's hierarchy is readable on the snippet's own classes only: use isinstance(x, C) "
                     "or issubclass(A, B)"),
+    "__new__": "cls.__new__(cls) works on the snippet's own classes (all of whose bases are its own or built-in); "
+               "for other classes call the class itself",
     "__file__": "module files are not readable in the sandbox",
     "__path__": "module files are not readable in the sandbox",
 }
@@ -133,6 +136,18 @@ def private_name_allowed(name: str) -> bool:
     """A variable, function, parameter or attribute name starting with "_"
     that the snippet may use (the caller checks the object for attributes)."""
     return name == "_" or (name.startswith("_") and not _RESERVED.match(name))
+
+
+# dataclasses pastes field names into the __init__ it generates, next to names of its own
+# (up to 3.11: _dflt_x, _type_x, _HAS_DEFAULT_FACTORY, _return_type; later __dataclass_*__).
+_DATACLASS_OWN = re.compile(r"^_(dflt_|type_|HAS_DEFAULT_FACTORY$|return_type$)")
+
+
+def private_field_allowed(name) -> bool:
+    """A dataclass field `_balance` (or a mangled `__secret`): allowed on a class that is
+    the snippet's all the way down (the caller checks the class), as `self._balance = b` is."""
+    return (type(name) is str and name.isidentifier() and not keyword.iskeyword(name) and name != "_"
+            and private_name_allowed(name) and not _DATACLASS_OWN.match(name))
 
 
 def mangle(name: str, class_name: str | None) -> str:

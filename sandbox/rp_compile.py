@@ -59,6 +59,9 @@ EXTRA_MAGIC_METHODS = frozenset(
 # `super().<name>` may reach these (the methods a snippet class may define or inherit); a class
 # body may also alias one of them (`__radd__ = __add__`) or set one to None (visit_Assign).
 SUPER_METHODS = ALLOWED_FUNC_NAMES | EXTRA_MAGIC_METHODS
+# Expressions that are literals (`()`, `""`, `[]`, `{}`, `1`, f-strings, comprehensions).
+LITERALS = (ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.JoinedStr, ast.ListComp, ast.SetComp,
+            ast.DictComp, ast.GeneratorExp)
 METHOD_ALIAS_ADVICE = ("define a special method with def (def __add__(self, other): ...); a class body may "
                        "also alias one it defined above (__radd__ = __add__) or set one to None (__hash__ = None)")
 # `object.<name>(obj, ...)`: a frozen dataclass's __post_init__ sets its fields this way; the
@@ -218,10 +221,21 @@ class _SnippetPolicy(RestrictingNodeTransformer):
 
     def visit_Attribute(self, node):
         if node.attr == "__class__":
-            # the first step of the classic escapes, refused as such (and by the red team's corpus)
-            self.error(node, "x.__class__ is not available in the sandbox: use type(x) instead "
-                             "(type(self).__name__ for a class name, isinstance(x, C) for a check)")
-            return node
+            # `self.__class__.__name__`: read as type(x) is, through the same guard (never a
+            # metaclass, never a class the policy denies); writing it would change a class
+            if not isinstance(node.ctx, ast.Load):
+                self.error(node, "x.__class__ cannot be assigned or deleted in the sandbox: make an "
+                                 "object of the other class instead (OtherClass(...))")
+                return node
+            if isinstance(node.value, LITERALS):
+                # `().__class__`: only ever the first step of an escape, refused where
+                # validate_code sees it; ordinary code names the class
+                self.error(node, "the class of a literal is not read in the sandbox: write the class's "
+                                 "name (tuple, str, int, list, dict)")
+                return node
+            new = ast.Call(func=ast.Name("_class_of_", ast.Load()), args=[self.visit(node.value)], keywords=[])
+            copy_locations(new, node)
+            return new
         if node.attr.startswith("_") and private_names.private_name_allowed(node.attr):
             return self._private_attribute(node)
         if node.attr in private_names.SAFE_DUNDERS and isinstance(node.ctx, ast.Load):
@@ -249,8 +263,12 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return node
         if node.attr.startswith("_") and node.attr != "_":
             # RestrictedPython's refusal, with what to write instead (the value is still checked)
-            self.error(node, f'"{node.attr}" is an invalid attribute name because it starts with "_": '
-                             f"{private_names.instead(node.attr)}")
+            if not isinstance(node.ctx, ast.Load) and node.attr.startswith("__") and node.attr.endswith("__"):
+                instead = (f"define it in the class body (def {node.attr}(self, ...): ...), or in a subclass; "
+                           "special names are not assigned after the class is made")
+            else:
+                instead = private_names.instead(node.attr)
+            self.error(node, f'"{node.attr}" is an invalid attribute name because it starts with "_": {instead}')
             node.value = self.visit(node.value)
             return node
         return super().visit_Attribute(node)

@@ -411,6 +411,10 @@ class ExecutionContext(ModulePolicy):
             return None
         if kinds and (_kind_of(obj) in kinds or "any" in kinds):
             return True
+        if name == "__new__" and self.only_snippet_classes(obj):
+            # cls.__new__(cls) in an alternative constructor: object's (or a built-in base's),
+            # handed out through checked_new, as object.__new__ is
+            return True
         if name in SUPER_METHODS and self.owns(obj):
             # Base.__init__(self), self.__add__(other): a method the snippet defined, bound or not.
             # (An inherited library method is not: Base.__init__(foreign, ...) would write onto a
@@ -803,10 +807,14 @@ class ExecutionContext(ModulePolicy):
             fields = base.__dict__.get("__dataclass_fields__")
             if isinstance(fields, dict):
                 names += list(fields) + [getattr(f, "name", None) for f in fields.values()]
+        own = self.only_snippet_classes(target)  # private fields, as private attributes: on own classes only
         for name in names:
-            if not is_plain_name(name):
+            if not (is_plain_name(name) or own and private_names.private_field_allowed(name)):
                 raise self.refuse("attribute_blocked", f"dataclass field name {name!r:.80} is not allowed: "
-                                                       "field names are identifiers that do not start with '_'")
+                                                       "field names are identifiers; one starting with '_' only "
+                                                       "in a class whose bases are all the snippet's own, and "
+                                                       "never a special name, a guard's (_x_) or one dataclasses "
+                                                       "uses itself (_dflt_*, _type_*): rename the field")
 
     def check_enum_names(self, names):
         """The enum functional API (Enum('E', names)) defines a class attribute per name:
@@ -945,6 +953,7 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
         "_vet_matched_": ctx.vet_matched,
         "_print_": lambda getattr_: Printer(stdout, getattr_),
         "_super_attr_": ctx.super_attr,
+        "_class_of_": ctx.type,  # x.__class__ (rp_compile): what type(x) gives
         FALLBACK_GETATTR: public_getattr,
         "_metaclass_": ctx.metaclass,
         "_match_class_": ctx.match_class,

@@ -92,6 +92,18 @@ def format_exception_only(*args) -> list[str]:
     return [exception_text(exc) + "\n" if exc is not None else "NoneType: None\n"]
 
 
+def exc_info() -> tuple:
+    """sys.exc_info() for a snippet: (type, value, None). The traceback object leads to
+    frames; the functions above format the exception's own traceback."""
+    exc = sys.exc_info()[1]
+    return (None, None, None) if exc is None else (type(exc), exc, None)
+
+
+def exception():
+    """sys.exception() (3.11): the exception being handled, or None."""
+    return sys.exc_info()[1]
+
+
 def values() -> dict:
     """The functions module_subsets.SUBSETS["traceback"] names."""
     from .module_subsets import SUBSETS

@@ -32,9 +32,9 @@ def test_what_agents_use_works():
 
 @pytest.mark.parametrize("code", [
     "import sys\nsys.modules", "import sys\nsys.path", "import sys\nsys.settrace", "import sys\nsys.setprofile(None)",
-    "import sys\nsys._getframe", "import sys\nsys.exc_info", "import sys\nsys.meta_path", "import sys\nsys.__dict__",
+    "import sys\nsys._getframe", "import sys\nsys.meta_path", "import sys\nsys.__dict__",
     "from sys import modules", "import sys\nsys.stdout.buffer", "import sys\nsys.stdout.fileno()",
-    "import sys\nsys.stdout._Stream__stream", "import sys\nsys.stderr.__class__", "import sys\nsys.version = 'x'",
+    "import sys\nsys.stdout._Stream__stream", "import sys\nsys.stderr.__class__.__mro__", "import sys\nsys.version = 'x'",
     "import sys\ndel sys.argv", "import sys\nsys.implementation._multiarch", "import io\nio.open('/etc/passwd')",
     "import io\nio.FileIO(4, 'w')", "from io import FileIO", "import io\nio.TextIOWrapper", "import io\nio.open_code",
     "import io\nio.StringIO.__init__.__globals__", "import sys\ngetattr(sys, 'modules')",
@@ -42,6 +42,25 @@ def test_what_agents_use_works():
     "import io\ngetattr(io, '__class__')", "import sys\ngetattr(sys, '_ModuleSubset__values')",
 ])
 def test_nothing_else_of_sys_or_io(code):
+    reply, out, err = run(code)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+
+
+def test_exc_info_gives_the_exception_without_its_traceback_object():
+    reply, _, _ = run("import sys, traceback\nbefore = sys.exc_info()\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n"
+                      "    kind, value, tb = sys.exc_info()\n    text = traceback.format_exception(*sys.exc_info())\n"
+                      "result = [before, kind.__name__, str(value), tb, text[-1]]")
+    assert reply["success"] and reply["result"] == [[None, None, None], "ZeroDivisionError", "division by zero",
+                                                    None, "ZeroDivisionError: division by zero\n"], reply
+
+
+@pytest.mark.parametrize("code", [
+    "import sys\ntry:\n    1 / 0\nexcept Exception:\n    sys.exc_info()[1].__traceback__",
+    "import sys\ntry:\n    1 / 0\nexcept Exception:\n    sys.exc_info()[1].__traceback__.tb_frame",
+    "import sys\ntry:\n    1 / 0\nexcept Exception:\n    getattr(sys.exc_info()[1], 'with_traceback')(None).__traceback__",
+    "import sys\nsys.exc_info.__globals__", "import sys\nsys.exc_info.__code__",
+])
+def test_exc_info_reaches_no_frame(code):
     reply, out, err = run(code)
     assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
 
@@ -105,6 +124,28 @@ def test_the_subsets_reach_no_file_by_name(code):
     assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
 
 
+def test_platform_says_which_python_and_system():
+    import platform
+    reply, _, _ = run("import platform\nfrom platform import python_version\n"
+                      "result = [python_version(), platform.python_implementation(), platform.system(),\n"
+                      "          platform.machine(), platform.python_version_tuple()[0]]")
+    assert reply["success"] and reply["result"] == [platform.python_version(), platform.python_implementation(),
+                                                    "Linux", platform.machine(), "3"], reply
+
+
+@pytest.mark.parametrize("code", [
+    "import platform\nplatform.processor()",            # runs uname -p
+    "import platform\nplatform.architecture()",         # runs file on the interpreter
+    "import platform\nplatform.platform()", "import platform\nplatform.libc_ver()",  # read the interpreter's file
+    "import platform\nplatform.uname()", "import platform\nplatform.node()", "import platform\nplatform.release()",
+    "import platform\nplatform.os", "import platform\nplatform.subprocess", "import platform\nplatform._syscmd_file",
+    "import platform\nplatform.system.__globals__", "from platform import uname",
+])
+def test_platform_is_a_subset_that_runs_and_reads_nothing(code):
+    reply, _, _ = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply
+
+
 def run_in(code, files, scratch=None, monkeypatch=None):
     if scratch is not None:
         monkeypatch.setattr(snippet_files, "SCRATCH", str(scratch))
@@ -158,7 +199,7 @@ def test_file_functions_refuse_paths_outside_the_scratch_directory(code, tmp_pat
 @pytest.mark.parametrize("code", [
     "import os\nos.system('id')", "import os\nos.fork", "import os\nos.open", "from os import execv",
     "import os\nos.path.os", "import os.path\nos.path.os.system", "import os\nos.listdir.__globals__",
-    "import os\nos.listdir.__closure__", "import os\ngetattr(os.walk, '__wrapped__')", "import os\nos.environ.__class__",
+    "import os\nos.listdir.__closure__", "import os\ngetattr(os.walk, '__wrapped__')", "import os\nos.environ.__class__.__subclasses__()",
     "import os\nos.chdir('/')", "import os\nos.listdir(0)", "import os\nos.walk(3)", "import os\nos.path.exists(4)",
     "import os\nos.getcwd.__self__", "import os\nos.path.realpath('/')", "import os\nos.symlink('/', 'root')",
     "import os\nos.link", "import os\nos.scandir('.')", "import os\nos.environ = {}",

@@ -49,7 +49,7 @@ def test_ordinary_private_names_run(code, expected):
 
 
 GUARD_NAMES = ["_getattr_", "_write_", "_write_private_", "_print_", "_call_", "_getiter_", "_getitem_",
-               "_apply_", "_inplacevar_", "_vet_one_", "_super_attr_", "_sandbox_last_value_", "_tmp0",
+               "_apply_", "_inplacevar_", "_vet_one_", "_super_attr_", "_class_of_", "_sandbox_last_value_", "_tmp0",
                "_iter_unpack_sequence_", "__builtins__", "__metaclass__", "__import__", "__class__", "__dict__"]
 
 
@@ -79,7 +79,7 @@ def test_no_snippet_name_can_be_a_guard_or_a_temporary(name, form):
     "import random\nrandom._os",
     "import random\nrandom.Random()._randbelow",
     "import decimal\ndecimal.getcontext()._raise_error",
-    "[].__class__", "(1).__class__.__bases__", "f = lambda: 1\nf.__globals__", "f = lambda: 1\nf.__code__",
+    "[].__class__.__subclasses__()", "(1).__class__.__bases__", "f = lambda: 1\nf.__globals__", "f = lambda: 1\nf.__code__",
     "import json\njson.__dict__", "import collections\ncollections.OrderedDict().__dict__", "import json\njson.__loader__",
     "import json\njson.__spec__", "type.__subclasses__(object)", "object.__subclasses__()",
     "def g():\n    yield 1\ng().gi_frame", "import json\njson.__builtins__",
@@ -200,6 +200,10 @@ def test_dunder_methods_of_other_objects_stay_refused(code):
     ("import math\nmath.__dict__", "use dir(obj) and getattr(obj, name)"),
     ("def f():\n    pass\nf.__code__", "special names reach the interpreter's internals here"),
     ("import json\njson.JSONEncoder()._x", "private attributes of objects the snippet did not make"),
+    ("class Z:\n    pass\nZ.__repr__ = lambda self: 'z'", "define it in the class body (def __repr__(self"),
+    ("import string\nclass T(string.Template):\n    pass\nT.__new__(T)", "cls.__new__(cls) works on the snippet's own"),
+    ("t = ()\nt.__class__ = list", "make an object of the other class instead"),
+    ("x = ().__class__", "write the class's name (tuple"),
 ])
 def test_a_refused_underscore_name_says_what_to_write_instead(code, advice):
     """Compile-time and run-time refusals of "_" names name the builtin or operator to use."""

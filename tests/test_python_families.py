@@ -196,7 +196,10 @@ def test_a_deepcopy_method_passes_its_memo_on_and_records_its_copy():
     "P.__new__(string.Template)",
     "import string\nX = type('X', (), {'__new__': lambda cls: object.__new__(string.Template)})\nX()",
     "import types\nclass N:\n    def __new__(cls):\n        return super().__new__(types.SimpleNamespace)\nN()",
-    "class Plain:\n    pass\nPlain.__new__(dict)",                       # an inherited __new__ is not read
+    "class Plain:\n    pass\nPlain.__new__(dict)",                       # an inherited __new__: own classes only
+    "class Plain:\n    pass\nPlain().__new__(dict)",
+    "import string\nclass T(string.Template):\n    pass\nT.__new__(T)",   # a library base's __init__ skipped
+    "import collections\nclass D(collections.OrderedDict):\n    pass\nD.__new__(D)",
     "int.__new__(int, 5)",
 ])
 def test_new_makes_only_the_snippets_own_objects(code):
@@ -208,8 +211,12 @@ def test_new_works_for_singletons_and_immutable_types():
                  "class Upper(str):\n    def __new__(cls, value):\n        return super().__new__(cls, value.upper())\n"
                  "class One:\n    _instance = None\n    def __new__(cls):\n        if cls._instance is None:\n"
                  "            cls._instance = object.__new__(cls)\n        return cls._instance\n"
-                 "result = [Point(1, 2), Upper('ab'), One() is One(), isinstance(Point(0, 0), tuple)]") == \
-        [[1, 2], "AB", True, True]
+                 "class User:\n    def __init__(self, name):\n        self.name = name\n    @classmethod\n"
+                 "    def from_dict(cls, d):\n        u = cls.__new__(cls)\n        u.__dict__.update(d)\n        return u\n"
+                 "class Bag(dict):\n    pass\n"
+                 "result = [Point(1, 2), Upper('ab'), One() is One(), isinstance(Point(0, 0), tuple),\n"
+                 "          User.from_dict({'name': 'a'}).name, type(Bag.__new__(Bag)).__name__]") == \
+        [[1, 2], "AB", True, True, "a", "Bag"]
 
 # ---------------------------------------------------------------- 2. names pasted into code
 
@@ -282,6 +289,55 @@ def test_dataclasses_still_work():
     assert works("from dataclasses import dataclass, field\n@dataclass\nclass P:\n    x: int\n    y: int = 2\n"
                  "    tags: list = field(default_factory=list)\n@dataclass\nclass Q(P):\n    z: int = 3\n"
                  "q = Q(1)\nresult = [q.x, q.y, q.z, repr(P(5))]") == [1, 2, 3, "P(x=5, y=2, tags=[])"]
+
+
+def test_private_dataclass_fields_run_on_the_snippets_own_classes():
+    assert works("from dataclasses import dataclass, field, asdict, replace\n"
+                 "@dataclass\nclass Account:\n    owner: str\n    _balance: float = 0.0\n"
+                 "    _log: list = field(default_factory=list)\n    __pin: int = 0\n"
+                 "    def deposit(self, amount):\n        self._balance += amount\n        self._log.append(amount)\n"
+                 "        return self._balance\n"
+                 "@dataclass(frozen=True, slots=True)\nclass Key:\n    _id: int\n"
+                 "@dataclass\nclass Savings(Account):\n    _rate: float = 0.1\n"
+                 "s = Savings('a', 5.0)\n"
+                 "result = [s.deposit(2), asdict(s), replace(s, _balance=1.0)._balance, Key(3)._id, repr(Key(4))]") == \
+        [7.0, {"owner": "a", "_balance": 7.0, "_log": [2], "_Account__pin": 0, "_rate": 0.1}, 1.0, 3,
+         "Key(_id=4)"]
+
+
+@pytest.mark.parametrize("field", [
+    "_dflt_x: int = 0", "_type_x: int = 0", "_HAS_DEFAULT_FACTORY: int = 0", "_return_type: int = 0",  # dataclasses' own
+    "_getattr_: int = 0", "_write_: int = 0", "_tmp0: int = 0", "_sandbox_x: int = 0", "__init__: int = 0",
+])
+def test_private_dataclass_fields_are_never_names_of_the_generated_code_or_guards(field):
+    refused(f"import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int = 0\n    {field}\nC()",
+            error_types=("security_violation", "syntax_error"))
+
+
+@pytest.mark.parametrize("base", ["string.Template", "collections.OrderedDict", "json.JSONEncoder"])
+def test_private_dataclass_fields_never_on_a_library_class(base):
+    """The generated __init__ writes self._x with the real setattr: on a subclass of a library
+    class that would be the library's private state, which `self._x = v` may not write either."""
+    module = base.split(".")[0]
+    refused(f"import dataclasses, {module}\n@dataclasses.dataclass\nclass C({base}):\n    _x: int = 0\nC()",
+            error_types=("security_violation", "runtime_error"))
+
+
+def test_private_field_renamed_in_an_own_base_is_checked_where_dataclass_uses_it():
+    @dataclasses.dataclass
+    class Base:
+        _x: int = 0
+
+    ctx = restricted.ExecutionContext(BASIC, restricted.Events())
+    ctx.classes.add(Base)
+    for name in ("_x=0):\n    import os\ndef f(y", "_getattr_", "_dflt_y", "__init__"):
+        Base.__dataclass_fields__["_x"].name = name
+
+        class Sub(Base):
+            y: int = 1
+        ctx.classes.add(Sub)
+        with pytest.raises(restricted.SandboxAttributeError, match="field name"):
+            ctx.dataclass(Sub)
 
 
 # ---------------------------------------------------------------- 3. values without a guard

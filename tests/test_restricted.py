@@ -1110,7 +1110,7 @@ def test_validate_syntax_and_policy_errors_have_lines():
     report = validate("x = 1\nif x:\nprint(x)\n")
     [error] = report["validation"]["errors"]
     assert error["line"] in (2, 3) and "Error" in error["message"]
-    report = validate("x = 1\ny = x.__class__\n")
+    report = validate("x = 1\ny = ().__class__\n")
     assert report["validation"]["errors"][0]["line"] == 2
     report = validate("def f():\n    pass\nreturn 1\n")  # a compile-time error, past the parser
     assert report["validation"]["valid"] is False and report["validation"]["errors"][0]["line"] == 3
@@ -1380,13 +1380,33 @@ def test_a_callback_the_loop_calls_gets_no_loop_and_errors_stay_in_the_snippets_
     assert "Exception in callback" in err and ".py" not in err, err
 
 
-# --------------------------------------------------------------------- x.__class__ stays refused, and says what to use
-def test_class_is_refused_with_type_as_the_way():
-    reply = blocked("class A:\n    def __repr__(self):\n        return self.__class__.__name__\nrepr(A())",
-                    error_types=("syntax_error", "security_violation"))
-    assert "use type(x)" in reply["error"], reply
-    for code in ("getattr((), '__class__')", "getattr(1, chr(95) * 2 + 'class' + chr(95) * 2)"):
-        blocked(code)
+# --------------------------------------------------------------------- x.__class__ is type(x), through the same guard
+def test_class_reads_as_type_of_the_value():
+    reply, _, _ = run("class A:\n    def __repr__(self):\n        return f'{self.__class__.__name__}()'\n"
+                      "class B(A):\n    pass\n"
+                      "one, items = 1, []\n"
+                      "result = [repr(B()), B().__class__ is B, one.__class__ is int, items.__class__.__name__,\n"
+                      "          isinstance(A(), B().__class__), A().__class__.__mro__[0] is A]")
+    assert reply["success"] and reply["result"] == ["B()", True, True, "list", False, True], reply
+
+
+@pytest.mark.parametrize("code", [
+    "class A:\n    pass\nA.__class__",                        # a class's class: a metaclass, as type(A) refuses
+    "int.__class__", "type.__class__.__class__",
+    "def f():\n    pass\nf.__class__",                        # types.FunctionType, denied by the module policy
+    "(lambda: 1).__class__(compile('1', 'x', 'eval'), {})",
+    "().__class__", "''.__class__", "[].__class__", "{}.__class__", "(1).__class__", "f'{1}'.__class__",
+    "[x for x in ()].__class__",                                # a literal's class: an escape's first step
+    "t = ()\nt.__class__.__base__.__subclasses__()",              # the next read is refused
+    "t = ()\nt.__class__.__bases__[0]",
+    "print(f'{1:{().__class__}}')",
+    "class A:\n    pass\na = A()\na.__class__ = int",          # writing it changes a class
+    "class A:\n    pass\na = A()\ndel a.__class__",
+    "class A:\n    pass\na = A()\na.__class__ += 1",
+    "getattr((), '__class__')", "getattr(1, chr(95) * 2 + 'class' + chr(95) * 2)",
+])
+def test_class_read_opens_nothing_type_would_not(code):
+    blocked(code, error_types=("syntax_error", "security_violation"))
 
 
 # --------------------------------------------------------------------- validate sees what execute refuses
@@ -1693,8 +1713,8 @@ def test_a_dataclass_with_a_kw_only_marker():
     result, _ = ok("from dataclasses import dataclass, KW_ONLY\n@dataclass\nclass A:\n    x: int\n    _: KW_ONLY\n"
                    "    y: int = 0\nresult = repr(A(1, y=2))")
     assert result == "A(x=1, y=2)"
-    reply = blocked("from dataclasses import dataclass\n@dataclass\nclass A:\n    _x: int = 0")
-    assert "field name '_x' is not allowed" in reply["error"], reply
+    reply = blocked("from dataclasses import dataclass\n@dataclass\nclass A:\n    _dflt_x: int = 0")
+    assert "field name '_dflt_x' is not allowed" in reply["error"], reply
 
 
 def test_a_refused_name_of_types_says_what_to_use():

@@ -2032,6 +2032,16 @@ async def main():
 result = asyncio.run(main())
 """)
 
+# x.__class__: read as type(x), through the same guard (it was refused until stop 31).
+snippet("dunders", """
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.x}, {self.y})"
+result = repr(Point(1, 2))
+""")
+
 # ---------------------------------------------------------------- known gaps
 # Snippets agents write that the sandbox does not run yet (issue 11's remaining families).
 # Not asserted by the test; bench/run.py counts them, so the pass rate it reports is honest.
@@ -2042,15 +2052,6 @@ def gap(code: str) -> None:
     GAPS.append({"id": f"gap-{len(GAPS) + 1:03d}", "family": "gap", "profile": BASIC, "code": code.strip("\n")})
 
 
-# x.__class__: refused as the first step of the classic escapes; the refusal names type(x).
-gap("""
-class Point:
-    def __init__(self, x, y):
-        self.x, self.y = x, y
-    def __repr__(self):
-        return f"{self.__class__.__name__}({self.x}, {self.y})"
-result = repr(Point(1, 2))
-""")
 # Class patterns with keywords: the interpreter reads the attributes itself; the pattern
 # matches through a class whose isinstance() reads them through the guards first.
 snippet("syntax", """
@@ -2159,7 +2160,7 @@ REFUSED = [s.strip("\n") for s in (
     "exec('y = 2')",
     "print(sorted(locals()))",
     "code = compile('1 + 1', '<x>', 'eval')",
-    "class P:\n    def __repr__(self):\n        return self.__class__.__name__\nresult = repr(P())",
+    "class P:\n    pass\nP().__class__ = int",
     "import ctypes\nctypes.CDLL(None)",
     "import socket\ns = socket.socket()",
     "import pickle\ndata = pickle.dumps([1])",
