@@ -2042,6 +2042,1069 @@ class Point:
 result = repr(Point(1, 2))
 """)
 
+# ---------------------------------------------------------------- agents (stop 31)
+# A fresh batch of everyday snippets written as an agent would; those that failed
+# before this stop (x.__class__, private dataclass fields, cls.__new__, sys.exc_info,
+# platform) run now.
+
+snippet("agents", """
+from typing import Protocol, TypedDict, Generic, TypeVar, Optional
+T = TypeVar("T")
+class HasArea(Protocol):
+    def area(self) -> float: ...
+class Movie(TypedDict):
+    title: str
+    year: int
+class Box(Generic[T]):
+    def __init__(self, item: T) -> None:
+        self.item = item
+    def get(self) -> T:
+        return self.item
+class Sq:
+    def __init__(self, s): self.s = s
+    def area(self): return self.s ** 2
+def total(shapes: list[HasArea]) -> float:
+    return sum(x.area() for x in shapes)
+m: Movie = {"title": "x", "year": 1999}
+result = [total([Sq(2), Sq(3)]), Box[int](5).get(), m["year"]]
+""")
+snippet("agents", """
+from functools import lru_cache, singledispatch, total_ordering, cached_property, partial, reduce
+@lru_cache(maxsize=None)
+def fib(n): return n if n < 2 else fib(n-1) + fib(n-2)
+@singledispatch
+def describe(x): return "thing"
+@describe.register
+def _(x: int): return "int"
+@describe.register(list)
+def _(x): return "list"
+@total_ordering
+class V:
+    def __init__(self, n): self.n = n
+    def __eq__(self, o): return self.n == o.n
+    def __lt__(self, o): return self.n < o.n
+class C:
+    @cached_property
+    def heavy(self): return sum(range(100))
+c = C()
+result = [fib(50), describe(1), describe([1]), describe("a"), V(1) <= V(2), c.heavy, c.heavy, fib.cache_info().hits > 0,
+          reduce(lambda a, b: a * b, range(1, 6)), partial(int, base=2)("101")]
+""")
+snippet("agents", """
+from enum import Enum, auto, Flag, IntEnum
+class Color(Enum):
+    RED = auto()
+    GREEN = auto()
+    def label(self): return self.name.lower()
+class Perm(Flag):
+    R = auto(); W = auto(); X = auto()
+class Pri(IntEnum):
+    LOW = 1; HIGH = 2
+result = [Color.RED.label(), [c.name for c in Color], str(Perm.R | Perm.W), Pri.HIGH > Pri.LOW, Color["GREEN"].value, Color(1).name, repr(Color.RED)]
+""")
+snippet("agents", """
+from dataclasses import dataclass, field, asdict, replace, fields
+from typing import List
+@dataclass(frozen=True, order=True)
+class Item:
+    price: float
+    name: str = field(compare=False)
+@dataclass
+class Cart:
+    items: List[Item] = field(default_factory=list)
+    discount: float = 0.0
+    def __post_init__(self):
+        if self.discount < 0: raise ValueError("negative")
+    @property
+    def total(self): return sum(i.price for i in self.items) * (1 - self.discount)
+c = Cart([Item(2.0, "a"), Item(1.0, "b")], 0.5)
+try:
+    c.items[0].price = 3
+except Exception as e:
+    err = type(e).__name__
+result = [c.total, asdict(c), sorted(c.items)[0].name, replace(c, discount=0).total, [f.name for f in fields(Cart)], err]
+""")
+snippet("agents", """
+class Temperature:
+    def __init__(self, c): self._c = c
+    @property
+    def celsius(self): return self._c
+    @celsius.setter
+    def celsius(self, v):
+        if v < -273.15: raise ValueError("too cold")
+        self._c = v
+    @property
+    def fahrenheit(self): return self._c * 9 / 5 + 32
+t = Temperature(10); t.celsius = 20
+try:
+    t.celsius = -300
+except ValueError as e:
+    msg = str(e)
+result = [t.fahrenheit, msg]
+""")
+snippet("agents", """
+class Config:
+    def __init__(self, **kw): self._data = dict(kw)
+    def __getattr__(self, name):
+        try: return self._data[name]
+        except KeyError: raise AttributeError(name) from None
+    def __setattr__(self, name, value):
+        if name.startswith("_"): super().__setattr__(name, value)
+        else: self._data[name] = value
+c = Config(a=1); c.b = 2
+result = [c.a, c.b, hasattr(c, "zz"), getattr(c, "zz", 9)]
+""")
+snippet("agents", """
+class Countdown:
+    def __init__(self, n): self.n = n
+    def __iter__(self): return self
+    def __next__(self):
+        if self.n <= 0: raise StopIteration
+        self.n -= 1
+        return self.n + 1
+def echo():
+    got = None
+    while True:
+        got = yield got if got is None else got * 2
+g = echo(); next(g)
+result = [list(Countdown(3)), g.send(5), g.send(7)]
+""")
+snippet("agents", """
+class Positive:
+    def __set_name__(self, owner, name): self.name = "_" + name
+    def __get__(self, obj, objtype=None): return getattr(obj, self.name)
+    def __set__(self, obj, value):
+        if value <= 0: raise ValueError(f"{self.name[1:]} must be positive")
+        setattr(obj, self.name, value)
+class Order:
+    qty = Positive()
+    def __init__(self, q): self.qty = q
+o = Order(3)
+try: Order(0)
+except ValueError as e: m = str(e)
+result = [o.qty, m]
+""")
+snippet("agents", """
+class Vector:
+    def __init__(self, *xs): self.xs = list(xs)
+    def __add__(self, o): return Vector(*[a + b for a, b in zip(self.xs, o.xs)])
+    def __mul__(self, k): return Vector(*[a * k for a in self.xs])
+    __rmul__ = __mul__
+    def __eq__(self, o): return isinstance(o, Vector) and self.xs == o.xs
+    def __hash__(self): return hash(tuple(self.xs))
+    def __len__(self): return len(self.xs)
+    def __getitem__(self, i): return self.xs[i]
+    def __contains__(self, x): return x in self.xs
+    def __repr__(self): return f"{type(self).__name__}({', '.join(map(str, self.xs))})"
+    def __bool__(self): return any(self.xs)
+    def __abs__(self): return sum(x*x for x in self.xs) ** 0.5
+    def __format__(self, spec): return "<" + ",".join(format(x, spec) for x in self.xs) + ">"
+v = Vector(3, 4)
+result = [repr(v + v), repr(2 * v), len(v), v[1], 4 in v, bool(Vector(0)), abs(v), f"{v:.1f}", {v: 1}[Vector(3, 4)], v[::-1]]
+""")
+snippet("agents", """
+import time
+from contextlib import contextmanager, suppress, ExitStack, redirect_stdout
+import io
+class Timer:
+    def __enter__(self):
+        self.t0 = time.perf_counter(); return self
+    def __exit__(self, *exc):
+        self.elapsed = time.perf_counter() - self.t0
+        return False
+@contextmanager
+def tag(name):
+    out.append(f"<{name}>")
+    yield
+    out.append(f"</{name}>")
+out = []
+with Timer() as t:
+    with tag("b"): out.append("x")
+with suppress(KeyError): {}["a"]
+buf = io.StringIO()
+with redirect_stdout(buf): print("hidden")
+with ExitStack() as st:
+    st.callback(out.append, "cb")
+result = [out, t.elapsed >= 0, buf.getvalue()]
+""")
+snippet("agents", """
+class InsufficientFunds(Exception):
+    def __init__(self, needed, available):
+        super().__init__(f"need {needed}, have {available}")
+        self.needed = needed; self.available = available
+def withdraw(b, a):
+    if a > b: raise InsufficientFunds(a, b)
+    return b - a
+try:
+    withdraw(5, 10)
+except InsufficientFunds as e:
+    r = (e.needed, e.available, str(e), e.args)
+try:
+    try: 1/0
+    except ZeroDivisionError as e: raise RuntimeError("wrapped") from e
+except RuntimeError as e:
+    cause = type(e.__cause__).__name__
+result = [r, cause]
+""")
+snippet("agents", """
+import traceback, sys
+def f(): return 1/0
+try: f()
+except Exception:
+    tb = traceback.format_exc()
+    et, ev, _ = sys.exc_info()
+result = ["ZeroDivisionError" in tb, et.__name__, str(ev)]
+""")
+snippet("agents", """
+import logging
+logging.basicConfig(level=logging.INFO, format="%(levelname)s:%(name)s:%(message)s")
+log = logging.getLogger("app")
+log.info("starting %s", "job")
+log.debug("hidden")
+log.warning("careful")
+try: 1/0
+except ZeroDivisionError: log.exception("boom")
+result = log.getEffectiveLevel()
+""")
+snippet("agents", """
+import json
+from datetime import datetime, date, timedelta
+from decimal import Decimal
+class Enc(json.JSONEncoder):
+    def default(self, o):
+        if isinstance(o, (datetime, date)): return o.isoformat()
+        if isinstance(o, Decimal): return str(o)
+        return super().default(o)
+d = {"when": date(2024, 1, 2), "amt": Decimal("1.10"), "n": [1, 2]}
+s = json.dumps(d, cls=Enc, indent=2, sort_keys=True)
+s2 = json.dumps(d, default=str)
+back = json.loads(s, object_hook=lambda o: o)
+result = [s, s2, back["amt"], (date(2024,3,1) - date(2024,2,1)).days, (datetime(2024,1,1) + timedelta(hours=36)).isoformat(),
+          datetime.strptime("2024-05-06 07:08", "%Y-%m-%d %H:%M").strftime("%A %d %B")]
+""")
+snippet("agents", """
+from collections import Counter, defaultdict, deque, OrderedDict, ChainMap, namedtuple
+import heapq, bisect
+words = "the cat and the hat and the bat".split()
+c = Counter(words)
+dd = defaultdict(list)
+for w in words: dd[len(w)].append(w)
+dq = deque(maxlen=3)
+for i in range(5): dq.append(i)
+od = OrderedDict(a=1, b=2); od.move_to_end("a")
+cm = ChainMap({"x": 1}, {"x": 2, "y": 3})
+P = namedtuple("P", "x y", defaults=[0])
+h = [5, 1, 4]; heapq.heapify(h); heapq.heappush(h, 0)
+a = [1, 3, 5]; bisect.insort(a, 4)
+result = [c.most_common(2), dict(dd), list(dq), list(od), cm["x"], cm["y"], P(1)._asdict(), heapq.nsmallest(2, h), a, c["the"] + c["zzz"], (c + Counter("tt"))["t"]]
+""")
+snippet("agents", """
+import re
+text = "Contact: alice@example.com, bob@test.org; phone 555-1234"
+emails = re.findall(r"[\\w.]+@[\\w.]+", text)
+pat = re.compile(r"(?P<user>\\w+)@(?P<dom>[\\w.]+)")
+m = pat.search(text)
+result = [emails, m.group("user"), m.groupdict(), re.sub(r"\\d", "#", text)[-8:], re.split(r"[,;]\\s*", text), [x.span() for x in pat.finditer(text)],
+          re.fullmatch(r"\\d{3}-\\d{4}", "555-1234") is not None, pat.sub(lambda m: m["user"].upper(), text)[:20]]
+""")
+snippet("agents", """
+import textwrap, string, pprint, difflib, calendar
+t = string.Template("Hello $name, you owe $$${amt}")
+pp = pprint.pformat({"b": [1]*3, "a": {"z": 1, "y": 2}}, width=30)
+d = list(difflib.unified_diff(["a\\n", "b\\n"], ["a\\n", "c\\n"], "x", "y"))
+result = [textwrap.fill("word " * 20, width=30), textwrap.dedent("  a\\n  b"), t.substitute(name="Bo", amt=5), pp, d,
+          calendar.monthrange(2024, 2), difflib.SequenceMatcher(None, "abcd", "abed").ratio(), textwrap.shorten("hello world foo", 12)]
+""")
+snippet("agents", """
+import csv, io
+data = "name,age\\nalice,30\\nbob,25\\n"
+rows = list(csv.DictReader(io.StringIO(data)))
+out = io.StringIO()
+w = csv.DictWriter(out, fieldnames=["name", "age"])
+w.writeheader(); w.writerows(sorted(rows, key=lambda r: int(r["age"])))
+w2 = io.StringIO(); csv.writer(w2).writerow(["a,b", 'q"'])
+result = [rows, out.getvalue(), w2.getvalue()]
+""")
+snippet("agents", """
+import random, hashlib, base64, struct, uuid, secrets, zlib, binascii
+random.seed(42)
+r = [random.randint(1, 100) for _ in range(3)] + [random.choice("abc")]
+rng = random.Random(1); sample = rng.sample(range(10), 3)
+h = hashlib.sha256(b"hello").hexdigest()[:16]
+b = base64.b64encode(b"hi there").decode()
+p = struct.pack("<IH", 1, 2)
+u = uuid.uuid5(uuid.NAMESPACE_DNS, "example.com")
+result = [r, sample, h, b, base64.b64decode(b), p.hex(), struct.unpack("<IH", p), str(u), len(secrets.token_hex(8)), zlib.crc32(b"abc"),
+          hashlib.md5(b"x").hexdigest(), binascii.hexlify(b"\\x01")]
+""")
+snippet("agents", """
+import math, statistics, fractions, cmath, itertools, operator
+data = [2, 4, 4, 4, 5, 5, 7, 9]
+result = [statistics.mean(data), statistics.median(data), statistics.stdev(data), statistics.mode(data), statistics.quantiles(data, n=4),
+          str(fractions.Fraction(3, 4) + fractions.Fraction(1, 6)), math.isclose(0.1 + 0.2, 0.3), math.comb(10, 3), math.gcd(12, 18),
+          abs(cmath.sqrt(-4)), list(itertools.accumulate([1, 2, 3], operator.mul)), [(k, len(list(g))) for k, g in itertools.groupby("aabbbc")],
+          list(itertools.combinations("abc", 2)), list(itertools.pairwise([1, 2, 3])), list(itertools.islice(itertools.cycle("ab"), 5)),
+          math.prod([1, 2, 3, 4]), math.dist((0, 0), (3, 4)), list(itertools.zip_longest("ab", "c", fillvalue="-"))]
+""")
+snippet("agents", """
+from operator import attrgetter, itemgetter, methodcaller
+class Emp:
+    def __init__(self, n, a): self.name, self.age = n, a
+    def __repr__(self): return f"Emp({self.name!r})"
+es = [Emp("b", 3), Emp("a", 3), Emp("c", 1)]
+rows = [{"k": 2}, {"k": 1}]
+result = [repr(sorted(es, key=attrgetter("age", "name"))), sorted(rows, key=itemgetter("k")), list(map(methodcaller("upper"), ["a"])),
+          max(es, key=lambda e: e.age).name, sorted(es, key=lambda e: (-e.age, e.name))[0].name]
+""")
+snippet("agents", """
+import functools, time
+def retry(times=3, exceptions=(Exception,)):
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*a, **kw):
+            for attempt in range(times):
+                try: return fn(*a, **kw)
+                except exceptions:
+                    if attempt == times - 1: raise
+        return wrapper
+    return deco
+def timed(fn):
+    @functools.wraps(fn)
+    def w(*a, **kw):
+        t = time.time(); r = fn(*a, **kw); w.last = time.time() - t; return r
+    return w
+calls = []
+@retry(times=3)
+def flaky():
+    calls.append(1)
+    if len(calls) < 3: raise IOError("x")
+    return "ok"
+@timed
+def work(n):
+    '''Do work.'''
+    return n * 2
+result = [flaky(), len(calls), work(2), work.__name__, work.__doc__, work.last >= 0, flaky.__wrapped__.__name__]
+""")
+snippet("agents", """
+x = 5; name = "Ann"; items = [1, 2, 3]
+result = [f"{x=}", f"{name!r:>8}", f"{3.14159:.2f}", f"{1234567:,}", f"{0.25:.0%}", f"{255:#x}", f"{255:08b}", f"{'hi':*^8}",
+          f"{items[-1]}", f"{ {'a': 1}['a'] }", "%s is %d years" % ("Bo", 3), "%(a)s" % {"a": 1}, "{:>6}|{:<4}|".format("r", "l"),
+          "{0[0]} {1[k]}".format([9], {"k": 8}), format(1e6, ".2e"), str(1/3)[:6], f"{x!s:>{x}}"]
+""")
+snippet("agents", """
+def make_counter():
+    count = 0
+    def inc():
+        nonlocal count
+        count += 1
+        return count
+    return inc
+total = 0
+def add(n):
+    global total
+    total += n
+c = make_counter(); c(); c()
+add(5); add(6)
+if (n := len("hello")) > 3: big = n
+sq = {k: v**2 for k, v in zip("abc", range(3))}
+merged = {"a": 1} | {"b": 2}
+first, *rest = [1, 2, 3]
+result = [c(), total, big, sq, merged, rest, [i for i in range(10) if i % 3 == 0], sum(x for x in range(5)), list(zip([1,2], [3,4], strict=True))]
+""")
+snippet("agents", """
+def handle(cmd):
+    match cmd.split():
+        case ["go", direction]: return f"going {direction}"
+        case ["pick", "up", *items]: return f"picking {items}"
+        case [("quit" | "exit")]: return "bye"
+        case {"x": x}: return x
+        case _: return "?"
+def shape(v):
+    match v:
+        case {"type": "circle", "r": r}: return 3 * r * r
+        case (a, b): return a * b
+        case int() | float() as n if n > 0: return n
+        case _: return None
+result = [handle("go north"), handle("pick up a b"), handle("exit"), handle("dance"), shape({"type": "circle", "r": 2}), shape((2, 3)), shape(4.5), shape(-1)]
+""")
+snippet("agents", """
+import sys, platform, os
+result = [sys.version_info >= (3, 8), isinstance(sys.maxsize, int), sys.getsizeof([]) > 0, sys.getrecursionlimit() > 100, type(os.getcwd()).__name__, os.path.join("a", "b"),
+          os.path.splitext("x.tar.gz"), os.path.basename("/a/b.txt"), os.sep, type(platform.python_version()).__name__, os.environ.get("NOPE", "dflt")]
+""")
+snippet("agents", """
+print("to stdout")
+import sys
+print("to stderr", file=sys.stderr)
+print("a", "b", sep="-", end="!\\n")
+sys.stdout.write("raw\\n")
+print(*range(3))
+result = None
+""")
+snippet("agents", """
+from abc import ABC, abstractmethod
+class Shape(ABC):
+    @abstractmethod
+    def area(self): ...
+    def describe(self): return f"{self.__class__.__name__} with area {self.area():.2f}"
+class Circle(Shape):
+    def __init__(self, r): self.r = r
+    def area(self): return 3.14159 * self.r ** 2
+try:
+    Shape()
+except TypeError as e:
+    err = "abstract" in str(e)
+result = [Circle(1).describe(), err, isinstance(Circle(1), Shape), issubclass(Circle, Shape)]
+""")
+snippet("agents", """
+class Node:
+    __slots__ = ("val", "next")
+    def __init__(self, v, n=None): self.val, self.next = v, n
+class LinkedList:
+    def __init__(self): self.head = None; self._size = 0
+    def push(self, v): self.head = Node(v, self.head); self._size += 1
+    def __iter__(self):
+        n = self.head
+        while n: yield n.val; n = n.next
+    def __len__(self): return self._size
+    def reverse(self):
+        prev, cur = None, self.head
+        while cur: cur.next, prev, cur = prev, cur, cur.next
+        self.head = prev
+ll = LinkedList()
+for i in range(4): ll.push(i)
+ll.reverse()
+result = [list(ll), len(ll)]
+""")
+snippet("agents", """
+class Stack(list):
+    def push(self, x): self.append(x)
+    def peek(self): return self[-1]
+class CaseDict(dict):
+    def __setitem__(self, k, v): super().__setitem__(k.lower(), v)
+    def __getitem__(self, k): return super().__getitem__(k.lower())
+    def __missing__(self, k): return None
+s_ = Stack(); s_.push(1); s_.push(2)
+d = CaseDict(); d["A"] = 1
+class MyErr(ValueError): pass
+result = [s_.peek(), len(s_), d["a"], d["zz"] if False else d.get("b"), issubclass(MyErr, Exception), str(MyErr("m"))]
+""")
+snippet("agents", """
+import copy
+class Tree:
+    def __init__(self, v, kids=()): self.v = v; self.kids = list(kids)
+t = Tree(1, [Tree(2), Tree(3)])
+t2 = copy.deepcopy(t); t2.kids[0].v = 99
+t3 = copy.copy(t)
+result = [t.kids[0].v, t2.kids[0].v, t3.kids is t.kids]
+""")
+snippet("agents", """
+from typing import NamedTuple, Optional, Union, Any, Callable, Iterable, Dict
+class Point(NamedTuple):
+    x: float
+    y: float = 0.0
+    def norm(self) -> float: return (self.x ** 2 + self.y ** 2) ** 0.5
+def apply(f: Callable[[int], int], xs: Iterable[int]) -> list[int]:
+    return [f(x) for x in xs]
+def maybe(x: Optional[int] = None) -> Union[int, str]:
+    return x if x is not None else "none"
+p = Point(3, 4)
+result = [p.norm(), p._replace(x=0), Point._fields, apply(lambda v: v + 1, [1, 2]), maybe(), maybe(2), p.x, list(p)]
+""")
+snippet("agents", """
+import array, itertools
+a = array.array("i", [1, 2, 3]); a.append(4)
+grid = [[0] * 3 for _ in range(3)]
+grid[1][1] = 5
+transposed = list(map(list, zip(*grid)))
+flat = list(itertools.chain.from_iterable(grid))
+result = [a.tolist(), a.itemsize, transposed, flat, sum(map(sum, grid)), [row[:] for row in grid][1]]
+""")
+snippet("agents", """
+import time, datetime
+start = time.time()
+time.sleep(0.01)
+now = datetime.datetime.now()
+utc = datetime.datetime.now(datetime.timezone.utc)
+result = [time.time() - start >= 0.01, now.year > 2000, utc.tzinfo is not None, datetime.date.today().isoformat()[:2], time.strftime("%Y", time.gmtime(0)), time.monotonic() > 0]
+""")
+snippet("agents", """
+import sys
+sys.setrecursionlimit(3000)
+def depth(n): return 0 if n == 0 else 1 + depth(n - 1)
+result = depth(2000)
+""")
+snippet("agents", """
+class Matrix:
+    def __init__(self, rows): self.rows = rows
+    def __matmul__(self, o):
+        return Matrix([[sum(a * b for a, b in zip(r, c)) for c in zip(*o.rows)] for r in self.rows])
+    def __eq__(self, o): return self.rows == o.rows
+    def __iter__(self): return iter(self.rows)
+    def __str__(self): return "\\n".join(" ".join(map(str, r)) for r in self.rows)
+I = Matrix([[1, 0], [0, 1]]); A = Matrix([[1, 2], [3, 4]])
+result = [(A @ I) == A, str(A @ A), [list(r) for r in A]]
+""")
+snippet("agents", """
+import itertools
+def primes():
+    yield 2
+    found = [2]
+    for n in itertools.count(3, 2):
+        if all(n % p for p in found if p * p <= n):
+            found.append(n); yield n
+def chunks(xs, n):
+    it = iter(xs)
+    while (batch := list(itertools.islice(it, n))):
+        yield batch
+gen = (x * x for x in range(4))
+result = [list(itertools.islice(primes(), 10)), list(chunks(range(7), 3)), list(gen), list(gen), next(iter([]), "empty"), list(reversed(range(3))), list(enumerate("ab", start=1))]
+""")
+snippet("agents", """
+class Money:
+    def __init__(self, cents): self.cents = cents
+    @classmethod
+    def from_str(cls, s): d, c = s.split("."); return cls(int(d) * 100 + int(c))
+    @staticmethod
+    def fmt(c): return f"${c // 100}.{c % 100:02d}"
+    def __str__(self): return self.fmt(self.cents)
+    def __repr__(self): return f"Money({self.cents})"
+    def __lt__(self, o): return self.cents < o.cents
+    def __radd__(self, o): return Money(o + self.cents) if isinstance(o, int) else NotImplemented
+    def __add__(self, o): return Money(self.cents + (o.cents if isinstance(o, Money) else o))
+result = [str(Money.from_str("3.05")), str(sum([Money(1), Money(2)])), repr(min(Money(5), Money(3))), Money.fmt(1234)]
+""")
+snippet("agents", """
+class A:
+    def hello(self): return ["A"]
+class B(A):
+    def hello(self): return ["B"] + super().hello()
+class C(A):
+    def hello(self): return ["C"] + super().hello()
+class D(B, C):
+    def hello(self): return ["D"] + super().hello()
+result = [D().hello(), [k.__name__ for k in D.__mro__], D.mro()[1].__name__, type(D()).__name__, D.__name__, D().__class__.__name__]
+""")
+snippet("agents", """
+import string
+class Cipher:
+    def __init__(self, shift): self.shift = shift
+    def __call__(self, text):
+        table = str.maketrans(string.ascii_lowercase, string.ascii_lowercase[self.shift:] + string.ascii_lowercase[:self.shift])
+        return text.translate(table)
+c = Cipher(3)
+result = [c("hello"), callable(c), "Hello World".swapcase(), "a-b-c".rsplit("-", 1), "  x ".strip(), "abc".center(7, "."), "title case".title(),
+          "x".zfill(3), "a\\tb".expandtabs(4), "ß".casefold(), "abc".removeprefix("a"), ",".join(map(str, [1, 2])), "AbC".isupper(), "12".isdigit(), "a b".partition(" ")]
+""")
+snippet("agents", """
+vars_seen = {}
+class Rec:
+    def __init__(self): self.a = 1; self.b = [2]
+r = Rec()
+r.__dict__["c"] = 3
+vars(r)["d"] = 4
+result = [vars(r), sorted(k for k in dir(r) if not k.startswith("__")), r.__dict__ == vars(r), getattr(r, "a"), hasattr(r, "__init__"), type(r).__name__,
+          isinstance(r, object), Rec.__name__, Rec.__qualname__, r.__class__ is Rec]
+""")
+snippet("agents", """
+import io
+buf = io.StringIO()
+buf.write("line1\\nline2\\n")
+buf.seek(0)
+lines = [l.rstrip() for l in buf]
+bb = io.BytesIO(b"abc"); bb.seek(1)
+result = [lines, bb.read(), buf.getvalue().count("\\n")]
+""")
+snippet("agents", """
+def fizzbuzz(n):
+    return ["FizzBuzz" if i % 15 == 0 else "Fizz" if i % 3 == 0 else "Buzz" if i % 5 == 0 else str(i) for i in range(1, n + 1)]
+def is_palindrome(s):
+    s = "".join(ch.lower() for ch in s if ch.isalnum())
+    return s == s[::-1]
+def binary_search(xs, t):
+    lo, hi = 0, len(xs) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if xs[mid] == t: return mid
+        lo, hi = (mid + 1, hi) if xs[mid] < t else (lo, mid - 1)
+    return -1
+from functools import cmp_to_key
+result = [fizzbuzz(15)[-1], is_palindrome("A man, a plan, a canal: Panama"), binary_search([1, 3, 5, 7], 5),
+          sorted([3, 1, 2], key=cmp_to_key(lambda a, b: b - a)), divmod(17, 5), round(2.675, 2), pow(2, 10, 1000), int("ff", 16), bin(10), chr(65), ord("a")]
+""")
+snippet("agents", """
+import json
+class Serializable:
+    def to_json(self): return json.dumps(self.__dict__, sort_keys=True)
+    @classmethod
+    def from_json(cls, s):
+        obj = cls.__new__(cls); obj.__dict__.update(json.loads(s)); return obj
+class User(Serializable):
+    def __init__(self, name, age): self.name = name; self.age = age
+u = User("a", 1)
+u2 = User.from_json(u.to_json())
+result = [u.to_json(), u2.name, type(u2).__name__]
+""")
+snippet("agents", """
+from dataclasses import dataclass
+from typing import ClassVar
+import dataclasses
+@dataclass
+class Account:
+    owner: str
+    _balance: float = 0.0
+    count: ClassVar[int] = 0
+    def deposit(self, amt):
+        self._balance += amt
+        Account.count += 1
+        return self
+    @property
+    def balance(self): return self._balance
+@dataclass(slots=True)
+class P:
+    x: int
+    y: int = 0
+@dataclass(kw_only=True)
+class K:
+    a: int
+    b: int = 2
+a = Account("x").deposit(5).deposit(2)
+result = [a.balance, Account.count, repr(a), dataclasses.astuple(P(1)), K(a=1).b, dataclasses.is_dataclass(a)]
+""")
+snippet("agents", """
+class Seq:
+    def __class_getitem__(cls, item): return f"Seq[{item.__name__}]"
+class Ctx:
+    def __init__(self): self.log = []
+    def __getitem__(self, key):
+        if isinstance(key, slice): return ("slice", key.start, key.stop, key.step)
+        return ("idx", key)
+    def __setitem__(self, k, v): self.log.append((k, v))
+    def __delitem__(self, k): self.log.append(("del", k))
+c = Ctx(); c[1] = 2; del c["x"]
+result = [Seq[int], c[1:5:2], c[3], c.log, c[1, 2]]
+""")
+snippet("agents", """
+import pandas as pd, numpy as np
+df = pd.DataFrame({"city": ["a", "b", "a", "c", "b"], "sales": [10, 20, 30, 40, 50], "units": [1, 2, 3, 4, 5]})
+g = df.groupby("city").agg(total=("sales", "sum"), avg_units=("units", "mean")).reset_index()
+p = df.pivot_table(index="city", values="sales", aggfunc="sum")
+df["share"] = df["sales"] / df["sales"].sum()
+df["rank"] = df["sales"].rank(ascending=False).astype(int)
+top = df.nlargest(2, "sales")
+result = [g.to_dict("records"), p["sales"].to_dict(), round(df["share"].iloc[0], 3), top["city"].tolist(), df.describe().loc["mean", "sales"], df.shape]
+""", DATA)
+snippet("agents", """
+import pandas as pd
+a = pd.DataFrame({"id": [1, 2, 3], "name": ["x", "y", "z"]})
+b = pd.DataFrame({"id": [1, 3, 4], "score": [9, 8, 7]})
+m = a.merge(b, on="id", how="left")
+c = pd.concat([a, a], ignore_index=True)
+m["score"] = m["score"].fillna(0)
+m["grade"] = m["score"].apply(lambda v: "A" if v > 8 else "B")
+m["upper"] = m["name"].str.upper()
+result = [m.to_dict("list"), len(c), m.isna().sum().sum(), m.dtypes.astype(str).to_dict()]
+""", DATA)
+snippet("agents", """
+import pandas as pd, numpy as np
+idx = pd.date_range("2024-01-01", periods=10, freq="D")
+ts = pd.Series(np.arange(10.0), index=idx)
+w = ts.resample("W").sum()
+r = ts.rolling(3).mean()
+df = pd.DataFrame({"date": ["2024-01-05", "2024-02-10"], "v": [1, 2]})
+df["date"] = pd.to_datetime(df["date"])
+df["month"] = df["date"].dt.month
+result = [w.tolist(), r.dropna().round(2).tolist()[:3], df["month"].tolist(), str(ts.index[0].date()), ts.diff().iloc[1], ts.pct_change().iloc[2]]
+""", DATA)
+snippet("agents", """
+import pandas as pd, io
+csv = "a,b,c\\n1,2,x\\n3,,y\\n5,6,z\\n"
+df = pd.read_csv(io.StringIO(csv))
+df = df.dropna()
+out = df.to_csv(index=False)
+js = df.to_json(orient="records")
+md = df.head().to_string()
+result = [out, js, df.columns.tolist(), len(md) > 0, df.iloc[0].to_dict(), df.loc[df["a"] > 2, "c"].tolist()]
+""", DATA)
+snippet("agents", """
+import numpy as np
+rng = np.random.default_rng(0)
+a = rng.normal(size=(3, 3))
+A = np.array([[3.0, 1.0], [1.0, 2.0]]); b = np.array([9.0, 8.0])
+x = np.linalg.solve(A, b)
+vals, vecs = np.linalg.eig(A)
+m = np.arange(12).reshape(3, 4)
+result = [x.tolist(), sorted(np.round(vals, 4).tolist()), m.sum(axis=0).tolist(), m[:, 1].tolist(), (m > 5).sum().item(), np.where(m % 2 == 0, m, -1)[0].tolist(),
+          a.shape, float(np.linalg.det(A)), np.linalg.inv(A).round(3).tolist(), np.mean(m), np.std([1, 2, 3]).round(4), np.percentile(m, 50), np.unique([1, 1, 2]).tolist(),
+          np.cumsum([1, 2, 3]).tolist(), np.dot([1, 2], [3, 4]).item(), (np.ones(3) @ np.ones(3)).item(), np.linspace(0, 1, 5).tolist(), np.histogram([1, 2, 2, 3], bins=3)[0].tolist()]
+""", DATA)
+snippet("agents", """
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+x = np.linspace(0, 2 * np.pi, 50)
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3))
+ax1.plot(x, np.sin(x), label="sin"); ax1.legend(); ax1.set_title("Sine")
+ax2.bar(["a", "b"], [3, 5], color=["red", "blue"])
+ax2.set_xlabel("k"); fig.tight_layout()
+plt.savefig("plot.png", dpi=80)
+plt.show()
+result = len(fig.axes)
+""", DATA)
+snippet("agents", """
+import matplotlib.pyplot as plt
+import pandas as pd
+df = pd.DataFrame({"x": range(5), "y": [1, 4, 9, 16, 25]})
+ax = df.plot(x="x", y="y", kind="line", title="squares")
+df.plot.scatter(x="x", y="y")
+df["y"].hist(bins=3)
+plt.close("all")
+result = ax.get_title()
+""", DATA)
+snippet("agents", """
+from scipy import stats, optimize, integrate, interpolate
+import numpy as np
+t, p = stats.ttest_ind([1, 2, 3, 4, 5], [2, 3, 4, 5, 9])
+res = optimize.minimize(lambda v: (v[0] - 3) ** 2 + (v[1] + 1) ** 2, x0=[0, 0])
+def model(x, a, b): return a * x + b
+xs = np.array([0, 1, 2, 3.0]); ys = 2 * xs + 1
+popt, _ = optimize.curve_fit(model, xs, ys)
+val, err = integrate.quad(lambda x: x ** 2, 0, 1)
+f = interpolate.interp1d([0, 1, 2], [0, 10, 20])
+root = optimize.brentq(lambda x: x ** 2 - 2, 0, 2)
+result = [round(float(t), 4), np.round(res.x, 3).tolist(), np.round(popt, 3).tolist(), round(val, 6), float(f(1.5)), round(root, 6), round(stats.norm.cdf(1.96), 4),
+          stats.pearsonr([1, 2, 3], [2, 4, 7])[0].round(4)]
+""", DATA)
+snippet("agents", """
+import sympy as sp
+x, y = sp.symbols("x y")
+expr = sp.expand((x + 1) ** 3)
+sol = sp.solve(x ** 2 - 4, x)
+d = sp.diff(sp.sin(x) * x, x)
+i = sp.integrate(x ** 2, (x, 0, 3))
+lim = sp.limit(sp.sin(x) / x, x, 0)
+result = [str(expr), [int(v) for v in sol], str(d), int(i), int(lim), str(sp.simplify(sp.sin(x)**2 + sp.cos(x)**2)), sp.latex(x**2), str(sp.factor(x**2 - 1))]
+""", DATA)
+snippet("agents", """
+import numpy as np
+import pandas as pd
+df = pd.DataFrame(np.arange(6).reshape(2, 3), columns=list("abc"))
+df.loc[len(df)] = [7, 8, 9]
+df.at[0, "a"] = 100
+corr = df.corr().round(2)
+melted = df.melt(value_vars=["a", "b"])
+stacked = df.stack().sum()
+result = [df.values.tolist(), corr.shape, len(melted), int(stacked), df.T.shape, df.apply(np.sum, axis=1).tolist(), df.to_dict(orient="index")[0]]
+""", DATA)
+snippet("agents", """
+import pandas as pd
+s = pd.Series(["apple pie", "Banana split", None, "cherry"])
+result = [s.str.contains("an", na=False).tolist(), s.str.split().str[0].tolist(), s.str.len().fillna(-1).tolist(), s.dropna().str.title().tolist(),
+          s.str.replace("a", "A", regex=False).fillna("").tolist(), s.isnull().sum().item()]
+""", DATA)
+snippet("agents", """
+import json, statistics
+from collections import defaultdict
+records = [{"user": "a", "amount": 10.5, "tags": ["x"]}, {"user": "b", "amount": 3.0, "tags": []}, {"user": "a", "amount": 1.5, "tags": ["y", "x"]}]
+by_user = defaultdict(float)
+tag_count = defaultdict(int)
+for r in records:
+    by_user[r["user"]] += r["amount"]
+    for t in r["tags"]:
+        tag_count[t] += 1
+summary = {"total": sum(r["amount"] for r in records), "mean": statistics.mean(r["amount"] for r in records), "by_user": dict(by_user), "tags": dict(sorted(tag_count.items()))}
+print(json.dumps(summary, indent=2))
+result = summary
+""")
+snippet("agents", """
+from itertools import product, permutations
+import math
+def is_prime(n):
+    if n < 2: return False
+    for i in range(2, int(math.isqrt(n)) + 1):
+        if n % i == 0: return False
+    return True
+def sieve(n):
+    flags = [True] * (n + 1); flags[0] = flags[1] = False
+    for i in range(2, int(n ** 0.5) + 1):
+        if flags[i]:
+            flags[i*i::i] = [False] * len(flags[i*i::i])
+    return [i for i, f in enumerate(flags) if f]
+def knapsack(items, cap):
+    dp = [0] * (cap + 1)
+    for w, v in items:
+        for c in range(cap, w - 1, -1):
+            dp[c] = max(dp[c], dp[c - w] + v)
+    return dp[cap]
+def lcs(a, b):
+    dp = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            dp[i+1][j+1] = dp[i][j] + 1 if x == y else max(dp[i][j+1], dp[i+1][j])
+    return dp[-1][-1]
+result = [sum(1 for n in range(100) if is_prime(n)), sieve(30), knapsack([(1, 1), (3, 4), (4, 5), (5, 7)], 7), lcs("ABCBDAB", "BDCABA"), len(list(product("ab", repeat=3))), len(list(permutations(range(4))))]
+""")
+snippet("agents", """
+from collections import deque
+graph = {"A": ["B", "C"], "B": ["D"], "C": ["D", "E"], "D": ["F"], "E": ["F"], "F": []}
+def bfs(start, goal):
+    q = deque([[start]]); seen = {start}
+    while q:
+        path = q.popleft()
+        if path[-1] == goal: return path
+        for n in graph[path[-1]]:
+            if n not in seen:
+                seen.add(n); q.append(path + [n])
+def dfs(node, seen=None):
+    seen = seen if seen is not None else []
+    seen.append(node)
+    for n in graph[node]:
+        if n not in seen: dfs(n, seen)
+    return seen
+import heapq
+def dijkstra(edges, src):
+    dist = {src: 0}; pq = [(0, src)]
+    while pq:
+        d, u = heapq.heappop(pq)
+        if d > dist.get(u, float("inf")): continue
+        for v, w in edges.get(u, []):
+            if d + w < dist.get(v, float("inf")):
+                dist[v] = d + w; heapq.heappush(pq, (d + w, v))
+    return dist
+result = [bfs("A", "F"), dfs("A"), dijkstra({"a": [("b", 1), ("c", 4)], "b": [("c", 2)]}, "a")]
+""")
+snippet("agents", """
+class BankAccount:
+    interest_rate = 0.02
+    _next_id = 1
+    def __init__(self, owner, balance=0):
+        self.owner = owner
+        self.__balance = balance
+        self.id = BankAccount._next_id
+        BankAccount._next_id += 1
+        self._history = []
+    def deposit(self, amount):
+        if amount <= 0:
+            raise ValueError("Deposit must be positive")
+        self.__balance += amount
+        self._history.append(("deposit", amount))
+    @property
+    def balance(self):
+        return self.__balance
+    def __str__(self):
+        return f"Account({self.owner}, ${self.__balance:.2f})"
+class Savings(BankAccount):
+    def add_interest(self):
+        self.deposit(self.balance * self.interest_rate)
+a = Savings("Ann", 100); a.add_interest()
+result = [str(a), a.id, a._history, a.balance]
+""")
+snippet("agents", """
+import re
+from collections import Counter
+text = '''The quick brown fox. The lazy dog! Is the fox quick?'''
+sentences = [s.strip() for s in re.split(r"[.!?]", text) if s.strip()]
+words = re.findall(r"\\b[a-z]+\\b", text.lower())
+freq = Counter(words)
+longest = max(words, key=len)
+caps = {w: w.capitalize() for w in set(words) if len(w) > 3}
+result = [len(sentences), freq.most_common(3), longest, dict(sorted(caps.items())), " ".join(reversed(sentences[0].split()))]
+""")
+snippet("agents", """
+import datetime as dt
+from zoneinfo import ZoneInfo
+now = dt.datetime(2024, 3, 10, 12, 0, tzinfo=ZoneInfo("America/New_York"))
+utc = now.astimezone(dt.timezone.utc)
+d = dt.date(2024, 2, 28) + dt.timedelta(days=2)
+weeks = [(dt.date(2024, 1, 1) + dt.timedelta(weeks=i)).isocalendar()[1] for i in range(3)]
+result = [utc.isoformat(), d.isoformat(), weeks, dt.datetime.fromisoformat("2024-05-01T10:00:00").weekday(), (dt.datetime(2024,1,2) - dt.datetime(2024,1,1)).total_seconds(),
+          dt.datetime.fromtimestamp(0, dt.timezone.utc).year, now.strftime("%Y-%m-%d %H:%M %Z")]
+""")
+snippet("agents", """
+from decimal import Decimal, ROUND_HALF_UP, getcontext
+getcontext().prec = 10
+prices = [Decimal("19.99"), Decimal("5.01"), Decimal("0.10")]
+total = sum(prices, Decimal("0"))
+tax = (total * Decimal("0.0825")).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+result = [str(total), str(tax), str(Decimal(1) / Decimal(3)), float(total), Decimal("1.10") == Decimal("1.1")]
+""")
+snippet("agents", """
+import string, random
+random.seed(7)
+def password(n=12):
+    chars = string.ascii_letters + string.digits + "!@#"
+    return "".join(random.choice(chars) for _ in range(n))
+def caesar(s, k):
+    out = []
+    for ch in s:
+        if ch.isalpha():
+            base = ord("A") if ch.isupper() else ord("a")
+            out.append(chr((ord(ch) - base + k) % 26 + base))
+        else:
+            out.append(ch)
+    return "".join(out)
+deck = [r + s for r in "A23456789TJQK" for s in "SHDC"]
+random.shuffle(deck)
+result = [len(password()), caesar("Hello, World", 3), caesar(caesar("abc", 5), -5), len(deck), random.uniform(1, 2) < 2, random.choices([1, 2], weights=[1, 0], k=3)]
+""")
+snippet("agents", """
+import asyncio
+async def fetch(i):
+    await asyncio.sleep(0.01)
+    return i * 2
+async def main():
+    results = await asyncio.gather(*(fetch(i) for i in range(5)))
+    q = asyncio.Queue()
+    for i in range(3): await q.put(i)
+    got = [await q.get() for _ in range(3)]
+    try:
+        await asyncio.wait_for(asyncio.sleep(1), timeout=0.01)
+    except asyncio.TimeoutError:
+        got.append("timeout")
+    return results, got
+result = asyncio.run(main())
+""")
+snippet("agents", """
+from typing import Iterator, Generator
+import itertools
+def read_chunks(data: str, size: int) -> Iterator[str]:
+    for i in range(0, len(data), size):
+        yield data[i:i + size]
+def running_avg() -> Generator[float, float, None]:
+    total = n = 0; avg = 0.0
+    while True:
+        x = yield avg
+        total += x; n += 1; avg = total / n
+g = running_avg(); next(g)
+avgs = [g.send(v) for v in [10, 20, 30]]
+def flatten(xs):
+    for x in xs:
+        if isinstance(x, (list, tuple)): yield from flatten(x)
+        else: yield x
+result = [list(read_chunks("abcdefg", 3)), avgs, list(flatten([1, [2, [3, (4,)]]])), list(itertools.takewhile(lambda v: v < 3, [1, 2, 3, 1])), list(itertools.starmap(pow, [(2, 3)]))]
+""")
+snippet("agents", """
+def test_add():
+    assert 1 + 1 == 2
+def test_str():
+    assert "a".upper() == "A", "upper failed"
+tests = [v for k, v in list(globals().items()) if k.startswith("test_") and callable(v)]
+passed = 0
+for t in tests:
+    try:
+        t(); passed += 1
+    except AssertionError as e:
+        print("FAIL", t.__name__, e)
+result = [passed, len(tests)]
+""")
+snippet("agents", """
+from html import escape, unescape
+from urllib.parse import urlparse, urlencode, parse_qs, quote, urljoin
+import xml.etree.ElementTree as ET
+u = urlparse("https://example.com:8080/a/b?x=1&y=2#frag")
+root = ET.fromstring("<root><item id='1'>A</item><item id='2'>B</item></root>")
+items = [(i.get("id"), i.text) for i in root.findall("item")]
+new = ET.Element("data"); ET.SubElement(new, "v").text = "3"
+result = [u.hostname, u.port, parse_qs(u.query), urlencode({"q": "a b", "n": 1}), quote("a/b c"), urljoin("https://x.com/a/", "b"), escape("<a&b>"), unescape("&lt;"), items,
+          ET.tostring(new, encoding="unicode")]
+""")
+snippet("agents", """
+import hashlib, hmac, json, base64, time
+def sign(payload, key):
+    body = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).rstrip(b"=")
+    sig = base64.urlsafe_b64encode(hmac.new(key, body, hashlib.sha256).digest()).rstrip(b"=")
+    return (body + b"." + sig).decode()
+tok = sign({"sub": 1}, b"k")
+body, sig = tok.split(".")
+result = [len(tok.split(".")), hmac.compare_digest(sig, sign({"sub": 1}, b"k").split(".")[1]), json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))]
+""")
+snippet("agents", """
+class Matrix:
+    def __init__(self, data):
+        self.data = [list(r) for r in data]
+        self.rows, self.cols = len(data), len(data[0])
+    @classmethod
+    def identity(cls, n):
+        return cls([[1 if i == j else 0 for j in range(n)] for i in range(n)])
+    def __mul__(self, other):
+        if isinstance(other, (int, float)):
+            return Matrix([[v * other for v in r] for r in self.data])
+        return Matrix([[sum(a * b for a, b in zip(r, c)) for c in zip(*other.data)] for r in self.data])
+    def __eq__(self, other):
+        return self.data == other.data
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.data})"
+    def transpose(self):
+        return Matrix(list(zip(*self.data)))
+m = Matrix([[1, 2], [3, 4]])
+result = [repr(m * Matrix.identity(2)), repr(m * 2), repr(m.transpose()), m == Matrix([[1, 2], [3, 4]])]
+""")
+snippet("agents", """
+import logging, sys
+logger = logging.getLogger(__name__)
+handler = logging.StreamHandler(sys.stdout)
+handler.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
+logger.addHandler(handler)
+logger.setLevel(logging.DEBUG)
+logger.debug("debug %d", 1)
+logger.info("info")
+result = logger.name
+""")
+snippet("agents", """
+import warnings
+def old():
+    warnings.warn("old is deprecated", DeprecationWarning, stacklevel=2)
+    return 1
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    old()
+result = [len(w), str(w[0].message), w[0].category.__name__]
+""")
+snippet("agents", """
+import sys
+data = "3\\n1 2 3"
+lines = data.splitlines()
+n = int(lines[0]); nums = list(map(int, lines[1].split()))
+def main():
+    print(sum(nums))
+    return 0
+if __name__ == "__main__":
+    main()
+result = n
+""")
+snippet("agents", """
+import os
+os.makedirs("out", exist_ok=True)
+with open("out/data.txt", "w") as f:
+    f.write("hello\\nworld\\n")
+with open("out/data.txt") as f:
+    lines = f.readlines()
+import json
+with open("out/cfg.json", "w") as f:
+    json.dump({"a": 1}, f)
+with open("out/cfg.json") as f:
+    cfg = json.load(f)
+result = [lines, cfg, sorted(n for n in os.listdir("out") if n in ("data.txt", "cfg.json")), os.path.exists("out/data.txt"), os.path.getsize("out/data.txt")]
+""", FILES)
+snippet("agents", """
+import csv
+rows = [["name", "score"], ["a", 1], ["b", 2]]
+with open("scores.csv", "w", newline="") as f:
+    csv.writer(f).writerows(rows)
+with open("scores.csv") as f:
+    back = list(csv.DictReader(f))
+result = back
+""", FILES)
+snippet("agents", """
+import pandas as pd
+df = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
+df.to_csv("out.csv", index=False)
+back = pd.read_csv("out.csv")
+df.to_json("out.json")
+result = [back.to_dict("list"), pd.read_json("out.json").shape]
+""", DATA)
+
 # ---------------------------------------------------------------- known gaps
 # Snippets agents write that the sandbox does not run yet (issue 11's remaining families).
 # Not asserted by the test; bench/run.py counts them, so the pass rate it reports is honest.
@@ -2175,5 +3238,10 @@ REFUSED = [s.strip("\n") for s in (
     "import multiprocessing\npool = multiprocessing.Pool(2)",
     "import shutil\nshutil.rmtree('/tmp')",
     "x = [].__class__.__bases__",
+    "class Registry(type):\n    pass\nclass Base(metaclass=Registry):\n    pass",
+    "b = bytearray(b'abc')\nview = memoryview(b)",
+    "import weakref\nclass A:\n    pass\nr = weakref.ref(A())",
+    "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(1, 1)",
+    "class Z:\n    pass\nZ.__repr__ = lambda self: 'z'",
     "result = type(1).__subclasses__()",
 )]
