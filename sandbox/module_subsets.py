@@ -137,9 +137,12 @@ class ModuleSubset:
 
     __slots__ = ("__name", "__values")
 
-    def __init__(self, name: str, values: dict):
-        object.__setattr__(self, "_ModuleSubset__name", name)
-        object.__setattr__(self, "_ModuleSubset__values", values)
+    def __init__(self, *args, **kwargs):
+        # type(sys) reaches the class: a subset is made by _subset() only
+        raise TypeError("modules cannot be created by the snippet: import them")
+
+    def __reduce_ex__(self, protocol):  # copy would make a subset without a name or values
+        raise TypeError("modules cannot be copied: use the module itself")
 
     def __getattr__(self, attr):
         values = object.__getattribute__(self, "_ModuleSubset__values")
@@ -165,6 +168,13 @@ class ModuleSubset:
 
     def __repr__(self) -> str:
         return f"<module {object.__getattribute__(self, '_ModuleSubset__name')!r} (a sandbox subset)>"
+
+
+def _subset(name: str, values: dict) -> ModuleSubset:
+    made = object.__new__(ModuleSubset)
+    object.__setattr__(made, "_ModuleSubset__name", name)
+    object.__setattr__(made, "_ModuleSubset__values", values)
+    return made
 
 
 def _recursion_limit_functions() -> dict:
@@ -197,15 +207,15 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None) -> Mo
     execution's guarded string.Formatter class."""
     if name == "logging":
         from . import snippet_logging
-        return ModuleSubset(name, snippet_logging.values(formatter))
+        return _subset(name, snippet_logging.values(formatter))
     if name == "warnings":
         from . import snippet_warnings
-        return ModuleSubset(name, snippet_warnings.values())
+        return _subset(name, snippet_warnings.values())
     if name == "traceback":
-        return ModuleSubset(name, snippet_traceback.values())
+        return _subset(name, snippet_traceback.values())
     if name == "asyncio":
         from . import snippet_asyncio  # only when a snippet asks: the fork server stays small
-        return ModuleSubset(name, snippet_asyncio.values())
+        return _subset(name, snippet_asyncio.values())
     module = {"sys": sys, "io": io, "os": os, "os.path": os.path}.get(name) or importlib.import_module(name)
     values = {attr: getattr(module, attr) for attr in SUBSETS[name] if hasattr(module, attr)}
     if name == "sys":
@@ -220,5 +230,5 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None) -> Mo
         if name == "os.path":
             values = path
         else:
-            values.update(os_functions, path=ModuleSubset("os.path", path), environ=dict(os.environ))
-    return ModuleSubset(name, values)
+            values.update(os_functions, path=_subset("os.path", path), environ=dict(os.environ))
+    return _subset(name, values)

@@ -65,6 +65,18 @@ def test_exc_info_reaches_no_frame(code):
     assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
 
 
+@pytest.mark.parametrize("code", [
+    "import sys\nS = type(sys)\nm = S('sys', {'modules': 1})",      # the class, reached by type(x) or x.__class__
+    "import sys\nS = sys.__class__\nm = S('os', {})",
+    "import os\nS = type(os.path)\nm = S()",
+    "import sys, copy\ncopy.copy(sys)", "import sys, copy\ncopy.deepcopy(sys)", "import os, copy\ncopy.copy(os.path)",
+])
+def test_a_subset_is_made_by_an_import_only(code):
+    reply, _, _ = run(code)
+    assert not reply["success"] and reply["error_type"] == "runtime_error", reply
+    assert "modules cannot be" in reply["error"], reply
+
+
 def test_the_streams_type_reaches_nothing():
     """type(sys.stdout) is the subset's own writer: making one only writes through
     the object it is given."""
