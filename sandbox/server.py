@@ -746,13 +746,15 @@ def rules_note() -> str:
     return ("Rules: ordinary Python runs (classes, _private names on your own objects, f-strings and "
             ".format, match, async/await with asyncio.run); refused, with what to use instead: eval/exec/"
             "compile/locals() (write the code directly; globals() is a copy of your names that assigns what "
-            "you write into it), x.__class__ (type(x)), dunders other than "
-            "__name__/__qualname__/__doc__/__module__ and your own objects' __dict__, __annotations__ and methods "
-            "(Base.__init__(self)), a library class's private names or properties redefined in your subclass "
-            "(override its methods), modules outside the list below. sys, io, os, logging, warnings, traceback, "
-            "asyncio, gzip, bz2, lzma and zoneinfo are sandbox subsets "
-            "(sys.stderr, sys.exit, io.StringIO, os.path, logging to stderr, traceback.format_exc(), "
-            "asyncio.gather, gzip.compress, zoneinfo.ZoneInfo...).")
+            "you write into it), dunders other than "
+            "__name__/__qualname__/__doc__/__module__/__class__ and your own objects' __dict__, __annotations__ and "
+            "methods (Base.__init__(self)), metaclasses other than ABCMeta (use __init_subclass__), special "
+            "methods assigned after the class is made (define them in the class body), "
+            "a library class's private names or properties redefined in your subclass "
+            "(override its methods), modules outside the list below. "
+            f"{', '.join(name for name in module_subsets.SUBSETS if '.' not in name)} are sandbox subsets "
+            "(sys.stderr, sys.exit, sys.exc_info, io.StringIO, os.path, logging to stderr, traceback.format_exc(), "
+            "asyncio.gather, gzip.compress, zoneinfo.ZoneInfo, platform.python_version...).")
 
 
 def network_note(s: Settings) -> str:

@@ -290,3 +290,21 @@ def test_the_int_digit_limit_can_be_raised_as_cpythons_error_says():
     finally:
         sys.set_int_max_str_digits(kept)
     assert reply["success"] and reply["result"] == [True, 4300, 5001], reply
+
+
+def test_the_tool_description_names_every_subset_and_its_examples_exist():
+    """The rules note (execute_code's description) is what a model reads before its first
+    call: each subset it names, and each module.name it gives as an example, is real."""
+    import re
+
+    from sandbox import module_subsets, server
+    note = server.rules_note()
+    for name in module_subsets.SUBSETS:
+        if "." not in name:
+            assert re.search(rf"\b{name}\b", note), name
+    examples = re.findall(r"\b(sys|io|os|logging|warnings|traceback|asyncio|gzip|bz2|lzma|zoneinfo|platform)"
+                          r"\.([a-zA-Z_]+)", note)
+    assert len(examples) >= 8, examples
+    for module, attr in examples:
+        reply, _, _ = run(f"import {module}\nresult = callable({module}.{attr}) or {module}.{attr} is not None")
+        assert reply["success"] and reply["result"] is True, (module, attr, reply)
