@@ -66,7 +66,8 @@ VARIABLES = {
     "SANDBOX_SESSION_TTL": ("600", "seconds a session lives without a call"),
     "SANDBOX_SESSION_MAX_LIFETIME": ("3600", "seconds a session lives at most (also its CPU time budget)"),
     "SANDBOX_ENABLE_DATA_SCIENCE": ("false", "data-science profile: numpy, pandas, ... when installed"),
-    "SANDBOX_ALLOWED_IMPORTS": ("", "comma list of modules added to the enabled profiles"),
+    "SANDBOX_ALLOWED_IMPORTS": ("", "comma list of modules added to the enabled profiles (the Python layer has "
+                                    "not audited them: for them the kernel layers are what holds)"),
     "SANDBOX_RESTRICTED_PYTHON": ("true", "compile snippets with RestrictedPython"),
     "SANDBOX_REQUIRE": ("", 'comma list of layers that must be active, or "all"'),
     "SANDBOX_UNSAFE_DISABLE_LAYERS": ("", "TESTING ONLY: comma list of kernel layers to switch off"),

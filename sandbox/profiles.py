@@ -32,9 +32,11 @@ BASIC = frozenset({
     # and zoneinfo are subsets (module_subsets.py): their functions over data, not over paths.
 })
 
+# The libraries the data-science extra installs, whose routes around the guards were
+# audited (library_policy.py). Others (seaborn, sklearn, plotly) are the operator's call
+# through SANDBOX_ALLOWED_IMPORTS, unaudited: for them the kernel layers are what holds.
 DATA_SCIENCE = frozenset({
-    "numpy", "pandas", "scipy", "matplotlib", "matplotlib.pyplot", "sympy", "seaborn",
-    "sklearn", "statsmodels", "plotly",
+    "numpy", "pandas", "scipy", "matplotlib", "matplotlib.pyplot", "sympy",
 })
 
 NETWORK = frozenset({
@@ -70,7 +72,7 @@ PROFILES: dict[str, frozenset[str]] = {
 # Libraries used through their submodules (numpy.linalg, sklearn.linear_model, ...).
 WHOLE_PACKAGES = frozenset({
     "numpy", "pandas", "scipy", "matplotlib", "sympy", "seaborn", "sklearn",
-    "statsmodels", "plotly", "email", "httpx", "requests",
+    "plotly", "email", "httpx", "requests",
 })
 
 # Name -> why it is never allowed through configuration. A dotted name listed here
@@ -97,6 +99,9 @@ DANGEROUS: dict[str, str] = {
     "inspect": "frames, globals and source of any object",
     "dis": "code object internals",
     "ast": "compiles code (harmless alone, but a building block)",
+    # formula strings ("y ~ I(x ** 2)") are Python, evaluated with the real builtins
+    **dict.fromkeys(("statsmodels", "patsy", "formulaic"),
+                    "its formula strings are Python code, evaluated with the real builtins"),
     "gc": "reaches every live object",
     "traceback": "walks frames",
     "faulthandler": "writes to file descriptors, dumps frames",
@@ -223,6 +228,13 @@ INSTEAD = {
     **dict.fromkeys(("inspect", "dis", "ast"), "a snippet's functions and classes are its own: call them, "
                                               "and read __name__ or __doc__"),
     "getpass": "there is no terminal: put the value in the code",
+    **dict.fromkeys(("statsmodels", "patsy", "formulaic"),
+                    "fit models with numpy.linalg.lstsq, numpy.polyfit or scipy.stats.linregress, "
+                    "scipy.optimize.curve_fit for non-linear ones"),
+    "seaborn": "plot with matplotlib (plt.bar, plt.hist, plt.scatter, df.plot); the operator may add "
+               "seaborn to SANDBOX_ALLOWED_IMPORTS, unaudited by the sandbox's Python layer",
+    "sklearn": "fit with numpy and scipy (numpy.linalg.lstsq, scipy.cluster.vq.kmeans2, scipy.spatial); "
+               "the operator may add sklearn to SANDBOX_ALLOWED_IMPORTS, unaudited by the sandbox's Python layer",
 }
 
 

@@ -5,6 +5,7 @@ Needs the optional extra (`make install-datascience`); skipped without it."""
 from __future__ import annotations
 
 import base64
+import importlib.util
 
 import pytest
 
@@ -668,3 +669,18 @@ def test_safe_library_idioms_still_run(ds):
                "int(df[df['a'] > 1]['a'].sum()), str(sympy.S.Half), float(expr.evalf(subs={x: 1}))]",
                allowed=ALLOWED, timeout=30)
     assert r["success"] and r["result"] == ["15", "2*x + 2", 3, 5, "1/2", 3.0], r
+
+
+@pytest.mark.skipif(importlib.util.find_spec("statsmodels") is None, reason="statsmodels is not installed")
+@pytest.mark.parametrize("code", [
+    "import statsmodels.formula.api as smf\nimport pandas as pd\n"
+    "smf.ols(\"y ~ I(print('ESCAPED') or x)\", data=pd.DataFrame({'x': [1.0, 2.0], 'y': [1.0, 2.0]}))",
+    "import statsmodels.api as sm\nsm.OLS.from_formula(\"y ~ I(print('ESCAPED') or x)\", {'x': [1.0], 'y': [1.0]})",
+    "import patsy\npatsy.dmatrix(\"I(print('ESCAPED') or 1)\", {})",
+])
+def test_statsmodels_formula_strings_never_run(code, ds):
+    """Formula strings are Python that patsy or formulaic evaluate with the real builtins,
+    in the frame of the sandbox's call guard: statsmodels is refused whoever installed it."""
+    reply = ds.run(code, allowed=ALLOWED)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply
+    assert "ESCAPED" not in (reply.get("stdout") or "") and "formula strings are Python code" in reply["error"], reply

@@ -11,7 +11,8 @@ from sandbox import profiles
 NEVER = ["os", "sys", "subprocess", "ctypes", "importlib", "builtins", "posix", "pickle",
          "marshal", "inspect", "gc", "threading", "_thread", "multiprocessing", "signal",
          "importlib.util", "ctypes.util", "multiprocessing.pool", "_posixsubprocess", "pty",
-         "code", "runpy", "asyncio"]
+         "code", "runpy", "asyncio", "statsmodels", "statsmodels.formula.api", "statsmodels.api", "patsy",
+         "formulaic"]
 
 
 def test_profiles_table():
@@ -178,6 +179,19 @@ def test_an_import_refusal_says_what_would_change_it(name, allowed, advice):
     """What the snippet reads when an import is refused: not only "not allowed"."""
     assert not profiles.permits(name, allowed)
     assert advice in profiles.import_advice(name, allowed)
+
+
+def test_the_data_science_profile_is_the_audited_libraries_only():
+    """seaborn, scikit-learn and plotly were allowed wherever installed, unaudited; statsmodels'
+    formula strings are Python run with the real builtins (patsy, formulaic): a snippet's
+    `I(__import__('os').getpid())` ran in the sandbox's own frame."""
+    assert profiles.DATA_SCIENCE == {"numpy", "pandas", "scipy", "matplotlib", "matplotlib.pyplot", "sympy"}
+    everything = profiles.allowed_modules(["basic", "data_science", "network", "filesystem"])
+    for name in ("statsmodels", "statsmodels.formula.api", "patsy", "formulaic", "seaborn", "sklearn",
+                 "sklearn.linear_model", "plotly"):
+        assert not profiles.permits(name, everything), name
+    for name in ("seaborn", "sklearn", "plotly"):   # the operator's call, unaudited
+        assert profiles.check_extra_imports([name]) == [], name
 
 
 def test_the_import_advice_never_names_a_switch_for_what_no_switch_allows():
