@@ -121,9 +121,8 @@ def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], std
     and redirects end, because it may call the snippet's code (a tick formatter)."""
     events = Events()
     try:
-        with _collected_only_while_running():
-            return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
-                            files, session, names, finish)
+        return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
+                        files, session, names, finish)
     except BaseException as exc:  # noqa: BLE001 - last resort, e.g. MemoryError while reporting
         out = _base_result()
         out["error_type"] = "memory_limit" if isinstance(exc, MemoryError) else "runtime_error"
@@ -137,7 +136,9 @@ def _collected_only_while_running():
     """The garbage collector on for the run (with the state it had before restored
     after): the child keeps it off otherwise, so that the snippet's finalizers (a
     generator's `finally`, dropped in a cycle) run only while the run's policy holds,
-    never while the child reports or waits for a session's next call."""
+    never while the child reports or waits for a session's next call, nor while the
+    next call compiles (a session's earlier cycles were collected there, with the
+    policy's checks off). Entered inside the policy, left before it ends."""
     was_enabled = gc.isenabled()
     gc.enable()
     try:
@@ -171,18 +172,19 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
         ctx, glb = None, {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
     if session is not None:
         session.globals, session.context = glb, ctx
-    glb.update(names or {})
     policy = _run_policy(ctx) if ctx is not None else contextlib.nullcontext()
     # `result` is reported when this call sets it: a session's earlier one stays a variable
     earlier_result = "result" in glb
     snippet_traceback.source["code"] = code
-    glb.pop(LAST_VALUE, None)
 
     failure = None
     # Reporting stays inside the redirect too: encoding the result may run the snippet's
-    # __repr__/__str__, which may print.
+    # __repr__/__str__, which may print. Whatever may run the snippet's code (a collection,
+    # a value of a session's globals dropped) happens inside the policy too.
     with policy, _recursion_limit(RESTRICTED_RECURSION_LIMIT if restricted else None), \
-            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), _collected_only_while_running():
+        glb.update(names or {})
+        glb.pop(LAST_VALUE, None)
         try:
             _run(code_obj, glb)
         except SystemExit as exc:

@@ -190,6 +190,25 @@ def test_the_collector_runs_only_during_a_call(server):
     close(server, session)
 
 
+def test_a_cycle_left_by_one_call_is_finalized_under_the_next_calls_policy(server):
+    """A generator left in a cycle by one call is closed (its `finally` runs) at the next
+    collection. That was while the next call compiled its (long) source, before its
+    policy began: the enum functional API's name check was off there, and the output
+    went past the call's streams."""
+    if server.mode != "rp":
+        pytest.skip("the policy is RestrictedPython's")
+    session = create(server)
+    leave = ("import enum\ndef gen():\n    box = []\n    try:\n        yield box\n    finally:\n        try:\n"
+             "            enum.Enum('E', [('__init_subclass__', 1)])\n            print('ESCAPED:enum_check_off')\n"
+             "        except Exception as e:\n            print('blocked:', type(e).__name__)\n"
+             "def make():\n    g = gen()\n    next(g).append(g)\nfor i in range(3):\n    make()\nresult = 'left'")
+    assert run(server, leave, session)[0]["result"] == "left"
+    long_source = "\n".join(f"v{i} = [{i}, ({i}, {i} + 1)]" for i in range(600)) + "\nmore = [[i] for i in range(3000)]"
+    data, _ = run(server, long_source, session)
+    assert data["success"] and "ESCAPED" not in data["stdout"] and data["stdout"].count("blocked:") == 3, data
+    close(server, session)
+
+
 def test_an_unknown_handle_is_refused_never_a_fresh_start(server):
     for handle in ("sess_doesnotexist", "", "x" * 100):
         data, result = run(server, "result = 1", handle)
