@@ -193,11 +193,11 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
         except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt included
             failure = exc
         if failure is None:
-            if "result" in glb and (not earlier_result or _stores_result(code_obj)):
-                value = glb["result"]
-            else:
-                value = glb.get(LAST_VALUE)
-            out.update(success=True, result=to_jsonable(value))
+            # (no local keeps the value: dropping the last reference to a snippet's object,
+            # a started generator, runs its code, which must happen here, under the policy)
+            reported = "result" if "result" in glb and (not earlier_result or _stores_result(code_obj)) \
+                else LAST_VALUE
+            out.update(success=True, result=to_jsonable(glb.get(reported)))
         else:
             out.update(_describe_failure(failure, code))
             failure = None  # drop the frames it holds

@@ -1911,3 +1911,28 @@ def test_a_snippet_propertys_setter_is_its_own():
                    "        return self._v\n    @v.setter\n    def v(self, x):\n        self._v = x\n"
                    "c = C()\nC.v.fset(c, 5)\nresult = c.v")
     assert result == 5
+
+
+# --------------------------------------------------------------------- the snippet's code runs under its policy only
+GENERATOR_WITH_A_FINALLY = (
+    "import enum\ndef gen():\n    try:\n        yield 1\n    finally:\n        try:\n"
+    "            enum.Enum('E', [('__init_subclass__', 1)])\n            print('ESCAPED:enum_check_off')\n"
+    "        except Exception as e:\n            print('blocked:', type(e).__name__)\n"
+    "def started():\n    g = gen()\n    next(g)\n    return g\n")
+
+
+@pytest.mark.parametrize("ending", [
+    "started()",                                   # the last expression's value: reported, then dropped
+    "result = started()\nresult = 1\nstarted()",
+    "[started() for _ in range(3)][0]",
+    "x = started()\ndel x",                        # dropped while running, as before
+    "raise ValueError(started())",                 # held by the failure's arguments
+])
+def test_a_started_generator_dropped_after_the_run_still_finishes_under_its_policy(ending, capsys):
+    """The last expression's value was held by a local of the run's reporting, released
+    after the policy ended: a started generator's finally then ran with the policy's checks
+    off (the enum functional API took a dunder name) and printed past the run's streams."""
+    reply, out, err = run(GENERATOR_WITH_A_FINALLY + ending)
+    printed = capsys.readouterr()
+    assert "ESCAPED" not in out + err + printed.out + printed.err, (out, printed)
+    assert "blocked:" in out and "blocked:" not in printed.out, (reply, out, printed)
