@@ -1936,3 +1936,31 @@ def test_a_started_generator_dropped_after_the_run_still_finishes_under_its_poli
     printed = capsys.readouterr()
     assert "ESCAPED" not in out + err + printed.out + printed.err, (out, printed)
     assert "blocked:" in out and "blocked:" not in printed.out, (reply, out, printed)
+
+
+def test_a_sessions_earlier_cycles_are_collected_under_the_next_calls_policy():
+    """The collector ran for the whole of a call, compilation included: a cycle an earlier
+    call of the session left was collected while the next call compiled, before its policy
+    began, and a generator's finally ran there. Thresholds fixed so that the first call
+    collects nothing and the second collects at its first chance."""
+    import gc
+
+    from forked import run_in_child
+
+    def two_calls():
+        session, out = restricted.SessionState(), io.StringIO()
+        gc.disable()                     # as in the sandbox child between runs
+        gc.set_threshold(10 ** 9)        # the first call leaves its cycles
+        cycles = (GENERATOR_WITH_A_FINALLY.replace("def gen():\n", "def gen():\n    box = []\n")
+                  .replace("yield 1", "yield box")
+                  + "def make():\n    g = gen()\n    next(g).append(g)\nfor i in range(3):\n    make()\n")
+        first = restricted.execute(cycles, restricted=True, allowed_modules=BASIC, stdout=out, stderr=out,
+                                   session=session)
+        gc.set_threshold(1)              # collect at the first chance from here on
+        second = restricted.execute("\n".join(f"v{i} = [{i}]" for i in range(200)), restricted=True,
+                                    allowed_modules=BASIC, stdout=out, stderr=out, session=session)
+        return first["success"], second["success"], out.getvalue()
+
+    payload, _ = run_in_child(two_calls)
+    first, second, printed = payload["value"]
+    assert first and second and "ESCAPED" not in printed and printed.count("blocked:") == 3, payload
