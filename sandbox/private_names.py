@@ -143,11 +143,17 @@ def private_name_allowed(name: str) -> bool:
 _DATACLASS_OWN = re.compile(r"^_(dflt_|type_|HAS_DEFAULT_FACTORY$|return_type$)")
 
 
+def is_identifier(name) -> bool:
+    """An exact str that is a Python identifier and not a keyword (a str subclass could
+    answer isidentifier() otherwise than the code generator reads it)."""
+    return type(name) is str and name.isidentifier() and not keyword.iskeyword(name)
+
+
 def private_field_allowed(name) -> bool:
     """A dataclass field `_balance` (or a mangled `__secret`): allowed on a class that is
     the snippet's all the way down (the caller checks the class), as `self._balance = b` is."""
-    return (type(name) is str and name.isidentifier() and not keyword.iskeyword(name) and name != "_"
-            and private_name_allowed(name) and not _DATACLASS_OWN.match(name))
+    return (is_identifier(name) and name != "_" and private_name_allowed(name)
+            and not _DATACLASS_OWN.match(name))
 
 
 def mangle(name: str, class_name: str | None) -> str:

@@ -16,7 +16,6 @@ import functools
 import importlib
 import importlib.machinery
 import io
-import keyword
 import operator
 import os
 import string
@@ -270,7 +269,7 @@ def deny_types_of(module_name: str) -> None:
 
 def is_plain_name(name) -> bool:
     """A name library code may paste into source or define as an attribute."""
-    return type(name) is str and name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
+    return private_names.is_identifier(name) and not name.startswith("_")
 
 
 def _is_metaclass(value) -> bool:
