@@ -32,30 +32,61 @@ from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, Sand
 # Objects no module proxy hands out, wherever they are re-exported (dataclasses.FunctionType).
 # They evaluate strings (get_type_hints, ForwardRef), resolve
 # attributes unguarded (string.Formatter), build code or frames (types.*), or leave the
-# sandbox's view of the world (contextlib.chdir).
-DENIED_OBJECTS: dict[int, str] = {}
-for _mod, _names in {
-    typing: ("get_type_hints", "ForwardRef", "evaluate_forward_ref"),
-    string: ("Formatter",),
-    contextlib: ("chdir",),
+# sandbox's view of the world (contextlib.chdir). Each with what to write instead.
+_UNSAFE_STRINGS = "it evaluates annotations written as strings as unrestricted Python"
+_BUILD_A_CLASS = "write a class statement (class Name(Base): ...)"
+_INTERNALS = ("code objects, frames, tracebacks and cells stay out of reach: for an error's text use str(e) or "
+              "traceback.format_exc()")
+_IMPORT_SYSTEM = "the import system's finders and loaders read any file: import the allowed modules with import"
+_GUARDED_BUILTIN = "the snippet has its own, guarded one: call it by its name"
+DENIED_ADVICE = {
+    typing: {
+        "get_type_hints": f"{_UNSAFE_STRINGS}: read them as written from obj.__annotations__ (classes stay "
+                          "classes, strings stay strings)",
+        "ForwardRef": f"{_UNSAFE_STRINGS}: use the class itself once it is defined, or keep its name as a string",
+        "evaluate_forward_ref": f"{_UNSAFE_STRINGS}: use the class itself once it is defined",
+    },
+    string: {"Formatter": "it looks fields up unguarded: use str.format, format_map or f-strings"},
+    contextlib: {"chdir": "the current directory is fixed for the run: join paths to it instead "
+                          "(os.path.join(folder, name))"},
     # global_enum writes the members into sys.modules[cls.__module__]: into any module,
     # the sandbox's own guards included (module= is the caller's choice)
-    enum: ("global_enum",),
-    types: ("FunctionType", "LambdaType", "CodeType", "FrameType", "TracebackType",
-            "ModuleType", "CellType", "MethodType", "new_class", "prepare_class"),
+    enum: {"global_enum": "it writes into a module's namespace: use the members through their class "
+                          "(Color.RED), or assign the names you need (RED = Color.RED)"},
+    types: {
+        "FunctionType": "to test for a function use callable(x); to make one, def or lambda",
+        "LambdaType": "to test for a function use callable(x); to make one, def or lambda",
+        "CodeType": _INTERNALS, "FrameType": _INTERNALS, "TracebackType": _INTERNALS, "CellType": _INTERNALS,
+        "ModuleType": "for a namespace of values use types.SimpleNamespace(a=1) or a class; to use a module, "
+                      "import it",
+        "MethodType": "to bind a function to an object use functools.partial(function, obj), or define the "
+                      "method in the class body",
+        "new_class": _BUILD_A_CLASS, "prepare_class": _BUILD_A_CLASS,
+    },
     # the import system's finders and loaders read any file and run any module (a loader's
     # get_data(path), load_module()), wherever one surfaces (a list of sys.meta_path)
-    importlib.machinery: ("BuiltinImporter", "FrozenImporter", "PathFinder", "FileFinder", "SourceFileLoader",
-                          "SourcelessFileLoader", "ExtensionFileLoader", "NamespaceLoader", "ModuleSpec",
-                          "WindowsRegistryFinder"),
-    builtins: ("eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr",
-               "hasattr", "vars", "globals", "locals", "dir", "breakpoint", "input", "help",
-               "exit", "quit"),
-}.items():
-    for _name in _names:
+    importlib.machinery: dict.fromkeys(
+        ("BuiltinImporter", "FrozenImporter", "PathFinder", "FileFinder", "SourceFileLoader",
+         "SourcelessFileLoader", "ExtensionFileLoader", "NamespaceLoader", "ModuleSpec", "WindowsRegistryFinder"),
+        _IMPORT_SYSTEM),
+    builtins: {
+        **dict.fromkeys(("eval", "exec", "compile"), "code is not run from strings here: write it out (for data "
+                                                     "in text: json.loads, int(), float())"),
+        "__import__": "write an import statement (import json, from math import sqrt)",
+        **dict.fromkeys(("getattr", "setattr", "delattr", "hasattr", "vars", "dir"), _GUARDED_BUILTIN),
+        **dict.fromkeys(("globals", "locals"), "use the snippet's names directly, or a dict of your own"),
+        **dict.fromkeys(("breakpoint", "input", "help"), "there is no terminal: pass data in the code, and show "
+                                                        "what you need with print()"),
+        **dict.fromkeys(("exit", "quit"), "to stop early, return from a function or raise an exception"),
+    },
+}
+DENIED_OBJECTS: dict[int, str] = {}  # id -> "module.name: what to do instead"
+OPEN_BY_NAME = "open: call open() by its name: the snippet's own reaches the files this profile allows"
+for _mod, _advice in DENIED_ADVICE.items():
+    for _name, _instead in _advice.items():
         if hasattr(_mod, _name):
-            DENIED_OBJECTS[id(getattr(_mod, _name))] = f"{_mod.__name__}.{_name}"
-del _mod, _names, _name
+            DENIED_OBJECTS[id(getattr(_mod, _name))] = f"{_mod.__name__}.{_name}: {_instead}"
+del _mod, _advice, _name, _instead
 
 # `types` is mostly a toolbox for building functions, code and classes: only these remain.
 _TYPES_ALLOWED = frozenset({
@@ -806,9 +837,10 @@ class ModulePolicy:
         if key in library_policy.named_file_writers:
             return snippet_files.writing_through_open(value, *library_policy.named_file_writers[key], self.open)
         if key in DENIED_OBJECTS or (is_open and not self.permits("io")):
-            raise self.refuse(kind, f"{where} ({DENIED_OBJECTS.get(key, 'open')}) is not available in the "
-                                    "sandbox: use the builtins and module functions the snippet has by name "
-                                    "(def or lambda for functions, class statements for classes)")
+            denied = DENIED_OBJECTS.get(key, OPEN_BY_NAME)
+            name, instead = denied.split(": ", 1)
+            label = where if where == name else f"{where} ({name})"
+            raise self.refuse(kind, f"{label} is not available in the sandbox: {instead}")
         return value
 
 

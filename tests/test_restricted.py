@@ -1586,6 +1586,32 @@ def test_a_refused_name_imported_with_from_says_why():
     assert "get_type_hints" in reply["error"] and "cannot import name" not in reply["error"], reply
 
 
+@pytest.mark.parametrize("code,instead", [
+    ("import typing\nclass A:\n    x: 'int'\ntyping.get_type_hints(A)", "obj.__annotations__"),
+    ("from typing import ForwardRef", "the class itself"),
+    ("import contextlib\nwith contextlib.chdir('/tmp'):\n    pass", "os.path.join"),
+    ("import enum\nclass C(enum.Enum):\n    RED = 1\nenum.global_enum(C)", "Color.RED"),
+    ("import dataclasses\nf = dataclasses.FunctionType", "callable(x)"),
+])
+def test_a_denied_library_object_says_what_to_write_instead(code, instead):
+    """Each object no module hands out (rp_modules.DENIED_ADVICE) has its own advice,
+    in execute's refusal and validate's report alike."""
+    if "chdir" in code and sys.version_info < (3, 11):
+        pytest.skip("contextlib.chdir is new in 3.11")
+    if "global_enum" in code and sys.version_info < (3, 11):
+        pytest.skip("enum.global_enum is new in 3.11")
+    reply = blocked(code, error_types=("security_violation",))
+    assert instead in reply["error"], reply
+    assert any(instead in e["message"] for e in validate(code)["validation"]["errors"]), validate(code)
+
+
+def test_every_denied_object_has_advice_of_its_own():
+    from sandbox import rp_modules
+    for denied in rp_modules.DENIED_OBJECTS.values():
+        name, instead = denied.split(": ", 1)
+        assert "." in name and len(instead) > 30, denied
+
+
 # --------------------------------------------------------------------- special method aliases
 def test_a_class_body_aliases_its_special_methods_or_sets_them_to_none():
     """`__radd__ = __add__`, `__str__ = __repr__` and `__hash__ = None` were refused as
