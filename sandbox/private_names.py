@@ -84,7 +84,8 @@ MARKER_BASES = frozenset({abc.ABC, typing.Generic, typing.Protocol, contextlib.A
 # What to write instead of reading a special name: the refusal of `x.__len__` says `len(x)`.
 _USE = {
     "__class__": "type(x)", "__len__": "len(x)", "__str__": "str(x)", "__repr__": "repr(x)",
-    "__format__": "format(x, spec)", "__iter__": "iter(x)", "__next__": "next(x)", "__reversed__": "reversed(x)",
+    "__format__": "format(x, spec)", "__iter__": "iter(x)",
+    "__next__": "next(x) (as a callable, functools.partial(next, x))", "__reversed__": "reversed(x)",
     "__hash__": "hash(x)", "__bool__": "bool(x)", "__int__": "int(x)", "__float__": "float(x)", "__abs__": "abs(x)",
     "__round__": "round(x)", "__contains__": "`item in x`", "__getitem__": "x[key]",
     "__setitem__": "x[key] = value", "__delitem__": "del x[key]", "__call__": "x(...)",

@@ -62,8 +62,9 @@ SUPER_METHODS = ALLOWED_FUNC_NAMES | EXTRA_MAGIC_METHODS
 # Expressions that are literals (`()`, `""`, `[]`, `{}`, `1`, f-strings, comprehensions).
 LITERALS = (ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.JoinedStr, ast.ListComp, ast.SetComp,
             ast.DictComp, ast.GeneratorExp)
-METHOD_ALIAS_ADVICE = ("define a special method with def (def __add__(self, other): ...); a class body may "
-                       "also alias one it defined above (__radd__ = __add__) or set one to None (__hash__ = None)")
+METHOD_ALIAS_ADVICE = ("define a special method with def (def __add__(self, other): ...) or a lambda "
+                       "(__repr__ = lambda self: ...); a class body may also alias one it defined above "
+                       "(__radd__ = __add__) or set one to None (__hash__ = None)")
 # `object.<name>(obj, ...)`: a frozen dataclass's __post_init__ sets its fields this way; the
 # guards give the snippet's own objects only (rp_guards.ExecutionContext.object_method).
 OBJECT_METHODS = frozenset({"__setattr__", "__delattr__"})
@@ -130,15 +131,19 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return bool(self.class_bodies) and self.class_bodies[-1] == self.function_depth
 
     def visit_Assign(self, node):
-        """`__radd__ = __add__` and `__hash__ = None` in a class body: the value is a method
-        the class defined above (a def, whose parameters are vetted on entry) or None,
-        never another callable the interpreter would call with what the guards vet."""
+        """`__radd__ = __add__`, `__repr__ = lambda self: ...` and `__hash__ = None` in a
+        class body: the value is a method the class defined above (a def), a lambda (both
+        vet their parameters on entry) or None, never another callable the interpreter
+        would call with what the guards vet."""
         if (self._in_class_body() and all(isinstance(t, ast.Name) and t.id in SUPER_METHODS
                                           for t in node.targets)
                 and (isinstance(node.value, ast.Name) and node.value.id in SUPER_METHODS
+                     or isinstance(node.value, ast.Lambda)
                      or isinstance(node.value, ast.Constant) and node.value.value is None)):
+            # (the Name nodes only: check_name() gets a lambda's node for each of its parameters)
             for name in (*node.targets, node.value):
-                name.sandbox_method_alias = True
+                if isinstance(name, ast.Name):
+                    name.sandbox_method_alias = True
         return super().visit_Assign(node)
 
     def visit_TryStar(self, node):

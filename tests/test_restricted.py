@@ -1626,6 +1626,31 @@ def test_a_class_body_aliases_its_special_methods_or_sets_them_to_none():
     assert reply["result"] == ["V(3)", "V(3)", False], reply
 
 
+def test_a_class_body_defines_a_special_method_with_a_lambda():
+    """`__repr__ = lambda self: ...` was refused as a reserved name; a lambda vets its
+    parameters on entry as a def does."""
+    reply, _, _ = run("class M:\n    def __init__(self, c):\n        self.c = c\n"
+                      "    def __add__(self, o):\n        return M(self.c + o.c)\n"
+                      "    __radd__ = lambda self, o: self if o == 0 else self + o\n"
+                      "    __repr__ = lambda self: f'M({self.c})'\n"
+                      "result = repr(sum([M(1), M(2)]))")
+    assert reply["success"] and reply["result"] == "M(3)", reply
+
+
+@pytest.mark.parametrize("code", [
+    "class C:\n    __repr__ = lambda _getattr_: 1",                     # a guard's name as a parameter
+    "class C:\n    __repr__ = lambda self, _write_=None: 1",
+    "class C:\n    __add__ = lambda self, *_getiter_: 1",
+    "class C:\n    __getattr__ = lambda self, name: 1",                # the hook a def gets guarded
+    "class C:\n    __getattribute__ = lambda self, name: 1",
+    "class C:\n    __reduce_ex__ = lambda self, p: (print, ('x',))",
+    "class C:\n    __eq__ = lambda self, o: type(o).__subclasses__",
+    "import fractions\nclass F(fractions.Fraction):\n    __setattr__ = lambda self, n, v: None",
+])
+def test_a_special_method_lambda_is_held_to_what_a_def_is(code):
+    blocked(code, error_types=("syntax_error", "security_violation"))
+
+
 @pytest.mark.parametrize("code", [
     "class C:\n    __radd__ = print",                                    # not a method of the class
     "import functools\nclass C:\n    __exit__ = staticmethod(functools.partial(min, key=print))",

@@ -3210,6 +3210,22 @@ result = [sorted(greet.__annotations__), {k: v.__name__ for k, v in Config.__ann
 """)
 
 
+# a special method given as a lambda in the class body
+snippet("dunders", """
+class Money:
+    def __init__(self, cents):
+        self.cents = int(cents)
+    def __add__(self, other):
+        return Money(self.cents + other.cents)
+    __radd__ = lambda self, other: self if other == 0 else self + other
+    __repr__ = lambda self: f"Money({self.cents})"
+    __eq__ = lambda self, other: isinstance(other, Money) and other.cents == self.cents
+    __hash__ = lambda self: hash(self.cents)
+total = sum([Money(150), Money(225)])
+result = [repr(total), len({Money(1), Money(1)}), total == Money(375)]
+""")
+
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the
