@@ -60,6 +60,8 @@ SUBSETS = {
              "CHECK_NONE", "CHECK_CRC32", "CHECK_CRC64", "CHECK_SHA256"),
     # time zones by name (a key is checked before it is looked up; reset_tzpath is not here)
     "zoneinfo": ("ZoneInfo", "ZoneInfoNotFoundError", "available_timezones"),
+    # paths, and files in the snippet's directory (snippet_pathlib: the filesystem profile has the whole module)
+    "pathlib": ("Path", "PosixPath", "PurePath", "PurePosixPath", "PureWindowsPath"),
     # which Python, on which system and machine ("print the environment" snippets)
     "platform": ("python_version", "python_version_tuple", "python_implementation", "system", "machine"),
 }
@@ -77,6 +79,8 @@ WHY = {
     **dict.fromkeys(("gzip", "bz2", "lzma"), "the rest of it opens files: compress and decompress bytes, or switch "
                                               "on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for files"),
     "zoneinfo": "the rest of zoneinfo changes where time zone files are read from",
+    "pathlib": "its Path reaches the snippet's directory only, as open() does: switch on the filesystem profile "
+               "(SANDBOX_ENABLE_FILESYSTEM) for the whole module",
 }
 
 
@@ -200,17 +204,21 @@ def names(subset: ModuleSubset) -> list:
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
 
 
-def make(name: str, files: str | None = None, refuse=None, formatter=None) -> ModuleSubset:
+def make(name: str, files: str | None = None, refuse=None, formatter=None, snippet_open=None) -> ModuleSubset:
     """The subset of `name` as this process sees it now (sys.stdout and sys.stderr
     are the snippet's own streams by then). `files` and `refuse`: the snippet's
     directory (snippet_files) and how to refuse a path outside it; `formatter`: the
-    execution's guarded string.Formatter class."""
+    execution's guarded string.Formatter class; `snippet_open`: the snippet's open()."""
     if name == "logging":
         from . import snippet_logging
         return _subset(name, snippet_logging.values(formatter))
     if name == "warnings":
         from . import snippet_warnings
         return _subset(name, snippet_warnings.values())
+    if name == "pathlib":
+        from . import snippet_pathlib
+        return _subset(name, snippet_pathlib.values(snippet_files.file_functions(files, refuse), snippet_open,
+                                                    refuse))
     if name == "traceback":
         return _subset(name, snippet_traceback.values())
     if name == "asyncio":

@@ -62,7 +62,8 @@ def no_open(*args, **kwargs):
 
 
 # The os and os.path functions over files that a snippet gets (module_subsets), by name.
-OS_FILE_FUNCTIONS = ("listdir", "makedirs", "mkdir", "remove", "unlink", "rmdir", "rename", "replace", "walk")
+OS_FILE_FUNCTIONS = ("listdir", "makedirs", "mkdir", "remove", "unlink", "rmdir", "rename", "replace", "walk",
+                     "stat")
 PATH_QUERIES = ("exists", "isfile", "isdir", "islink", "getsize", "getmtime")
 
 
@@ -102,6 +103,9 @@ def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
     def replace(src, dst):
         os.replace(checked(src), checked(dst))
 
+    def stat(path):
+        return os.stat(checked(path))
+
     def walk(top=".", topdown=True, onerror=None):
         return os.walk(checked(top), topdown, onerror, followlinks=False)
 
@@ -114,7 +118,7 @@ def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
         return ask
 
     os_functions = {"listdir": listdir, "makedirs": makedirs, "mkdir": mkdir, "remove": remove, "unlink": remove,
-                    "rmdir": rmdir, "rename": rename, "replace": replace, "walk": walk}
+                    "rmdir": rmdir, "rename": rename, "replace": replace, "walk": walk, "stat": stat}
     return os_functions, {name: query(name) for name in PATH_QUERIES}
 
 

@@ -221,6 +221,73 @@ def test_nothing_else_of_os(code, tmp_path, monkeypatch):
     assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
 
 
+# ---- pathlib without the filesystem profile (snippet_pathlib.py): Path over the scratch directory
+def test_pathlib_works_inside_the_scratch_directory(tmp_path, monkeypatch):
+    code = ("from pathlib import Path\nPath('d/e').mkdir(parents=True)\nPath('d/e').mkdir(exist_ok=True)\n"
+            "(Path('d') / 'f.txt').write_text('one')\n(Path('d/e') / 'g.csv').write_bytes(b'a,b')\n"
+            "Path('d/.hidden').touch()\nmoved = Path('d/f.txt').rename('d/h.txt')\n"
+            "result = [sorted(str(p) for p in Path('d').rglob('*')), sorted(str(p) for p in Path('.').glob('d/*.txt')),\n"
+            "          sorted(str(p) for p in Path('d').glob('**')), sorted(p.name for p in Path('d').iterdir()),\n"
+            "          moved.read_text(), moved.stat().st_size, Path('d/e/g.csv').read_bytes(), Path('d').is_dir(),\n"
+            "          Path('d/h.txt').is_file(), Path('d/f.txt').exists(), Path.cwd() == Path('.').resolve(),\n"
+            "          Path('a/b.txt').with_suffix('.csv').as_posix(), Path('a/b').parent.name]\n"
+            "moved.unlink()\nmoved.unlink(missing_ok=True)\nPath('d/.hidden').unlink()\n"
+            "Path('d/e/g.csv').unlink()\nPath('d/e').rmdir()\nPath('d').rmdir()")
+    reply = run_in(code, snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    assert reply["success"], reply
+    # (as plain CPython gives it, tuples and bytes as the result's JSON shows them)
+    assert reply["result"] == [["d/.hidden", "d/e", "d/e/g.csv", "d/h.txt"], ["d/h.txt"], ["d", "d/e"],
+                               [".hidden", "e", "h.txt"], "one", 3, "b'a,b'", True, True, False, True, "a/b.csv",
+                               "a"], reply
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("code", [
+    "Path('/etc/passwd').read_text()", "Path('/proc/self/environ').read_bytes()", "list(Path('/').iterdir())",
+    "list(Path('..').iterdir())", "Path('../escape').mkdir()", "Path('../escape/a').mkdir(parents=True)",
+    "Path('../y').write_text('a')", "Path('x').rename('../x')", "Path('x').replace('/x')",
+    "Path('/tmp/../etc').exists()", "Path('..').stat()", "Path('../x').touch()", "Path('../x').unlink()",
+    "list(Path('.').glob('../*'))", "list(Path('.').glob('/etc/*'))", "list(Path('.').glob('a/../../*'))",
+    "list(Path('.').rglob('../x'))", "list(Path('/').glob('*'))", "Path('..').resolve(strict=True)",
+    "Path('x').open('rb').close()\nPath('../x').open('w')",
+])
+def test_pathlib_refuses_paths_outside_the_scratch_directory(code, tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "x").write_text("x")
+    reply = run_in("from pathlib import Path\n" + code, snippet_files.SCRATCH_FILES, scratch, monkeypatch)
+    assert reply["error_type"] == "security_violation", reply
+    assert "outside the scratch directory" in reply["error"] or "stays below it" in reply["error"], reply
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scratch"] and (scratch / "x").read_text() == "x"
+
+
+@pytest.mark.parametrize("code", [
+    "import pathlib\nclass P(pathlib.Path):\n    pass", "from pathlib import Path\nPath.home()",
+    "from pathlib import Path\nPath('x').expanduser()", "from pathlib import Path\nPath('y').symlink_to('/etc')",
+    "from pathlib import Path\nPath('y').hardlink_to('x')", "from pathlib import Path\nPath('x').chmod(0o777)",
+    "from pathlib import Path\nPath('x').owner()", "from pathlib import Path\nPath('x').readlink()",
+    "from pathlib import Path\np = Path('x')\np._str = '/etc/passwd'", "from pathlib import WindowsPath",
+    "import pathlib\npathlib.os", "import pathlib\npathlib.Path.__init_subclass__",
+    "import pathlib\ntype(pathlib.Path('x')).__mro__", "import pathlib\npathlib.Path('x').open.__globals__",
+    "import pathlib\npathlib.Path.glob.__closure__", "import pathlib\npathlib.Path('x').open.__func__",
+    "import pathlib\ngetattr(pathlib.Path, '_Path__x')", "import pathlib\npathlib.Path('x').lstat()",
+])
+def test_nothing_else_of_pathlib(code, tmp_path, monkeypatch):
+    (tmp_path / "x").write_text("x")
+    reply = run_in(code, snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x"]
+
+
+def test_pathlib_without_a_directory_is_path_arithmetic_only():
+    reply, _, _ = run("from pathlib import Path, PurePath\n"
+                      "result = [str(Path('a') / 'b.txt'), Path('a/b.txt').suffix, isinstance(Path('a'), PurePath)]")
+    assert reply["success"] and reply["result"] == ["a/b.txt", ".txt", True], reply
+    for code in ("Path('x').write_text('a')", "Path('x').exists()", "list(Path('.').iterdir())"):
+        reply, _, _ = run("from pathlib import Path\n" + code)
+        assert not reply["success"] and "io.StringIO" in reply["error"], reply
+
+
 def test_the_environment_is_a_copy(tmp_path, monkeypatch):
     reply = run_in("import os\nos.environ['SANDBOX_PROBE'] = '1'\nresult = os.getenv('SANDBOX_PROBE')",
                    snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)

@@ -1738,6 +1738,22 @@ result = [repo.get_or("a", 0), repo.get_or("b", 0), isinstance(repo, Repository)
 
 # ---------------------------------------------------------------- scratch directory (no filesystem profile)
 snippet("scratch", """
+from pathlib import Path
+notes = Path("scratch_path_notes.txt")
+notes.write_text("hello\\nworld\\n")
+result = [notes.read_text().splitlines(), notes.exists(), notes.suffix, notes.stem, notes.stat().st_size]
+notes.unlink()
+""")
+snippet("scratch", """
+from pathlib import Path
+base = Path("scratch_proj")
+(base / "src" / "pkg").mkdir(parents=True, exist_ok=True)
+for name in ("a.py", "pkg/b.py", "notes.md"):
+    (base / "src" / name).write_text("# " + name)
+result = [sorted(p.relative_to(base).as_posix() for p in base.rglob("*.py")),
+          sorted(p.name for p in (base / "src").iterdir()), [p.name for p in base.glob("src/*.md")]]
+""")
+snippet("scratch", """
 with open("scratch_notes.txt", "w") as f:
     f.write("first\\nsecond\\n")
 with open("scratch_notes.txt") as f:
