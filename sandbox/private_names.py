@@ -35,6 +35,10 @@ _RESERVED = re.compile(r"^_.*_$|^_tmp\d+$|^_sandbox|^__.*__$")
 # slots, the attributes its positional class patterns read (read through _match_class_).
 DUNDER_NAMES_STORED = frozenset({"__all__", "__slots__", "__match_args__"})
 
+# enum's hooks, which an Enum class defines under these names in its body (`_missing_` for
+# a lookup by another spelling, `_generate_next_value_` for auto()); none is a guard's name.
+ENUM_HOOKS = frozenset({"_missing_", "_generate_next_value_", "_ignore_", "_order_"})
+
 # Private attributes that are public API in all but name, by the kind of object.
 PRIVATE_API = {
     "namedtuple": frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"}),

@@ -94,6 +94,8 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return  # `__radd__ = __add__`, `__hash__ = None` in a class body (visit_Assign)
         if name == "__getattr__" and getattr(node, "sandbox_class_method", False):
             return  # a method of a class body: visit_FunctionDef guards it
+        if name in private_names.ENUM_HOOKS and getattr(node, "sandbox_enum_hook", False):
+            return  # `def _missing_(cls, value)`, `_ignore_ = [...]` in a class body (visit_ClassDef)
         if name is not None and private_names.private_name_allowed(name):
             return  # `_cache`, `_helper`, `__secret` (private_names.py)
         if name in private_names.DUNDER_NAMES_STORED:
@@ -109,6 +111,9 @@ class _SnippetPolicy(RestrictingNodeTransformer):
                 self.error(node, f'"{name}" is a reserved name: this special name is not available in the '
                                  'sandbox (attribute hooks, __del__ and pickling hooks are not); use '
                                  'an ordinary method or a property instead')
+            elif name in private_names.ENUM_HOOKS:
+                self.error(node, f'"{name}" is enum\'s hook, a reserved name elsewhere: define it directly in '
+                                 'the body of your Enum class, as enum reads it there')
             else:
                 self.error(node, f'"{name}" is a reserved name: names that start and end with "_" belong to '
                                  f'the sandbox\'s guards; choose another name (e.g. "{name.strip("_") or "value"}")')
@@ -155,6 +160,12 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         for member in node.body:
             if isinstance(member, ast.FunctionDef) and member.name == "__getattr__":
                 member.sandbox_class_method = True
+            if isinstance(member, ast.FunctionDef) and member.name in private_names.ENUM_HOOKS:
+                member.sandbox_enum_hook = True
+            if isinstance(member, ast.Assign):
+                for target in member.targets:
+                    if isinstance(target, ast.Name) and target.id in private_names.ENUM_HOOKS:
+                        target.sandbox_enum_hook = True
         # `metaclass=ABCMeta`: RestrictedPython refuses the keyword; here its value goes through
         # the _metaclass_ guard, which admits abc.ABCMeta only (rp_guards.ExecutionContext.metaclass)
         metaclass = [keyword.value for keyword in node.keywords if keyword.arg == "metaclass"]

@@ -1639,6 +1639,31 @@ def test_a_class_body_defines_a_special_method_with_a_lambda():
     assert reply["success"] and reply["result"] == "M(3)", reply
 
 
+def test_an_enum_class_defines_enums_hooks_in_its_body():
+    """`_missing_` (a lookup by another spelling), `_generate_next_value_` (auto()'s values),
+    `_ignore_` and `_order_` were refused as names of the guards' kind."""
+    reply, _, _ = run("from enum import Enum, auto\nclass Color(Enum):\n    RED = 'red'\n    GREEN = 'green'\n"
+                      "    @classmethod\n    def _missing_(cls, value):\n"
+                      "        return next((m for m in cls if m.value == str(value).lower()), None)\n"
+                      "class Dir(Enum):\n    def _generate_next_value_(name, start, count, last_values):\n"
+                      "        return name.lower()\n    NORTH = auto()\n"
+                      "class E(Enum):\n    _ignore_ = ['tmp']\n    _order_ = 'A B'\n    A = 1\n    B = 2\n    tmp = 3\n"
+                      "result = [Color('RED').name, Dir.NORTH.value, [m.name for m in E]]")
+    assert reply["success"] and reply["result"] == ["RED", "north", ["A", "B"]], reply
+
+
+@pytest.mark.parametrize("code", [
+    "def _missing_(x):\n    return 1",                                     # not in a class body
+    "_ignore_ = 1", "class C:\n    def m(self):\n        _missing_ = 1",
+    "class C:\n    def _missing_(self, _getattr_):\n        return 1",     # a guard's name beside it
+    "class C:\n    _getattr_ = 1", "class C:\n    def _write_(self):\n        pass",
+    "import enum\nE = enum.Enum('E', 'A B')\nE._missing_",                 # read: still private
+    "class C:\n    _missing_ = 1\n    x = _getiter_",
+])
+def test_enums_hooks_open_no_other_reserved_name(code):
+    blocked(code, error_types=("syntax_error", "security_violation"))
+
+
 @pytest.mark.parametrize("code", [
     "class C:\n    __repr__ = lambda _getattr_: 1",                     # a guard's name as a parameter
     "class C:\n    __repr__ = lambda self, _write_=None: 1",

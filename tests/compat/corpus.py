@@ -3226,6 +3226,28 @@ result = [sorted(greet.__annotations__), {k: v.__name__ for k, v in Config.__ann
 """)
 
 
+# enum's hooks in an Enum class body
+snippet("private", """
+from enum import Enum, auto
+class Status(Enum):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    @classmethod
+    def _missing_(cls, value):
+        if isinstance(value, str):
+            for member in cls:
+                if member.value == value.strip().lower():
+                    return member
+        return None
+class Level(Enum):
+    def _generate_next_value_(name, start, count, last_values):
+        return name.lower()
+    LOW = auto()
+    HIGH = auto()
+result = [Status(" Active ").name, Status("INACTIVE").value, [level.value for level in Level]]
+""")
+
+
 # a special method given as a lambda in the class body
 snippet("dunders", """
 class Money:
