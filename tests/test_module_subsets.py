@@ -185,10 +185,11 @@ def test_file_functions_work_inside_the_scratch_directory(tmp_path, monkeypatch)
     code = ("import os\nos.makedirs('out/sub', exist_ok=True)\nopen('out/a.txt', 'w').write('hi')\n"
             "os.rename('out/a.txt', 'out/b.txt')\n"
             "result = [sorted(os.listdir('out')), os.path.isfile('out/b.txt'), os.path.getsize('out/b.txt'),\n"
-            "          [w[0] for w in os.walk('.')]]\nos.remove('out/b.txt')\nos.rmdir('out/sub')")
+            "          [w[0] for w in os.walk('.')], os.stat('out/b.txt').st_size]\nos.remove('out/b.txt')\n"
+            "os.rmdir('out/sub')")
     reply = run_in(code, snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
     assert reply["success"], reply
-    assert reply["result"] == [["b.txt", "sub"], True, 2, [".", "./out", "./out/sub"]]
+    assert reply["result"] == [["b.txt", "sub"], True, 2, [".", "./out", "./out/sub"], 2]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and not any((tmp_path / "out").iterdir())
 
 
@@ -196,7 +197,8 @@ def test_file_functions_work_inside_the_scratch_directory(tmp_path, monkeypatch)
     "import os\nos.listdir('/')", "import os\nos.listdir('..')", "import os\nos.makedirs('../escape')",
     "import os\nos.remove('/etc/hostname')", "import os\nos.rename('x', '/tmp/../x')", "import os\nlist(os.walk('/'))",
     "import os\nos.path.exists('/etc/passwd')", "import os\nos.path.getsize('../')", "open('../outside', 'w')",
-    "import os\nos.replace('x', '../x')", "open('/proc/self/environ')",
+    "import os\nos.replace('x', '../x')", "open('/proc/self/environ')", "import os\nos.stat('/etc/passwd')",
+    "import os\nos.stat('..')",
 ])
 def test_file_functions_refuse_paths_outside_the_scratch_directory(code, tmp_path, monkeypatch):
     scratch = tmp_path / "scratch"
