@@ -62,6 +62,7 @@ SUBSETS = {
     "zoneinfo": ("ZoneInfo", "ZoneInfoNotFoundError", "available_timezones"),
     # paths, and files in the snippet's directory (snippet_pathlib: the filesystem profile has the whole module)
     "pathlib": ("Path", "PosixPath", "PurePath", "PurePosixPath", "PureWindowsPath"),
+    "glob": ("glob", "iglob", "escape"),
     # which Python, on which system and machine ("print the environment" snippets)
     "platform": ("python_version", "python_version_tuple", "python_implementation", "system", "machine"),
 }
@@ -79,8 +80,8 @@ WHY = {
     **dict.fromkeys(("gzip", "bz2", "lzma"), "the rest of it opens files: compress and decompress bytes, or switch "
                                               "on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for files"),
     "zoneinfo": "the rest of zoneinfo changes where time zone files are read from",
-    "pathlib": "its Path reaches the snippet's directory only, as open() does: switch on the filesystem profile "
-               "(SANDBOX_ENABLE_FILESYSTEM) for the whole module",
+    **dict.fromkeys(("pathlib", "glob"), "here it reaches the snippet's directory only, as open() does: switch on "
+                                         "the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module"),
 }
 
 
@@ -219,6 +220,9 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
         from . import snippet_pathlib
         return _subset(name, snippet_pathlib.values(snippet_files.file_functions(files, refuse), snippet_open,
                                                     refuse))
+    if name == "glob":
+        from . import snippet_glob
+        return _subset(name, snippet_glob.values(snippet_files.file_functions(files, refuse), refuse))
     if name == "traceback":
         return _subset(name, snippet_traceback.values())
     if name == "asyncio":

@@ -7,9 +7,10 @@ refused with what to do instead."""
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import pathlib
+
+from . import path_patterns
 
 _NOT_HERE = {
     "symlink_to": "links are not made in the sandbox: copy the data (p.write_bytes(q.read_bytes()))",
@@ -135,8 +136,8 @@ def path_class(file_functions: tuple[dict, dict], snippet_open, refuse) -> type:
                 yield self / name
 
         def glob(self, pattern):
-            parts = _pattern_parts(pattern, refuse)
-            yield from (self / relative for relative in dict.fromkeys(_matches(self, parts, files)))
+            parts = path_patterns.split(pattern, refuse)
+            yield from (self / relative for relative in dict.fromkeys(path_patterns.matches(str(self), parts, files)))
 
         def rglob(self, pattern):
             yield from self.glob(f"**/{pattern}")
@@ -151,44 +152,6 @@ def _refused(name: str, advice: str, refuse):
         raise refuse(f"Path.{name} is not available in the sandbox: {advice}")
     refused.__name__ = refused.__qualname__ = name
     return refused
-
-
-def _pattern_parts(pattern, refuse) -> list:
-    if not isinstance(pattern, str) or not pattern:
-        raise ValueError(f"Unacceptable pattern: {pattern!r:.80}")
-    if pattern.startswith("/") or ".." in pattern.split("/"):
-        raise refuse(f"glob({pattern!r:.80}): a pattern is relative to the path and stays below it; start from "
-                     "the directory you want (Path('data').glob('*.csv'))")
-    return [part for part in pattern.split("/") if part not in ("", ".")]
-
-
-def _matches(top, parts: list, files, relative: str = ""):
-    """The paths below `top` (relative to it) that match `parts`, "**" being any number of
-    directories; links are not followed."""
-    if not parts:
-        yield relative
-        return
-    here = top / relative if relative else top
-    part, rest = parts[0], parts[1:]
-    if part == "**":  # no directory, then each one below (and each below those)
-        if rest:
-            yield from _matches(top, rest, files, relative)
-        else:
-            yield relative
-        for name in sorted(files("listdir")(here)):
-            child = f"{relative}/{name}" if relative else name
-            if files("isdir")(top / child) and not files("islink")(top / child):
-                yield from _matches(top, parts, files, child)
-        return
-    if not files("isdir")(here):
-        return
-    for name in sorted(files("listdir")(here)):
-        if fnmatch.fnmatchcase(name, part):
-            child = f"{relative}/{name}" if relative else name
-            if not rest:
-                yield child
-            elif files("isdir")(top / child):
-                yield from _matches(top, rest, files, child)
 
 
 def values(file_functions: tuple[dict, dict], snippet_open, refuse) -> dict:

@@ -290,6 +290,45 @@ def test_pathlib_without_a_directory_is_path_arithmetic_only():
         assert not reply["success"] and "io.StringIO" in reply["error"], reply
 
 
+GLOB_TREE = ("import glob, os\nos.makedirs('d/e')\n"
+             "for name in ('a.py', 'b.txt', '.h.py', 'd/c.py', 'd/e/f.py'):\n    open(name, 'w').close()\n")
+
+
+def test_glob_works_inside_the_scratch_directory(tmp_path, monkeypatch):
+    code = GLOB_TREE + (
+        "result = [glob.glob('*.py'), glob.glob('**/*.py'), sorted(glob.glob('**/*.py', recursive=True)),\n"
+        "          glob.glob('d'), glob.glob('nope'), sorted(glob.glob('**', recursive=True)), glob.glob('./*.txt'),\n"
+        "          sorted(glob.glob('*', include_hidden=True)), glob.glob('*.py', root_dir='d'),\n"
+        "          sorted(glob.glob('d/**/*.py', recursive=True)), list(glob.iglob('*.txt')), glob.escape('a[1]')]")
+    reply = run_in(code, snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    # (what plain CPython gives for the same tree)
+    assert reply["success"] and reply["result"] == [
+        ["a.py"], ["d/c.py"], ["a.py", "d/c.py", "d/e/f.py"], ["d"], [], ["a.py", "b.txt", "d", "d/c.py", "d/e",
+                                                                          "d/e/f.py"],
+        ["./b.txt"], [".h.py", "a.py", "b.txt", "d"], ["c.py"], ["d/c.py", "d/e/f.py"], ["b.txt"], "a[[]1]"], reply
+
+
+@pytest.mark.parametrize("code", [
+    "glob.glob('/etc/*')", "glob.glob('../../*')", "glob.glob('*', root_dir='/')", "glob.glob('/etc/passwd')",
+    "glob.glob('d/../../*')", "glob.glob('**/../../*', recursive=True)", "list(glob.iglob('/proc/*/environ'))",
+    "glob.glob('*', dir_fd=0)",
+])
+def test_glob_refuses_paths_outside_the_scratch_directory(code, tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    reply = run_in(GLOB_TREE + code, snippet_files.SCRATCH_FILES, scratch, monkeypatch)
+    assert reply["error_type"] == "security_violation", reply
+
+
+@pytest.mark.parametrize("code", [
+    "import glob\nglob.os", "import glob\nglob.glob1", "import glob\nglob.glob.__closure__",
+    "import glob\nglob.glob.__globals__", "from glob import has_magic", "import glob\nglob._iglob",
+])
+def test_nothing_else_of_glob(code, tmp_path, monkeypatch):
+    reply = run_in(code, snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+
+
 def test_the_environment_is_a_copy(tmp_path, monkeypatch):
     reply = run_in("import os\nos.environ['SANDBOX_PROBE'] = '1'\nresult = os.getenv('SANDBOX_PROBE')",
                    snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)

@@ -1754,6 +1754,14 @@ result = [sorted(p.relative_to(base).as_posix() for p in base.rglob("*.py")),
           sorted(p.name for p in (base / "src").iterdir()), [p.name for p in base.glob("src/*.md")]]
 """)
 snippet("scratch", """
+import glob, os
+os.makedirs("scratch_glob/sub", exist_ok=True)
+for name in ("a.csv", "b.csv", "notes.txt", "sub/c.csv"):
+    with open(os.path.join("scratch_glob", name), "w") as f:
+        f.write(name)
+result = [sorted(glob.glob("scratch_glob/*.csv")), sorted(glob.glob("scratch_glob/**/*.csv", recursive=True))]
+""")
+snippet("scratch", """
 with open("scratch_notes.txt", "w") as f:
     f.write("first\\nsecond\\n")
 with open("scratch_notes.txt") as f:
