@@ -63,6 +63,10 @@ SUBSETS = {
     # paths, and files in the snippet's directory (snippet_pathlib: the filesystem profile has the whole module)
     "pathlib": ("Path", "PosixPath", "PurePath", "PurePosixPath", "PureWindowsPath"),
     "glob": ("glob", "iglob", "escape"),
+    # files and trees copied, moved and removed, temporary ones made (snippet_tempfiles)
+    "shutil": ("copyfileobj", "copyfile", "copy", "copy2", "copytree", "rmtree", "move", "ignore_patterns", "Error",
+               "SameFileError"),
+    "tempfile": ("gettempdir", "mkdtemp", "TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile"),
     # which Python, on which system and machine ("print the environment" snippets)
     "platform": ("python_version", "python_version_tuple", "python_implementation", "system", "machine"),
 }
@@ -80,6 +84,12 @@ WHY = {
     **dict.fromkeys(("gzip", "bz2", "lzma"), "the rest of it opens files: compress and decompress bytes, or switch "
                                               "on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for files"),
     "zoneinfo": "the rest of zoneinfo changes where time zone files are read from",
+    "shutil": "the rest of shutil runs or looks for programs, archives and reaches the host's disks; here it "
+              "works in the snippet's directory only: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) "
+              "for the whole module",
+    "tempfile": "mkstemp and the rest hand out file descriptors or change where temporary files go; here they are "
+                "made in the snippet's directory: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for "
+                "the whole module",
     **dict.fromkeys(("pathlib", "glob"), "here it reaches the snippet's directory only, as open() does: switch on "
                                          "the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module"),
 }
@@ -220,6 +230,10 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
         from . import snippet_pathlib
         return _subset(name, snippet_pathlib.values(snippet_files.file_functions(files, refuse), snippet_open,
                                                     refuse))
+    if name in ("shutil", "tempfile"):
+        from . import snippet_tempfiles
+        make_values = snippet_tempfiles.shutil_values if name == "shutil" else snippet_tempfiles.tempfile_values
+        return _subset(name, make_values(snippet_files.file_functions(files, refuse), snippet_open, refuse))
     if name == "glob":
         from . import snippet_glob
         return _subset(name, snippet_glob.values(snippet_files.file_functions(files, refuse), refuse))

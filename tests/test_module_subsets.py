@@ -329,6 +329,58 @@ def test_nothing_else_of_glob(code, tmp_path, monkeypatch):
     assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
 
 
+def test_shutil_and_tempfile_work_inside_the_scratch_directory(tmp_path, monkeypatch):
+    code = ("import os, shutil, tempfile\nos.makedirs('a/b')\nopen('a/f.txt', 'w').write('1')\n"
+            "open('a/b/g.txt', 'w').write('2')\nshutil.copy('a/f.txt', 'a/b')\nshutil.copyfile('a/f.txt', 'a/h.txt')\n"
+            "shutil.copytree('a', 'c', ignore=shutil.ignore_patterns('h.*'))\nshutil.move('c', 'd')\n"
+            "tree = sorted((top, sorted(names)) for top, _, names in os.walk('d'))\nshutil.rmtree('d')\n"
+            "with tempfile.TemporaryDirectory(prefix='job') as work:\n"
+            "    open(os.path.join(work, 'x'), 'w').write('x')\n    made = os.path.basename(work).startswith('job')\n"
+            "with tempfile.NamedTemporaryFile('w+', suffix='.csv', delete=False) as f:\n    f.write('a,b')\n"
+            "    name = f.name\nwith tempfile.TemporaryFile() as t:\n    t.write(b'xyz')\n    t.seek(0)\n"
+            "    back = t.read()\nkept = open(name).read()\nos.remove(name)\n"
+            "result = [tree, made, os.path.exists(work), kept, back, os.path.exists('d'), tempfile.gettempdir() != '']")
+    reply = run_in(code, snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    assert reply["success"] and reply["result"] == [
+        [["d", ["f.txt"]], ["d/b", ["f.txt", "g.txt"]]], True, False, "a,b", "b'xyz'", False, True], reply
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+
+
+@pytest.mark.parametrize("code", [
+    "import shutil\nshutil.copy('/etc/passwd', 'x')", "import shutil\nshutil.copy('x', '/var/tmp/x')",
+    "import shutil\nshutil.copyfile('x', '../x')", "import shutil\nshutil.copytree('/usr', 'u')",
+    "import shutil\nshutil.copytree('.', '../copy')", "import shutil\nshutil.move('x', '..')",
+    "import shutil\nshutil.rmtree('..')", "import shutil\nshutil.rmtree('.')", "import shutil\nshutil.rmtree('/etc')",
+    "import tempfile\ntempfile.mkdtemp(dir='/etc')", "import tempfile\ntempfile.NamedTemporaryFile(dir='..')",
+    "import tempfile\ntempfile.TemporaryDirectory(prefix='../../x')",
+    "import tempfile\ntempfile.NamedTemporaryFile(suffix='/../../../x')",
+])
+def test_shutil_and_tempfile_refuse_paths_outside_the_scratch_directory(code, tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "x").write_text("x")
+    reply = run_in(code, snippet_files.SCRATCH_FILES, scratch, monkeypatch)
+    assert reply["error_type"] == "security_violation", reply
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scratch"] and (scratch / "x").read_text() == "x"
+
+
+@pytest.mark.parametrize("code", [
+    "import shutil\nshutil.which('ls')", "import shutil\nshutil.os", "import shutil\nshutil.disk_usage('/')",
+    "import shutil\nshutil.make_archive('x', 'zip')", "import tempfile\ntempfile.mkstemp()",
+    "import tempfile\ntempfile.tempdir = '/etc'", "import tempfile\ntempfile._os",
+    "import tempfile\nclass T(tempfile.TemporaryDirectory):\n    pass",
+    "import tempfile\nclass F(tempfile.NamedTemporaryFile):\n    pass",
+    "import tempfile\nt = tempfile.TemporaryDirectory()\nt.name = '/etc'",
+    "import tempfile\nf = tempfile.NamedTemporaryFile()\nf.name = '/etc/passwd'",
+    "import tempfile\nf = tempfile.NamedTemporaryFile()\nf._NamedTemporaryFile__x",
+    "import tempfile\nf = tempfile.NamedTemporaryFile()\nf.file._CHUNK_SIZE",
+    "import shutil\nshutil.copy.__closure__", "import tempfile\ntempfile.mkdtemp.__globals__",
+])
+def test_nothing_else_of_shutil_or_tempfile(code, tmp_path, monkeypatch):
+    reply = run_in(code, snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+
+
 def test_the_environment_is_a_copy(tmp_path, monkeypatch):
     reply = run_in("import os\nos.environ['SANDBOX_PROBE'] = '1'\nresult = os.getenv('SANDBOX_PROBE')",
                    snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)

@@ -1762,6 +1762,21 @@ for name in ("a.csv", "b.csv", "notes.txt", "sub/c.csv"):
 result = [sorted(glob.glob("scratch_glob/*.csv")), sorted(glob.glob("scratch_glob/**/*.csv", recursive=True))]
 """)
 snippet("scratch", """
+import os, shutil, tempfile
+with tempfile.TemporaryDirectory() as workdir:
+    source = os.path.join(workdir, "report.txt")
+    with open(source, "w") as f:
+        f.write("total: 42")
+    shutil.copytree(workdir, "scratch_backup", dirs_exist_ok=True)
+    kept = os.path.exists(workdir)
+with tempfile.NamedTemporaryFile("w+", suffix=".csv") as tmp:
+    tmp.write("a,b\\n1,2\\n")
+    tmp.seek(0)
+    rows = tmp.read().splitlines()
+result = [kept, os.path.exists(workdir), open("scratch_backup/report.txt").read(), rows]
+shutil.rmtree("scratch_backup")
+""")
+snippet("scratch", """
 with open("scratch_notes.txt", "w") as f:
     f.write("first\\nsecond\\n")
 with open("scratch_notes.txt") as f:
@@ -3298,7 +3313,7 @@ REFUSED = [s.strip("\n") for s in (
     "import asyncio\nloop = asyncio.get_event_loop()",
     "import logging\nlogging.FileHandler('app.log')",
     "import multiprocessing\npool = multiprocessing.Pool(2)",
-    "import shutil\nshutil.rmtree('/tmp')",
+    "import shutil\nprint(shutil.which('git'))",
     "x = [].__class__.__bases__",
     "class Registry(type):\n    pass\nclass Base(metaclass=Registry):\n    pass",
     "b = bytearray(b'abc')\nview = memoryview(b)",

@@ -1,0 +1,180 @@
+"""The snippet's `shutil` and `tempfile` without the filesystem profile (subsets): copying,
+moving and removing files and trees, and temporary files and directories, all in the
+scratch directory, built on snippet_files' checked functions and the snippet's own
+open(), so they reach what those reach and no more. What concerns programs, descriptors
+or the host (shutil.which, tempfile.mkstemp's descriptor) is not there."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil as real_shutil
+
+from . import snippet_files
+
+_CHUNK = 1 << 16
+
+
+class _Final:
+    """These classes are not subclassed: a snippet subclass's instances would be the
+    snippet's own, whose private attributes it may read through them."""
+
+    def __init_subclass__(cls, **kwargs):
+        if cls.__module__ != __name__:
+            raise TypeError("this class cannot be subclassed in the sandbox: wrap it in a class of your own")
+        super().__init_subclass__(**kwargs)
+
+
+class _Files:
+    """The checked functions of one execution, by name; none without a directory."""
+
+    def __init__(self, file_functions: tuple[dict, dict], snippet_open, refuse, module: str):
+        self.functions = {**file_functions[1], **file_functions[0]}
+        self.open, self.refuse, self.module = snippet_open, refuse, module
+
+    def __getattr__(self, name):
+        function = self.functions.get(name)
+        if function is None:
+            raise self.refuse(f"{self.module} here has no directory to work in (the sandbox's mount namespace is "
+                              "off): keep data in memory, with io.StringIO or io.BytesIO")
+        return function
+
+
+def shutil_values(file_functions, snippet_open, refuse) -> dict:
+    """The names module_subsets.SUBSETS["shutil"] lists."""
+    files = _Files(file_functions, snippet_open, refuse, "shutil")
+
+    def copyfileobj(fsrc, fdst, length=0):
+        while True:
+            chunk = fsrc.read(length if length and length > 0 else _CHUNK)
+            if not chunk:
+                return
+            fdst.write(chunk)
+
+    def copyfile(src, dst, *, follow_symlinks=True):
+        with files.open(src, "rb") as source, files.open(dst, "wb") as target:
+            copyfileobj(source, target)
+        return dst
+
+    def copy(src, dst, *, follow_symlinks=True):
+        if files.isdir(dst):
+            dst = os.path.join(dst, os.path.basename(os.fspath(src)))
+        return copyfile(src, dst)
+
+    def copytree(src, dst, symlinks=False, ignore=None, copy_function=copy, ignore_dangling_symlinks=False,
+                 dirs_exist_ok=False):
+        names = files.listdir(src)
+        ignored = set(ignore(os.fspath(src), names)) if ignore is not None else set()
+        files.makedirs(dst, exist_ok=dirs_exist_ok)
+        for name in names:
+            source, target = os.path.join(src, name), os.path.join(dst, name)
+            if name in ignored or files.islink(source):
+                continue  # (the scratch directory holds no links the snippet could have made)
+            if files.isdir(source):
+                copytree(source, target, ignore=ignore, copy_function=copy_function, dirs_exist_ok=dirs_exist_ok)
+            else:
+                copy_function(source, target)
+        return dst
+
+    def rmtree(path, ignore_errors=False, onerror=None, **kwargs):
+        files.stat(path)  # (refuses a path outside the scratch directory)
+        if os.path.realpath(path) in (os.path.realpath(snippet_files.SCRATCH), os.path.realpath(os.getcwd())):
+            raise refuse(f"rmtree({os.fspath(path)!r:.80}) would remove the scratch directory itself (it also "
+                         "holds the sandbox's own mounts): remove the directories you made in it")
+        try:
+            for top, dirs, names in files.walk(path, topdown=False):
+                for name in names:
+                    files.remove(os.path.join(top, name))
+                for name in dirs:
+                    files.rmdir(os.path.join(top, name))
+            files.rmdir(path)
+        except OSError:
+            if not ignore_errors:
+                raise
+
+    def move(src, dst, copy_function=None):
+        if files.isdir(dst):
+            dst = os.path.join(dst, os.path.basename(os.fspath(src).rstrip("/")))
+        files.rename(src, dst)
+        return dst
+
+    return {"copyfileobj": copyfileobj, "copyfile": copyfile, "copy": copy, "copy2": copy, "copytree": copytree,
+            "rmtree": rmtree, "move": move, "ignore_patterns": real_shutil.ignore_patterns,
+            "Error": real_shutil.Error, "SameFileError": real_shutil.SameFileError}
+
+
+def tempfile_values(file_functions, snippet_open, refuse) -> dict:
+    """The names module_subsets.SUBSETS["tempfile"] lists."""
+    files = _Files(file_functions, snippet_open, refuse, "tempfile")
+    remove_tree = shutil_values(file_functions, snippet_open, refuse)["rmtree"]
+
+    def gettempdir():
+        return snippet_files.SCRATCH
+
+    def _name(suffix, prefix, dir):
+        return os.path.join(snippet_files.SCRATCH if dir is None else os.fspath(dir),
+                            f"{'tmp' if prefix is None else prefix}{secrets.token_hex(4)}{suffix or ''}")
+
+    def mkdtemp(suffix=None, prefix=None, dir=None):
+        path = _name(suffix, prefix, dir)
+        files.mkdir(path, 0o700)
+        return os.path.abspath(path)
+
+    class TemporaryDirectory(_Final):
+        """A directory in the scratch directory, removed with what it holds on exit."""
+
+        def __init__(self, suffix=None, prefix=None, dir=None, ignore_cleanup_errors=False, **kwargs):
+            self.name = mkdtemp(suffix, prefix, dir)
+            self.ignore_cleanup_errors = ignore_cleanup_errors
+
+        def __enter__(self):
+            return self.name
+
+        def __exit__(self, *exc):
+            self.cleanup()
+
+        def cleanup(self):
+            if files.exists(self.name):
+                remove_tree(self.name, ignore_errors=self.ignore_cleanup_errors)
+
+        def __repr__(self):
+            return f"<TemporaryDirectory {self.name!r}>"
+
+    class NamedTemporaryFile(_Final):
+        """A file in the scratch directory, open in `mode`, removed on close when delete."""
+
+        def __init__(self, mode="w+b", buffering=-1, encoding=None, newline=None, suffix=None, prefix=None,
+                     dir=None, delete=True, *, errors=None):
+            self.name = os.path.abspath(_name(suffix, prefix, dir))
+            self.delete = delete
+            files.open(self.name, "xb").close()  # (made anew, as tempfile makes it)
+            self.file = files.open(self.name, mode, buffering, encoding, errors, newline)
+
+        def __getattr__(self, name):  # read, write, seek, flush... of the open file
+            if name.startswith("_"):
+                raise AttributeError(name)
+            return getattr(self.file, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
+
+        def __iter__(self):
+            return iter(self.file)
+
+        def close(self):
+            self.file.close()
+            if self.delete and files.exists(self.name):
+                files.remove(self.name)
+
+        def __repr__(self):
+            return f"<NamedTemporaryFile {self.name!r}>"
+
+    def TemporaryFile(mode="w+b", buffering=-1, encoding=None, newline=None, suffix=None, prefix=None, dir=None,
+                      *, errors=None):
+        return NamedTemporaryFile(mode, buffering, encoding, newline, suffix, prefix, dir, True, errors=errors)
+
+    return {"gettempdir": gettempdir, "mkdtemp": mkdtemp, "TemporaryDirectory": TemporaryDirectory,
+            "NamedTemporaryFile": NamedTemporaryFile, "TemporaryFile": TemporaryFile}
