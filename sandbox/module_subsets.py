@@ -210,6 +210,32 @@ def _recursion_limit_functions() -> dict:
     return {"getrecursionlimit": getrecursionlimit, "setrecursionlimit": setrecursionlimit}
 
 
+_ZONE_INFO: dict = {}
+
+
+def _zone_info_by_exact_key(real: type) -> type:
+    """zoneinfo.ZoneInfo taking its key as an exact str: ZoneInfo checks a key with the
+    key's own methods (startswith, split, len) before it opens the file the key names, and
+    a str subclass of the snippet's could pass a key that the file lookup reads otherwise
+    (`../../etc/passwd` as a time zone file). One class per process: isinstance holds."""
+    made = _ZONE_INFO.get("class")
+    if made is None:
+        def exact(key):
+            return str.__str__(key) if isinstance(key, str) else key
+
+        class ZoneInfo(real):
+            def __new__(cls, key):
+                return super().__new__(cls, exact(key))
+
+            @classmethod
+            def no_cache(cls, key):
+                return super().no_cache(exact(key))
+
+        ZoneInfo.__module__, ZoneInfo.__doc__ = "zoneinfo", real.__doc__
+        made = _ZONE_INFO["class"] = ZoneInfo
+    return made
+
+
 def names(subset: ModuleSubset) -> list:
     """The names a subset has."""
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
@@ -249,6 +275,8 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
                       exc_info=snippet_traceback.exc_info, **_recursion_limit_functions())
         if "exception" in values:
             values["exception"] = snippet_traceback.exception
+    if name == "zoneinfo":
+        values["ZoneInfo"] = _zone_info_by_exact_key(module.ZoneInfo)
     if name in ("os", "os.path"):
         os_functions, path_functions = snippet_files.file_functions(files, refuse)
         path = {attr: getattr(os.path, attr) for attr in SUBSETS["os.path"]}

@@ -23,16 +23,19 @@ WORKDIR = "/tmp/work"
 WORKSPACE_FILES, SCRATCH_FILES = "workspace", "scratch"
 
 
-def _path(file) -> str:
+def plain_path(file) -> str:
+    """The path a snippet named, as an exact str: checked and then used as it is, so that a
+    str subclass's own methods (split, startswith), which os.path.realpath may call, can
+    answer the check no otherwise than the kernel reads the name."""
     # an integer would reach the fds the sandbox itself uses (stdout, the result pipe)
     if not isinstance(file, (str, bytes, os.PathLike)):
         raise TypeError("files in the sandbox are named by path, not by file descriptor")
-    return os.fsdecode(os.fspath(file))
+    return str.__str__(os.fsdecode(os.fspath(file)))
 
 
 def path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
     """open() by path only (no fd, no opener): the filesystem profile's."""
-    return io.open(_path(file), mode, buffering, encoding, errors, newline)
+    return io.open(plain_path(file), mode, buffering, encoding, errors, newline)
 
 
 def in_scratch(path: str) -> str | None:
@@ -44,7 +47,7 @@ def in_scratch(path: str) -> str | None:
 
 def scratch_open(refuse, file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
     """open() confined to the scratch directory; `refuse(detail)` makes the exception."""
-    path = _path(file)
+    path = plain_path(file)
     real = in_scratch(path)
     if real is None:
         raise refuse(f"open({path!r:.100}) is outside the scratch directory {SCRATCH}: without the "
@@ -75,7 +78,7 @@ def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
         return {}, {}
 
     def checked(path) -> str:
-        path = _path(path)
+        path = plain_path(path)
         if files == SCRATCH_FILES and in_scratch(path) is None:
             raise refuse(f"{path!r:.100} is outside the scratch directory {SCRATCH}: without the filesystem "
                          "profile, files live only there (the current directory): use relative names, or "

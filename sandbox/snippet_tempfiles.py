@@ -77,6 +77,7 @@ def shutil_values(file_functions, snippet_open, refuse) -> dict:
         return dst
 
     def rmtree(path, ignore_errors=False, onerror=None, **kwargs):
+        path = snippet_files.plain_path(path)
         files.stat(path)  # (refuses a path outside the scratch directory)
         if os.path.realpath(path) in (os.path.realpath(snippet_files.SCRATCH), os.path.realpath(os.getcwd())):
             raise refuse(f"rmtree({os.fspath(path)!r:.80}) would remove the scratch directory itself (it also "

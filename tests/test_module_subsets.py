@@ -381,6 +381,42 @@ def test_nothing_else_of_shutil_or_tempfile(code, tmp_path, monkeypatch):
     assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
 
 
+# A str subclass whose own methods answer os.path.realpath's questions otherwise than the
+# kernel reads the name (isabs, then partition on 3.10-3.12; split on 3.13).
+LYING_PATH = ("class S(str):\n    def startswith(self, *args):\n        return False\n"
+              "    def partition(self, sep):\n        return ('inside', '', '')\n"
+              "    def split(self, *args):\n        return ['inside']\n")
+
+
+@pytest.mark.parametrize("code", [
+    "open(S('/etc/hostname')).read()", "import os\nos.listdir(S('/etc'))", "import os\nos.path.exists(S('/etc'))",
+    "import os\nos.stat(S('/etc/hostname'))", "import os\nlist(os.walk(S('/etc')))",
+    "from pathlib import Path\nlist(Path(S('/etc')).iterdir())", "import glob\nglob.glob(S('/etc/*'))",
+    "import glob\nglob.glob('*', root_dir=S('/etc'))", "import shutil\nshutil.copy(S('/etc/hostname'), 'h')",
+    "import shutil\nshutil.copytree(S('/etc'), 'e')", "import tempfile\ntempfile.mkdtemp(dir=S('/var/tmp'))",
+])
+def test_a_str_subclass_names_the_path_it_holds(code, tmp_path, monkeypatch):
+    """Every path is checked and used as an exact str (snippet_files.plain_path): a
+    subclass's own methods answered realpath's check for `inside` while the kernel read
+    /etc (os.listdir on 3.13 listed it)."""
+    scratch = tmp_path / "scratch"
+    (scratch / "inside").mkdir(parents=True)
+    reply = run_in(LYING_PATH + code, snippet_files.SCRATCH_FILES, scratch, monkeypatch)
+    assert reply["error_type"] == "security_violation" and "outside the scratch directory" in reply["error"], reply
+    assert sorted(p.name for p in scratch.iterdir()) == ["inside"]
+
+
+def test_a_time_zone_key_is_read_as_the_str_it_holds():
+    """ZoneInfo checks a key with the key's own methods, then opens the file it names: a
+    str subclass made it open /etc/passwd as a time zone file (3.10)."""
+    reply, _, _ = run("class S(str):\n    def startswith(self, *a):\n        return False if a[0] == '/' else True\n"
+                      "    def split(self, *a):\n        return ['UTC']\n    def __len__(self):\n        return 3\n"
+                      "from zoneinfo import ZoneInfo\ntry:\n    ZoneInfo(S('../../../../../../etc/passwd'))\n"
+                      "    result = 'made'\nexcept Exception as e:\n    result = str(e)\n"
+                      "same = ZoneInfo('UTC') is ZoneInfo('UTC') and isinstance(ZoneInfo('UTC'), ZoneInfo)")
+    assert reply["success"] and "ZoneInfo keys must" in reply["result"], reply
+
+
 def test_the_environment_is_a_copy(tmp_path, monkeypatch):
     reply = run_in("import os\nos.environ['SANDBOX_PROBE'] = '1'\nresult = os.getenv('SANDBOX_PROBE')",
                    snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
