@@ -23,6 +23,9 @@ TMP_INODES = 4096
 DEVICES = ("null", "zero", "full", "random", "urandom")
 SINK_DEVICES = ("null", "zero", "full")  # writable too: C libraries fopen("/dev/null", "w") (qhull's messages)
 SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib")
+# public data the standard library reads: zoneinfo's time zones where the tzdata package is not
+# installed (a basic install: only the data-science extra's pandas brings it)
+SYSTEM_DATA = ("/usr/share/zoneinfo",)
 NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf",
                  "/etc/ssl", "/etc/ca-certificates", "/usr/share/ca-certificates", "/etc/services",
                  "/etc/protocols")
@@ -102,7 +105,7 @@ def _exposes_too_much(path: str) -> bool:
 
 
 def readable_paths(*, network: bool) -> list[str]:
-    paths = python_paths() + [p for p in SYSTEM_LIBS if os.path.isdir(p)]
+    paths = python_paths() + [p for p in SYSTEM_LIBS + SYSTEM_DATA if os.path.isdir(p)]
     if network:
         paths += [p for p in NETWORK_FILES if os.path.exists(p)]
     return _outermost(os.path.realpath(p) for p in paths)

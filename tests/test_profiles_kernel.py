@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 
+import os
+
 import pytest
 from local_http import serving
 
@@ -122,6 +124,23 @@ def test_bad_input_file_names_are_refused(fs_runner):
     for name in ("../x", "/etc/x", "a/../../x", "", "a\x00b"):
         r = run_files(fs_runner, "result = 1", files={name: "x"})
         assert not r["success"] and "invalid input file" in r["error"], (name, r)
+
+
+@pytest.mark.skipif(not os.path.isfile("/usr/share/zoneinfo/America/New_York"),
+                    reason="this host has no system time zone database")
+def test_the_system_time_zone_database_is_there_read_only():
+    """zoneinfo reads /usr/share/zoneinfo where the tzdata package is not installed (a basic
+    install): ZoneInfo('America/New_York') failed in the sandbox on such a Python."""
+    runner = SyncRunner()
+    try:
+        r = runner.run("import os\nzones = '/usr/share/zoneinfo'\n"
+                       "result = [os.path.isfile(zones + '/America/New_York'), os.access(zones, os.W_OK)]",
+                       restricted=False)
+        assert r["success"] and r["result"] == [True, False], r
+        r = runner.run("open('/usr/share/zoneinfo/sbx-escape', 'w')", restricted=False)
+        assert not r["success"] and "Error" in r["error"], r
+    finally:
+        runner.close()
 
 
 def test_without_the_profile_the_cwd_is_a_scratch_directory_that_goes_with_the_run():
