@@ -760,7 +760,7 @@ def bench_compat(p: dict, log) -> dict:
     runners = {}
     try:
         for s in snippets:
-            runner = runners.setdefault(s["profile"], runner_for(s["profile"]))
+            runner = runners.get(s["profile"]) or runners.setdefault(s["profile"], runner_for(s["profile"]))
             got = runner.run(s["code"], allowed=profiles.allowed_modules(PROFILE_MODULES[s["profile"]]), timeout=30,
                              memory=512 << 20)
             if got.get("success") and got.get("result") == reference[s["id"]].get("result"):
