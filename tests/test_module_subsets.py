@@ -498,8 +498,8 @@ def test_the_tool_description_names_every_subset_and_its_examples_exist():
     for name in module_subsets.SUBSETS:
         if "." not in name:
             assert re.search(rf"\b{name}\b", note), name
-    examples = re.findall(r"\b(sys|io|os|logging|warnings|traceback|asyncio|gzip|bz2|lzma|zoneinfo|platform)"
-                          r"\.([a-zA-Z_]+)", note)
+    examples = re.findall(r"\b(sys|io|os|logging|warnings|traceback|asyncio|gzip|bz2|lzma|zoneinfo|platform|"
+                          r"pathlib|glob|shutil|tempfile)\.([a-zA-Z_]+)", note)
     assert len(examples) >= 8, examples
     for module, attr in examples:
         reply, _, _ = run(f"import {module}\nresult = callable({module}.{attr}) or {module}.{attr} is not None")
