@@ -138,6 +138,27 @@ DANGEROUS: dict[str, str] = {
     "cProfile": "profiling hooks (exec)",
     "atexit": "runs code after the snippet",
     "linecache": "reads host source files",
+    # strings and names run as unrestricted Python, or any module imported by name: an operator
+    # adding one of these through SANDBOX_ALLOWED_IMPORTS would open the Python layer's door
+    "timeit": "compiles and runs strings as unrestricted Python (exec)",
+    "doctest": "runs the examples in docstrings as unrestricted Python (exec)",
+    "rlcompleter": "evaluates expressions as unrestricted Python (eval)",
+    "pydoc": "imports any module by name (pydoc.locate) and runs a pager program",
+    "unittest": "imports any module named in a test name (loadTestsFromName); unittest.mock patches any object",
+    "logging": "its handlers and formatters read files (a traceback's source) and format fields unguarded; "
+               "logging.config imports and calls any function a configuration names, and listens on a socket: "
+               "the sandbox's own logging subset is there without any setting",
+    "warnings": "reads source files and replaces the interpreter's hooks: the sandbox's own warnings subset is "
+                "there without any setting",
+    "zoneinfo": "reads time zone files from any directory (reset_tzpath): the sandbox's zoneinfo subset is there "
+                "without any setting",
+    **dict.fromkeys(("compileall", "py_compile"), "compiles files and writes bytecode where Python imports from"),
+    **dict.fromkeys(("ensurepip", "venv"), "runs pip and other programs"),
+    "idlelib": "IDLE: runs code and programs",
+    "antigravity": "opens a web browser (runs a program) when imported",
+    "netrc": "reads the user's credentials file (~/.netrc)",
+    **dict.fromkeys(("tkinter", "turtle"), "talks to the host's display server"),
+    **dict.fromkeys(("readline", "curses"), "terminal control"),
     "pwd": "host user database",
     "grp": "host group database",
     "numpy.ctypeslib": "loads shared libraries",
