@@ -67,6 +67,8 @@ SUBSETS = {
     "shutil": ("copyfileobj", "copyfile", "copy", "copy2", "copytree", "rmtree", "move", "ignore_patterns", "Error",
                "SameFileError"),
     "tempfile": ("gettempdir", "mkdtemp", "TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile"),
+    # timing a function (snippet_timeit: never a string of code)
+    "timeit": ("timeit", "repeat", "default_timer"),
     # which Python, on which system and machine ("print the environment" snippets)
     "platform": ("python_version", "python_version_tuple", "python_implementation", "system", "machine"),
 }
@@ -90,6 +92,7 @@ WHY = {
     "tempfile": "mkstemp and the rest hand out file descriptors or change where temporary files go; here they are "
                 "made in the snippet's directory: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for "
                 "the whole module",
+    "timeit": "the rest of timeit compiles strings and runs them as unrestricted Python: time a function",
     **dict.fromkeys(("pathlib", "glob"), "here it reaches the snippet's directory only, as open() does: switch on "
                                          "the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module"),
 }
@@ -260,6 +263,9 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
         from . import snippet_tempfiles
         make_values = snippet_tempfiles.shutil_values if name == "shutil" else snippet_tempfiles.tempfile_values
         return _subset(name, make_values(snippet_files.file_functions(files, refuse), snippet_open, refuse))
+    if name == "timeit":
+        from . import snippet_timeit
+        return _subset(name, snippet_timeit.values(refuse))
     if name == "glob":
         from . import snippet_glob
         return _subset(name, snippet_glob.values(snippet_files.file_functions(files, refuse), refuse))

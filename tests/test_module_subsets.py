@@ -417,6 +417,24 @@ def test_a_time_zone_key_is_read_as_the_str_it_holds():
     assert reply["success"] and "ZoneInfo keys must" in reply["result"], reply
 
 
+def test_timeit_times_a_function():
+    reply, _, _ = run("import timeit\ncalls = []\nt = timeit.timeit(lambda: calls.append(1), number=50)\n"
+                      "r = timeit.repeat(lambda: None, setup=lambda: calls.append(0), repeat=3, number=5)\n"
+                      "result = [t >= 0, len(calls), len(r), timeit.default_timer() > 0]")
+    assert reply["success"] and reply["result"] == [True, 53, 3, True], reply
+
+
+@pytest.mark.parametrize("code", [
+    "import timeit\ntimeit.timeit('sum(range(10))', number=1)",
+    "import timeit\ntimeit.timeit(lambda: 1, setup='import os', number=1)",
+    "import timeit\ntimeit.repeat(\"__import__('os').getpid()\", number=1)", "import timeit\ntimeit.Timer",
+    "from timeit import Timer", "import timeit\ntimeit.main", "import timeit\ntimeit.timeit.__closure__",
+])
+def test_timeit_runs_no_string(code):
+    reply, _, _ = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply
+
+
 def test_the_environment_is_a_copy(tmp_path, monkeypatch):
     reply = run_in("import os\nos.environ['SANDBOX_PROBE'] = '1'\nresult = os.getenv('SANDBOX_PROBE')",
                    snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)

@@ -3249,6 +3249,17 @@ result = [sorted(greet.__annotations__), {k: v.__name__ for k, v in Config.__ann
 """)
 
 
+# timing a function with timeit
+snippet("modules", """
+import timeit
+def build():
+    return [i * i for i in range(1000)]
+elapsed = timeit.timeit(build, number=20)
+runs = timeit.repeat(lambda: sorted(range(100), reverse=True), repeat=3, number=10)
+result = [elapsed > 0, len(runs), all(r > 0 for r in runs)]
+""")
+
+
 # enum's hooks in an Enum class body
 snippet("private", """
 from enum import Enum, auto
