@@ -255,20 +255,14 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
     if name == "warnings":
         from . import snippet_warnings
         return _subset(name, snippet_warnings.values())
-    if name == "pathlib":
-        from . import snippet_pathlib
-        return _subset(name, snippet_pathlib.values(snippet_files.file_functions(files, refuse), snippet_open,
-                                                    refuse))
-    if name in ("shutil", "tempfile"):
-        from . import snippet_tempfiles
-        make_values = snippet_tempfiles.shutil_values if name == "shutil" else snippet_tempfiles.tempfile_values
-        return _subset(name, make_values(snippet_files.file_functions(files, refuse), snippet_open, refuse))
+    if name in ("pathlib", "glob", "shutil", "tempfile"):  # (over the snippet's directory)
+        from . import snippet_glob, snippet_pathlib, snippet_tempfiles
+        make_values = {"pathlib": snippet_pathlib.values, "glob": snippet_glob.values,
+                       "shutil": snippet_tempfiles.shutil_values, "tempfile": snippet_tempfiles.tempfile_values}[name]
+        return _subset(name, make_values(snippet_files.SnippetFiles(files, refuse, snippet_open, name)))
     if name == "timeit":
         from . import snippet_timeit
         return _subset(name, snippet_timeit.values(refuse))
-    if name == "glob":
-        from . import snippet_glob
-        return _subset(name, snippet_glob.values(snippet_files.file_functions(files, refuse), refuse))
     if name == "traceback":
         return _subset(name, snippet_traceback.values())
     if name == "asyncio":

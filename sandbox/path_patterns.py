@@ -21,8 +21,8 @@ def split(pattern, refuse) -> list:
 
 def matches(top: str, parts: list, files, *, hidden: bool = True, relative: str = ""):
     """The paths below the directory `top` (relative to it) that match `parts`; "**" is
-    any number of directories (none included). `files(name)` gives snippet_files' checked
-    function of that name; `hidden`: whether "*" matches names starting with "." (pathlib
+    any number of directories (none included). `files` is snippet_files.SnippetFiles (its checked
+    functions by name); `hidden`: whether "*" matches names starting with "." (pathlib
     yes, glob no)."""
     if not parts:
         yield relative
@@ -37,19 +37,19 @@ def matches(top: str, parts: list, files, *, hidden: bool = True, relative: str 
         for name in _names(here, files, hidden or part.startswith(".")):
             child = os.path.join(relative, name) if relative else name
             full = os.path.join(top, child)
-            if files("isdir")(full) and not files("islink")(full):
+            if files.isdir(full) and not files.islink(full):
                 yield from matches(top, parts, files, hidden=hidden, relative=child)
         return
-    if not files("isdir")(here):
+    if not files.isdir(here):
         return
     for name in _names(here, files, hidden or part.startswith(".")):
         if fnmatch.fnmatchcase(name, part):
             child = os.path.join(relative, name) if relative else name
             if not rest:
                 yield child
-            elif files("isdir")(os.path.join(top, child)):
+            elif files.isdir(os.path.join(top, child)):
                 yield from matches(top, rest, files, hidden=hidden, relative=child)
 
 
 def _names(directory: str, files, hidden: bool) -> list:
-    return sorted(name for name in files("listdir")(directory) if hidden or not name.startswith("."))
+    return sorted(name for name in files.listdir(directory) if hidden or not name.startswith("."))

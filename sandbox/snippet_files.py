@@ -125,6 +125,24 @@ def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
     return os_functions, {name: query(name) for name in PATH_QUERIES}
 
 
+class SnippetFiles:
+    """file_functions() and the snippet's open() by name, for the subsets built on them
+    (pathlib, glob, shutil, tempfile): `files.listdir(path)`, `files.open(path, "rb")`.
+    Without a directory (no mount namespace) each refuses, naming `module`."""
+
+    def __init__(self, files: str | None, refuse, snippet_open, module: str):
+        os_functions, queries = file_functions(files, refuse)
+        self.functions = {**queries, **os_functions}
+        self.open, self.refuse, self.module = snippet_open, refuse, module
+
+    def __getattr__(self, name):
+        function = self.functions.get(name)
+        if function is None:
+            raise self.refuse(f"{self.module} here has no directory to work in (the sandbox's mount namespace is "
+                              "off): keep data in memory, with io.StringIO or io.BytesIO")
+        return function
+
+
 # Functions and methods of allowed modules that open the path they are given with the
 # real open(): the snippet's versions open it with the snippet's own open() (the
 # profile's policy above) and pass the file on. function -> (position of the path among

@@ -10,15 +10,9 @@ import os
 from . import path_patterns
 
 
-def values(file_functions: tuple[dict, dict], refuse) -> dict:
-    """The names module_subsets.SUBSETS["glob"] lists."""
-    os_functions, queries = file_functions
-
-    def files(name):
-        if name not in os_functions and name not in queries:
-            raise refuse("glob here has no directory to search (the sandbox's mount namespace is off): keep data "
-                         "in memory, with io.StringIO or io.BytesIO")
-        return os_functions.get(name) or queries[name]
+def values(files) -> dict:
+    """The names module_subsets.SUBSETS["glob"] lists; `files`: snippet_files.SnippetFiles."""
+    refuse = files.refuse
 
     def iglob(pathname, *, root_dir=None, dir_fd=None, recursive=False, include_hidden=False):
         if dir_fd is not None:
@@ -29,7 +23,7 @@ def values(file_functions: tuple[dict, dict], refuse) -> dict:
         components = pathname.split("/")
         first_magic = next((i for i, part in enumerate(components) if real_glob.has_magic(part)), None)
         if first_magic is None:  # no pattern: the path itself, if it is there
-            if files("exists")(os.path.join(root_dir, pathname) if root_dir else pathname):
+            if files.exists(os.path.join(root_dir, pathname) if root_dir else pathname):
                 yield pathname
             return
         base = "/".join(components[:first_magic]) or ("/" if pathname.startswith("/") else "")

@@ -28,17 +28,10 @@ _NOT_HERE = {
 }
 
 
-def path_class(file_functions: tuple[dict, dict], snippet_open, refuse) -> type:
-    """`Path` for one execution: `file_functions` are snippet_files.file_functions()'
-    (os functions, os.path queries), each of which checks its path; `snippet_open` is
-    the snippet's open(); `refuse(detail)` makes the exception for what is not here."""
-    os_functions, queries = file_functions
-
-    def files(name):
-        if name not in os_functions and name not in queries:
-            raise refuse("pathlib here has no directory to reach (the sandbox's mount namespace is off): keep "
-                         "data in memory, with io.StringIO or io.BytesIO")
-        return os_functions.get(name) or queries[name]
+def path_class(files) -> type:
+    """`Path` for one execution, over `files` (snippet_files.SnippetFiles: the checked
+    functions and the snippet's open())."""
+    refuse = files.refuse
 
     class Path(pathlib.PurePosixPath):
         """A path in the scratch directory (the current one): read, write, list, make
@@ -60,26 +53,26 @@ def path_class(file_functions: tuple[dict, dict], snippet_open, refuse) -> type:
         def resolve(self, strict=False):
             if strict and not self.exists():
                 raise FileNotFoundError(f"No such file or directory: {str(self)!r}")
-            files("exists")(self)  # (refuses a path outside)
+            files.exists(self)  # (refuses a path outside)
             return type(self)(os.path.realpath(self))
 
         def exists(self):
-            return files("exists")(self)
+            return files.exists(self)
 
         def is_file(self):
-            return files("isfile")(self)
+            return files.isfile(self)
 
         def is_dir(self):
-            return files("isdir")(self)
+            return files.isdir(self)
 
         def is_symlink(self):
-            return files("islink")(self)
+            return files.islink(self)
 
         def stat(self):
-            return files("stat")(self)
+            return files.stat(self)
 
         def open(self, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
-            return snippet_open(self, mode, buffering, encoding, errors, newline)
+            return files.open(self, mode, buffering, encoding, errors, newline)
 
         def read_text(self, encoding=None, errors=None):
             with self.open(encoding=encoding, errors=errors) as f:
@@ -105,34 +98,34 @@ def path_class(file_functions: tuple[dict, dict], snippet_open, refuse) -> type:
 
         def mkdir(self, mode=0o777, parents=False, exist_ok=False):
             if parents:
-                files("makedirs")(self, mode, exist_ok)
+                files.makedirs(self, mode, exist_ok)
                 return
             try:
-                files("mkdir")(self, mode)
+                files.mkdir(self, mode)
             except FileExistsError:
                 if not exist_ok or not self.is_dir():
                     raise
 
         def unlink(self, missing_ok=False):
             try:
-                files("remove")(self)
+                files.remove(self)
             except FileNotFoundError:
                 if not missing_ok:
                     raise
 
         def rmdir(self):
-            files("rmdir")(self)
+            files.rmdir(self)
 
         def rename(self, target):
-            files("rename")(self, target)
+            files.rename(self, target)
             return type(self)(target)
 
         def replace(self, target):
-            files("replace")(self, target)
+            files.replace(self, target)
             return type(self)(target)
 
         def iterdir(self):
-            for name in files("listdir")(self):
+            for name in files.listdir(self):
                 yield self / name
 
         def glob(self, pattern):
@@ -154,8 +147,8 @@ def _refused(name: str, advice: str, refuse):
     return refused
 
 
-def values(file_functions: tuple[dict, dict], snippet_open, refuse) -> dict:
+def values(files) -> dict:
     """The names module_subsets.SUBSETS["pathlib"] lists."""
-    path = path_class(file_functions, snippet_open, refuse)
+    path = path_class(files)
     return {"Path": path, "PosixPath": path, "PurePath": pathlib.PurePath, "PurePosixPath": pathlib.PurePosixPath,
             "PureWindowsPath": pathlib.PureWindowsPath}

@@ -25,24 +25,9 @@ class _Final:
         super().__init_subclass__(**kwargs)
 
 
-class _Files:
-    """The checked functions of one execution, by name; none without a directory."""
-
-    def __init__(self, file_functions: tuple[dict, dict], snippet_open, refuse, module: str):
-        self.functions = {**file_functions[1], **file_functions[0]}
-        self.open, self.refuse, self.module = snippet_open, refuse, module
-
-    def __getattr__(self, name):
-        function = self.functions.get(name)
-        if function is None:
-            raise self.refuse(f"{self.module} here has no directory to work in (the sandbox's mount namespace is "
-                              "off): keep data in memory, with io.StringIO or io.BytesIO")
-        return function
-
-
-def shutil_values(file_functions, snippet_open, refuse) -> dict:
+def shutil_values(files: snippet_files.SnippetFiles) -> dict:
     """The names module_subsets.SUBSETS["shutil"] lists."""
-    files = _Files(file_functions, snippet_open, refuse, "shutil")
+    refuse = files.refuse
 
     def copyfileobj(fsrc, fdst, length=0):
         while True:
@@ -104,10 +89,9 @@ def shutil_values(file_functions, snippet_open, refuse) -> dict:
             "Error": real_shutil.Error, "SameFileError": real_shutil.SameFileError}
 
 
-def tempfile_values(file_functions, snippet_open, refuse) -> dict:
+def tempfile_values(files: snippet_files.SnippetFiles) -> dict:
     """The names module_subsets.SUBSETS["tempfile"] lists."""
-    files = _Files(file_functions, snippet_open, refuse, "tempfile")
-    remove_tree = shutil_values(file_functions, snippet_open, refuse)["rmtree"]
+    remove_tree = shutil_values(files)["rmtree"]
 
     def gettempdir():
         return snippet_files.SCRATCH
