@@ -65,7 +65,7 @@ def shutil_values(files: snippet_files.SnippetFiles) -> dict:
         path = snippet_files.plain_path(path)
         files.stat(path)  # (refuses a path outside the scratch directory)
         if os.path.realpath(path) in (os.path.realpath(snippet_files.SCRATCH), os.path.realpath(os.getcwd())):
-            raise refuse(f"rmtree({os.fspath(path)!r:.80}) would remove the scratch directory itself (it also "
+            raise refuse(f"rmtree({path!r:.80}) would remove the scratch directory itself (it also "
                          "holds the sandbox's own mounts): remove the directories you made in it")
         try:
             for top, dirs, names in files.walk(path, topdown=False):
@@ -108,15 +108,16 @@ def tempfile_values(files: snippet_files.SnippetFiles) -> dict:
     class TemporaryDirectory(_Final):
         """A directory in the scratch directory, removed with what it holds on exit."""
 
-        def __init__(self, suffix=None, prefix=None, dir=None, ignore_cleanup_errors=False, **kwargs):
+        def __init__(self, suffix=None, prefix=None, dir=None, ignore_cleanup_errors=False, *, delete=True):
             self.name = mkdtemp(suffix, prefix, dir)
-            self.ignore_cleanup_errors = ignore_cleanup_errors
+            self.ignore_cleanup_errors, self.delete = ignore_cleanup_errors, delete
 
         def __enter__(self):
             return self.name
 
         def __exit__(self, *exc):
-            self.cleanup()
+            if self.delete:  # (3.12's delete=False keeps it after the with block)
+                self.cleanup()
 
         def cleanup(self):
             if files.exists(self.name):

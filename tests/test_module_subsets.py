@@ -336,6 +336,8 @@ def test_shutil_and_tempfile_work_inside_the_scratch_directory(tmp_path, monkeyp
             "tree = sorted((top, sorted(names)) for top, _, names in os.walk('d'))\nshutil.rmtree('d')\n"
             "with tempfile.TemporaryDirectory(prefix='job') as work:\n"
             "    open(os.path.join(work, 'x'), 'w').write('x')\n    made = os.path.basename(work).startswith('job')\n"
+            "with tempfile.TemporaryDirectory(delete=False) as kept_dir:\n    pass\n"
+            "made = made and os.path.isdir(kept_dir)\nshutil.rmtree(kept_dir)\n"
             "with tempfile.NamedTemporaryFile('w+', suffix='.csv', delete=False) as f:\n    f.write('a,b')\n"
             "    name = f.name\nwith tempfile.TemporaryFile() as t:\n    t.write(b'xyz')\n    t.seek(0)\n"
             "    back = t.read()\nkept = open(name).read()\nos.remove(name)\n"
