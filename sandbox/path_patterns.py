@@ -34,7 +34,7 @@ def matches(top: str, parts: list, files, *, hidden: bool = True, relative: str 
             yield from matches(top, rest, files, hidden=hidden, relative=relative)
         else:
             yield relative
-        for name in _names(here, files, hidden or part.startswith(".")):
+        for name in _names(here, files, hidden):
             child = os.path.join(relative, name) if relative else name
             full = os.path.join(top, child)
             if files.isdir(full) and not files.islink(full):

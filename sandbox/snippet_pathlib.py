@@ -40,7 +40,8 @@ def path_class(files) -> type:
         __slots__ = ()
 
         def __init_subclass__(cls, **kwargs):
-            # (a subclass could answer os.fspath() differently after the check than at the open)
+            # (a subclass's instances would be the snippet's own: their private attributes, pathlib's
+            # parsed parts among them, readable and writable)
             raise TypeError("pathlib.Path cannot be subclassed in the sandbox: write functions that take a Path")
 
         @classmethod
