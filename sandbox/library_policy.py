@@ -29,6 +29,8 @@ import types
 from . import generated_code, profiles, stand_ins
 from .compiled_inputs import CHECKED_BEFORE_THE_CALL, WRAPPED_WHILE_RUNNING, signature_of
 
+_SQLITE_OWN = ("the real class would open a database without the sandbox's checks: use sqlite3.connect('data.db') "
+               "or sqlite3.connect(':memory:'), and conn.cursor()")
 # qualified name -> what to do instead. Re-exports are covered: the check is by object.
 REFUSED_OBJECTS = {
     "numpy.lib.stride_tricks.as_strided":
@@ -57,6 +59,10 @@ REFUSED_OBJECTS = {
     "scipy.linalg.get_lapack_funcs": "raw LAPACK calls trust index arrays; use scipy.linalg's functions "
                                      "(solve, lu_factor, lu_solve, inv, eig...)",
     "scipy.linalg.get_blas_funcs": "raw BLAS calls; use scipy.linalg's functions or numpy (a @ b)",
+    # (the subset's own Connection and Cursor are what a snippet opens and holds: snippet_sqlite)
+    "sqlite3.connect": _SQLITE_OWN,
+    "sqlite3.Connection": _SQLITE_OWN,
+    "sqlite3.Cursor": _SQLITE_OWN,
 }
 
 
@@ -454,6 +460,10 @@ WRITABLE_ATTRIBUTES = {
     "pandas.DataFrame": ({"columns", "index"}, "df.columns = [...] is df.set_axis([...], axis=1)"),
     "pandas.Series": ({"name", "index"}, "s.name = 'x' is s.rename('x')"),
     "pandas.Index": ({"name", "names"}, "df.index.name = 'day' is index.rename('day')"),
+    # the C connection's and cursor's setters check the value (a callable, a level name)
+    "sqlite3.Connection": ({"row_factory", "text_factory", "isolation_level", "autocommit"},
+                           "conn.row_factory = sqlite3.Row is how rows by name are asked for"),
+    "sqlite3.Cursor": ({"row_factory", "arraysize"}, "cur.arraysize = 100 is fetchmany's default size"),
     # (not numpy's a.shape = ...: a library's own array, reshaped under compiled code that took
     # its layout from elsewhere, is a door; and never dtype or strides, which reinterpret memory)
 }
@@ -477,6 +487,13 @@ REFUSED_ATTRIBUTES = {
                         "scipy.interpolate.NdPPoly"),
                        "construct_fast skips the checks that the compiled evaluation relies on (a c shorter than "
                        "t says is read past its end): call the class itself, e.g. BSpline(t, c, k)"),
+    **dict.fromkeys(("set_authorizer", "setlimit", "setconfig", "enable_load_extension", "load_extension"),
+                    (("sqlite3.Connection",), "the sandbox's authorizer and limits keep SQL inside the database, "
+                                              "and extensions are native code: register Python functions with "
+                                              "conn.create_function(name, nargs, func)")),
+    # (SQLite attaches the bytes as a database, and ATTACH is refused)
+    "deserialize": (("sqlite3.Connection",), "to copy a database use source.backup(target), or write the bytes to "
+                                             "a file and sqlite3.connect() it"),
     "print_stack": (("asyncio.Task",), _TASK_STACK),
     "get_stack": (("asyncio.Task",), _TASK_STACK),
 }

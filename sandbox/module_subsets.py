@@ -69,6 +69,14 @@ SUBSETS = {
     "tempfile": ("gettempdir", "mkdtemp", "TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile"),
     # timing a function (snippet_timeit: never a string of code)
     "timeit": ("timeit", "repeat", "default_timer"),
+    # SQL over a database in memory or in the snippet's directory (snippet_sqlite: an authorizer
+    # refuses ATTACH, virtual tables, extensions and the pragmas that reach files)
+    "sqlite3": ("connect", "Connection", "Cursor", "Row", "Error", "Warning", "InterfaceError", "DatabaseError",
+                "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
+                "NotSupportedError", "PARSE_DECLTYPES", "PARSE_COLNAMES", "register_adapter", "register_converter",
+                "complete_statement", "sqlite_version", "sqlite_version_info", "apilevel", "paramstyle",
+                "threadsafety", "Binary", "Date", "Time", "Timestamp", "DateFromTicks", "TimeFromTicks",
+                "TimestampFromTicks"),
     # which Python, on which system and machine ("print the environment" snippets)
     "platform": ("python_version", "python_version_tuple", "python_implementation", "system", "machine"),
 }
@@ -92,6 +100,8 @@ WHY = {
     "tempfile": "mkstemp and the rest hand out file descriptors or change where temporary files go; here they are "
                 "made in the snippet's directory: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for "
                 "the whole module",
+    "sqlite3": "the rest of sqlite3 opens databases by URI, loads extensions and replaces the authorizer; here "
+               "connect() opens ':memory:' or a file in the snippet's directory",
     "timeit": "the rest of timeit compiles strings and runs them as unrestricted Python: time a function",
     **dict.fromkeys(("pathlib", "glob"), "here it reaches the snippet's directory only, as open() does: switch on "
                                          "the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module"),
@@ -260,6 +270,9 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
         make_values = {"pathlib": snippet_pathlib.values, "glob": snippet_glob.values,
                        "shutil": snippet_tempfiles.shutil_values, "tempfile": snippet_tempfiles.tempfile_values}[name]
         return _subset(name, make_values(snippet_files.SnippetFiles(files, refuse, snippet_open, name)))
+    if name == "sqlite3":
+        from . import snippet_sqlite
+        return _subset(name, snippet_sqlite.values(files, refuse))
     if name == "timeit":
         from . import snippet_timeit
         return _subset(name, snippet_timeit.values(refuse))

@@ -129,7 +129,7 @@ DANGEROUS: dict[str, str] = {
     "ssl": "network access",
     "io": "file access",
     "platform": "runs programs to probe the host",
-    "sqlite3": "files on disk and loadable extensions",
+    "sqlite3": "databases by URI anywhere, loadable extensions (import sqlite3 gives a checked subset)",
     "webbrowser": "runs programs",
     "pdb": "debugger (exec, frames)",
     "bdb": "debugger (frames)",
@@ -241,7 +241,8 @@ INSTEAD = {
                     "run the work in a plain loop, or wait on several things at once with asyncio.gather"),
     **dict.fromkeys(("subprocess", "pty"), "no program can run in the sandbox: do the work in Python"),
     **dict.fromkeys(("pickle", "_pickle", "shelve", "marshal"), "serialise with json (or pandas' to_csv/to_json)"),
-    "sqlite3": "keep tables in lists and dicts, or in pandas with the data-science profile",
+    "sqlite3": "import sqlite3 itself: a subset whose connect() opens ':memory:' or a file in the snippet's "
+               "directory",
     "timeit": "time the code with time.perf_counter() before and after",
     **dict.fromkeys(("unittest", "doctest", "pytest"), "check results with plain assert statements"),
     "shlex": "split with str.split, or re.findall(r'\"[^\"]*\"|\\S+', line)",

@@ -3298,6 +3298,54 @@ result = [repr(total), len({Money(1), Money(1)}), total == Money(375)]
 """)
 
 
+# sqlite3 (a subset): a table in memory, rows by name, an aggregate
+snippet("modules", """
+import sqlite3
+conn = sqlite3.connect(":memory:")
+cur = conn.cursor()
+cur.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, amount REAL)")
+cur.executemany("INSERT INTO orders (customer, amount) VALUES (?, ?)",
+                [("alice", 30.0), ("bob", 12.5), ("alice", 7.5), ("carol", 99.0)])
+conn.commit()
+conn.row_factory = sqlite3.Row
+rows = conn.execute(
+    "SELECT customer, COUNT(*) AS n, SUM(amount) AS total FROM orders GROUP BY customer ORDER BY total DESC"
+).fetchall()
+result = [dict(row) for row in rows] + [cur.lastrowid, [d[0] for d in cur.description or []]]
+conn.close()
+""")
+# sqlite3 with a file in the current directory, a context manager and a Python function in SQL
+snippet("files", """
+import sqlite3
+def init_db(path: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE IF NOT EXISTS notes (title TEXT UNIQUE, body TEXT)")
+    return conn
+with init_db("notes.db") as db:
+    db.execute("INSERT OR REPLACE INTO notes VALUES (?, ?)", ("todo", "buy milk"))
+    db.execute("INSERT OR REPLACE INTO notes VALUES (:title, :body)", {"title": "idea", "body": "a sandbox"})
+db.create_function("shout", 1, lambda text: text.upper() + "!")
+try:
+    db.execute("INSERT INTO notes VALUES ('todo', 'again')")
+    error = None
+except sqlite3.IntegrityError as exc:
+    error = str(exc)
+result = [db.execute("SELECT title, shout(body) FROM notes ORDER BY title").fetchall(), error,
+          db.execute("PRAGMA table_info(notes)").fetchall()[0][1]]
+db.close()
+""")
+# pandas to and from SQL
+snippet("pandas", """
+import sqlite3
+import pandas as pd
+conn = sqlite3.connect(":memory:")
+sales = pd.DataFrame({"region": ["north", "south", "north", "east"], "units": [10, 4, 6, 8]})
+sales.to_sql("sales", conn, index=False)
+summary = pd.read_sql_query("SELECT region, SUM(units) AS units FROM sales GROUP BY region ORDER BY units DESC", conn)
+result = summary.to_dict("records")
+""", DATA)
+
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the
