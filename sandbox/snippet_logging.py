@@ -15,6 +15,7 @@ import types
 
 from . import snippet_traceback
 from .rp_base import SNIPPET_FILENAME
+from .sealed import Sealed, seal
 
 LEVELS = {"CRITICAL": logging.CRITICAL, "FATAL": logging.FATAL, "ERROR": logging.ERROR,
           "WARNING": logging.WARNING, "WARN": logging.WARN, "INFO": logging.INFO,
@@ -69,20 +70,7 @@ class _RealFormatter(logging.Formatter):
         return ""
 
 
-class _Final:
-    """The wrappers cannot be subclassed: a snippet subclass's instances would be the
-    snippet's own objects, whose private slots (the real object) it may read."""
-
-    __slots__ = ()
-
-    def __init_subclass__(cls, **kwargs):
-        if not cls.__module__ == __name__:
-            raise TypeError("this logging class cannot be subclassed in the sandbox: subclass logging.Handler "
-                            "for a handler of your own")
-        super().__init_subclass__(**kwargs)
-
-
-class Formatter(_Final):
+class Formatter(Sealed):
     __slots__ = ("__real",)
 
     def __init__(self, fmt=None, datefmt=None, style="%"):
@@ -170,7 +158,7 @@ class _RealStreamHandler(_QuietErrors, logging.StreamHandler):
     pass
 
 
-class _WrappedHandler(_Final):
+class _WrappedHandler(Sealed):
     __slots__ = ("__real",)
 
     def setLevel(self, level):
@@ -215,7 +203,7 @@ def _exc_info(exc_info):
     return (type(exc), exc, exc.__traceback__) if isinstance(exc, BaseException) else None
 
 
-class Logger(_Final):
+class Logger(Sealed):
     __slots__ = ("__real",)
 
     def __init__(self, real: logging.Logger):
@@ -338,6 +326,11 @@ def disable(level=logging.CRITICAL):
 
 def getLevelName(level):
     return logging.getLevelName(level if type(level) in (int, str) else str(level))
+
+
+# (the wrappers: a snippet's handler subclasses logging.Handler, whose emit() gets a plain record copy)
+seal(Formatter, _WrappedHandler, StreamHandler, NullHandler, Logger,
+     advice="subclass logging.Handler for a handler of your own, or wrap it in a class of your own")
 
 
 def values(brace_formatter) -> dict:

@@ -11,6 +11,7 @@ import os
 import pathlib
 
 from . import path_patterns
+from .sealed import Sealed, seal
 
 _NOT_HERE = {
     "symlink_to": "links are not made in the sandbox: copy the data (p.write_bytes(q.read_bytes()))",
@@ -33,16 +34,11 @@ def path_class(files) -> type:
     functions and the snippet's open())."""
     refuse = files.refuse
 
-    class Path(pathlib.PurePosixPath):
+    class Path(Sealed, pathlib.PurePosixPath):
         """A path in the scratch directory (the current one): read, write, list, make
         and remove files and directories there. Paths outside it are refused."""
 
         __slots__ = ()
-
-        def __init_subclass__(cls, **kwargs):
-            # (a subclass's instances would be the snippet's own: their private attributes, pathlib's
-            # parsed parts among them, readable and writable)
-            raise TypeError("pathlib.Path cannot be subclassed in the sandbox: write functions that take a Path")
 
         @classmethod
         def cwd(cls):
@@ -138,6 +134,8 @@ def path_class(files) -> type:
 
     for name, advice in _NOT_HERE.items():
         setattr(Path, name, _refused(name, advice, refuse))
+    # (a subclass's instances would be the snippet's own: pathlib's parsed parts readable and writable)
+    seal(Path, advice="write functions that take a Path")
     return Path
 
 

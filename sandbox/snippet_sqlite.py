@@ -24,6 +24,7 @@ import functools
 import sqlite3
 
 from . import snippet_files
+from .sealed import Sealed, seal
 
 MEMORY = ":memory:"
 
@@ -105,9 +106,10 @@ def _database_path(database) -> str:
     if _Policy.files is None:
         raise _refuse("sqlite3 here has no directory for a database file (the sandbox's mount namespace is off): "
                       "use sqlite3.connect(':memory:')")
-    if path == "":  # (a temporary database: a file of SQLite's own in its temporary directory)
-        return path
     if _Policy.files == snippet_files.SCRATCH_FILES:
+        if path == "":  # (a temporary database: a file SQLite places in a directory of its choosing)
+            raise _refuse("sqlite3.connect(''): a temporary database is a file SQLite places itself: use "
+                          "sqlite3.connect(':memory:'), or a plain name such as 'data.db'")
         real = snippet_files.in_scratch(path)
         if real is None:
             raise _refuse(f"sqlite3.connect({path!r:.100}): the database must be in the scratch directory "
@@ -131,16 +133,10 @@ def _explained(refusal: list):
         raise _refuse(f"SQL refused: {why}") from None
 
 
-def _final(cls, **kwargs):
-    # a snippet subclass's instances would be the snippet's own (their private state readable)
-    raise TypeError("this class cannot be subclassed in the sandbox: wrap it in a class of your own")
-
-
-class Connection(sqlite3.Connection):
+class Connection(Sealed, sqlite3.Connection):
     """sqlite3.Connection for the snippet: its database checked, its authorizer set."""
 
     __slots__ = ("__refusal",)
-    __init_subclass__ = classmethod(_final)
 
     def __init__(self, database, timeout=5.0, detect_types=0, isolation_level="", check_same_thread=True,
                  factory=None, cached_statements=128, uri=False, **kwargs):
@@ -178,11 +174,10 @@ class Connection(sqlite3.Connection):
         return self.cursor().executescript(script)
 
 
-class Cursor(sqlite3.Cursor):
+class Cursor(Sealed, sqlite3.Cursor):
     """sqlite3.Cursor for the snippet: an authorizer's refusal comes with its reason."""
 
     __slots__ = ()
-    __init_subclass__ = classmethod(_final)
 
     def __init__(self, connection, /):
         if not isinstance(connection, Connection):
@@ -204,6 +199,7 @@ class Cursor(sqlite3.Cursor):
 
 for _cls in (Connection, Cursor):
     _cls.__module__ = "sqlite3"
+seal(Connection, Cursor)
 
 
 

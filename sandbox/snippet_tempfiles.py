@@ -11,18 +11,9 @@ import secrets
 import shutil as real_shutil
 
 from . import snippet_files
+from .sealed import Sealed, seal
 
 _CHUNK = 1 << 16
-
-
-class _Final:
-    """These classes are not subclassed: a snippet subclass's instances would be the
-    snippet's own, whose private attributes it may read through them."""
-
-    def __init_subclass__(cls, **kwargs):
-        if cls.__module__ != __name__:
-            raise TypeError("this class cannot be subclassed in the sandbox: wrap it in a class of your own")
-        super().__init_subclass__(**kwargs)
 
 
 def shutil_values(files: snippet_files.SnippetFiles) -> dict:
@@ -105,7 +96,7 @@ def tempfile_values(files: snippet_files.SnippetFiles) -> dict:
         files.mkdir(path, 0o700)
         return os.path.abspath(path)
 
-    class TemporaryDirectory(_Final):
+    class TemporaryDirectory(Sealed):
         """A directory in the scratch directory, removed with what it holds on exit."""
 
         def __init__(self, suffix=None, prefix=None, dir=None, ignore_cleanup_errors=False, *, delete=True):
@@ -126,7 +117,7 @@ def tempfile_values(files: snippet_files.SnippetFiles) -> dict:
         def __repr__(self):
             return f"<TemporaryDirectory {self.name!r}>"
 
-    class NamedTemporaryFile(_Final):
+    class NamedTemporaryFile(Sealed):
         """A file in the scratch directory, open in `mode`, removed on close when delete."""
 
         def __init__(self, mode="w+b", buffering=-1, encoding=None, newline=None, suffix=None, prefix=None,
@@ -162,5 +153,6 @@ def tempfile_values(files: snippet_files.SnippetFiles) -> dict:
                       *, errors=None):
         return NamedTemporaryFile(mode, buffering, encoding, newline, suffix, prefix, dir, True, errors=errors)
 
+    seal(TemporaryDirectory, NamedTemporaryFile)
     return {"gettempdir": gettempdir, "mkdtemp": mkdtemp, "TemporaryDirectory": TemporaryDirectory,
             "NamedTemporaryFile": NamedTemporaryFile, "TemporaryFile": TemporaryFile}
