@@ -751,6 +751,11 @@ CHECKED_CALLS = {
                     _constants_by_value),
     "mpmath.identify": lambda x=None, constants=None, *args, **kwargs: _constants_by_value(None, x, constants),
     "sympy.core.function.UndefinedFunction.__new__": _assumptions_only,
+    # (a URI string: with SQLAlchemy installed, pandas opens any database through it, none of
+    # snippet_sqlite's checks applied)
+    "pandas.io.sql.pandasSQL_builder": lambda con=None, *args, **kwargs: (
+        "a database URI is not opened in the sandbox: pass a connection, "
+        "e.g. pd.read_sql(query, sqlite3.connect('data.db'))" if isinstance(con, (str, bytes)) else None),
     "numpy.matrixlib.defmatrix.bmat": _no_frame_lookup,
     "numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__": _no_frame_lookup_key,
     **CHECKED_BEFORE_THE_CALL,   # (the numbers compiled code trusts: compiled_inputs.py)

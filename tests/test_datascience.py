@@ -387,6 +387,10 @@ DOORS = {
     "low_level_callable": ("import scipy\nresult = str(scipy.LowLevelCallable)", "Python function"),
     "mpl_use": ("import matplotlib\nmatplotlib.use('module://os')\nresult = 1", "Agg"),
     "switch_backend": ("import matplotlib.pyplot as plt\nplt.switch_backend('module://os')\nresult = 1", "Agg"),
+    # (with SQLAlchemy installed, a URI opens any database without snippet_sqlite's checks)
+    "read_sql_uri": ("import pandas as pd\nresult = pd.read_sql('SELECT 1', 'sqlite:////etc/x.db')", "sqlite3.connect"),
+    "to_sql_uri": ("import pandas as pd\npd.DataFrame({'a': [1]}).to_sql('t', 'sqlite:///x.db')", "sqlite3.connect"),
+    "read_sql_table_uri": ("import pandas as pd\npd.read_sql_table('t', 'sqlite:///x.db')", "sqlite3.connect"),
 }
 
 
