@@ -88,8 +88,8 @@ def _authorize(refusal: list, action, name, detail, _database, _trigger) -> int:
 
 
 class _Policy:
-    """The directory and the refusal of the run that imported the subset last (a session's
-    call imports it again, so a connection kept from an earlier call refuses in this one)."""
+    """The snippet's kind of directory and its run's refusal (the guards' context's, which a
+    session keeps from call to call): set when a run makes the subset."""
     files: str | None = None
     refuse = staticmethod(PermissionError)
 

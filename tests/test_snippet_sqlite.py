@@ -208,3 +208,21 @@ def test_the_connection_is_defensive():
     reply = run("import sqlite3\nconn = sqlite3.connect(':memory:')\n"
                 "result = conn.getconfig(1010)", files=None)  # (SQLITE_DBCONFIG_DEFENSIVE)
     assert reply["success"] and reply["result"] is True, reply
+
+
+def test_a_connection_kept_in_a_session_refuses_in_the_later_call(scratch):
+    """A session keeps the connection and the guards' context: the later call's refusal is
+    that call's security event."""
+    session = restricted.SessionState()
+
+    def call(code):
+        return restricted.execute(code, restricted=True, allowed_modules=BASIC, stdout=io.StringIO(),
+                                  stderr=io.StringIO(), files=snippet_files.SCRATCH_FILES, session=session)
+    first = call("import sqlite3\nconn = sqlite3.connect('kept.db')\nconn.execute('CREATE TABLE t (a)')")
+    second = call("conn.execute('INSERT INTO t VALUES (1)')\nconn.execute(\"ATTACH 'other.db' AS o\")")
+    third = call("result = conn.execute('SELECT count(*) FROM t').fetchone()[0]")
+    assert first["success"] and first["security_events"] == [], first
+    assert second["error_type"] == "security_violation" and "SQL refused" in second["error"], second
+    assert [event["kind"] for event in second["security_events"]] == ["call_blocked"], second
+    assert third["success"] and third["result"] == 1 and third["security_events"] == [], third
+    assert "other.db" not in {p.name for p in scratch.iterdir()}
