@@ -34,9 +34,16 @@ def values(files) -> dict:
         found = path_patterns.matches(top, parts, files, hidden=include_hidden)
         if parts[-1] == "**":  # glob's "**" at the end also gives the files below
             found = [*found, *path_patterns.matches(top, [*parts, "*"], files, hidden=include_hidden)]
+        dirs_only = pathname.endswith("/")  # ("d/*/": the directories, each with its "/")
         for relative in dict.fromkeys(found):
-            if relative:
-                yield os.path.join(base, relative) if base else relative
+            path = os.path.join(base, relative) if base else relative  # ("d/**" gives "d/" itself)
+            if not path:
+                continue
+            if dirs_only:
+                if not files.isdir(os.path.join(root_dir, path) if root_dir else path):
+                    continue
+                path = path.rstrip("/") + "/"
+            yield path
 
     def glob(pathname, *, root_dir=None, dir_fd=None, recursive=False, include_hidden=False):
         return list(iglob(pathname, root_dir=root_dir, dir_fd=dir_fd, recursive=recursive,

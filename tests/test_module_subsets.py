@@ -308,6 +308,16 @@ def test_glob_works_inside_the_scratch_directory(tmp_path, monkeypatch):
         ["./b.txt"], [".h.py", "a.py", "b.txt", "d"], ["c.py"], ["d/c.py", "d/e/f.py"], ["b.txt"], "a[[]1]"], reply
 
 
+@pytest.mark.parametrize("pattern", ["d/**", "d/**/", "**", "**/", "d/*/", "d/e/", "*/", "d/**/*.py", "d/e/*"])
+def test_glob_gives_what_cpython_gives(pattern, tmp_path, monkeypatch):
+    """A trailing "/" keeps the directories (each with its "/"), and "d/**" gives "d/" itself."""
+    reply = run_in(GLOB_TREE + f"result = [sorted(glob.glob({pattern!r}, recursive=r)) for r in (True, False)]",
+                   snippet_files.SCRATCH_FILES, tmp_path, monkeypatch)
+    import glob
+    assert reply["success"] and reply["result"] == [sorted(glob.glob(pattern, recursive=r)) for r in (True, False)], \
+        reply
+
+
 @pytest.mark.parametrize("code", [
     "glob.glob('/etc/*')", "glob.glob('../../*')", "glob.glob('*', root_dir='/')", "glob.glob('/etc/passwd')",
     "glob.glob('d/../../*')", "glob.glob('**/../../*', recursive=True)", "list(glob.iglob('/proc/*/environ'))",
