@@ -108,6 +108,14 @@ WHY = {
 }
 
 
+# What the subsets are made of, imported by the fork server: a snippet's first import of one
+# then brings no new module into its child, where any new module makes the child resolve the
+# library tables again over every loaded module (about 10 ms of copied memory: bench/README.md).
+# Not asyncio (47 modules: a choice to make with figures on how often agents write async code).
+PRELOADED = ("sandbox.snippet_sqlite", "sandbox.snippet_pathlib", "sandbox.snippet_glob", "sandbox.snippet_tempfiles",
+             "sandbox.snippet_timeit", "sandbox.snippet_logging", "sandbox.snippet_warnings", "zoneinfo", "gzip",
+             "bz2", "lzma", "platform")
+
 # module -> (qualified name of a type whose instances no guard hands out, once the module is in use)
 DENIED_TYPES = {"asyncio": ("asyncio.AbstractEventLoop",)}
 

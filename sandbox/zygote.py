@@ -870,9 +870,10 @@ def main() -> None:
     if os.getppid() != config["parent_pid"]:
         os._exit(1)  # the runner died before we were ready
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when we stop
-    from . import profiles, restricted
+    from . import module_subsets, profiles, restricted
     # children inherit the imports and pay nothing for them
-    restricted.preload(sorted(profiles.allowed_modules(["basic"])) + list(config.get("preload", ())))
+    restricted.preload(sorted(profiles.allowed_modules(["basic"])) + list(module_subsets.PRELOADED)
+                       + list(config.get("preload", ())))
     ctl = socket.socket(fileno=config["ctl_fd"])
     zygote = Zygote(ctl, config)
     zygote.prepare()

@@ -73,6 +73,17 @@ def test_children_start_with_the_library_tables_resolved(full):
     assert resolved_with == loaded
 
 
+def test_a_subset_brings_no_new_module_into_the_child(full):
+    """What the subsets are made of is in the fork server (module_subsets.PRELOADED): a
+    snippet's `import sqlite3` or `from pathlib import Path` then adds no module, which would
+    make the child resolve the library tables again (8-15 ms a run, bench/README.md)."""
+    made = ("import sys\nfrom sandbox import module_subsets, snippet_files\nbefore = set(sys.modules)\n"
+            "for name in module_subsets.SUBSETS:\n    if name != 'asyncio':\n"
+            "        module_subsets.make(name, snippet_files.SCRATCH_FILES, PermissionError, None, open)\n"
+            "result = sorted(set(sys.modules) - before)")
+    assert ok(full.run(made, restricted=False))["result"] == []
+
+
 def test_children_collect_only_their_own_objects(full):
     """The fork server freezes its objects before the cloner starts: a child's full
     collection then visits only what the child made. Without it, a snippet that made
