@@ -46,8 +46,7 @@ SUBSETS = {
                 "Semaphore", "BoundedSemaphore", "Condition", "TimeoutError", "CancelledError", "InvalidStateError",
                 "iscoroutine", "iscoroutinefunction", "FIRST_COMPLETED", "FIRST_EXCEPTION", "ALL_COMPLETED",
                 "timeout", "TaskGroup"),
-    # the sandbox's own versions (snippet_*.py, imported when a snippet asks: logging brings
-    # threading, whose fork hooks every clone of the fork server would pay for)
+    # the sandbox's own versions (snippet_*.py, imported by the fork server: PRELOADED below)
     "logging": ("CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET", "getLogger",
                 "basicConfig", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",
                 "disable", "getLevelName", "StreamHandler", "NullHandler", "Handler", "Formatter"),

@@ -16,10 +16,7 @@ from sandbox import profiles, restricted, snippet_files
 BASIC = frozenset(profiles.allowed_modules(["basic"]))
 
 
-def run(code, files=snippet_files.SCRATCH_FILES, scratch=None, monkeypatch=None):
-    if scratch is not None:
-        monkeypatch.setattr(snippet_files, "SCRATCH", str(scratch))
-        monkeypatch.chdir(scratch)
+def run(code, files=snippet_files.SCRATCH_FILES):
     return restricted.execute(code, restricted=True, allowed_modules=BASIC, stdout=io.StringIO(),
                               stderr=io.StringIO(), files=files)
 
