@@ -78,6 +78,15 @@ SUBSETS = {
                 "TimestampFromTicks"),
     # which Python, on which system and machine ("print the environment" snippets)
     "platform": ("python_version", "python_version_tuple", "python_implementation", "system", "machine"),
+    # a Python literal read from text (parsed, never compiled to code nor run)
+    "ast": ("literal_eval",),
+    # command lines split and quoted (the shlex class, whose sourcehook opens files, is not here)
+    "shlex": ("split", "quote", "join"),
+    # the codecs over bytes and text: rot13, hex, base64, zlib... (not codecs.open, nor the registries)
+    "codecs": ("encode", "decode", "BOM", "BOM_UTF8", "BOM_UTF16", "BOM_UTF16_LE", "BOM_UTF16_BE", "BOM_UTF32",
+               "BOM_UTF32_LE", "BOM_UTF32_BE"),
+    # a file name's type from Python's own table (no file of the host is read for it)
+    "mimetypes": ("guess_type", "guess_extension", "guess_all_extensions"),
 }
 WHY = {
     "sys": "the rest of sys reaches the interpreter's internals (modules, frames, hooks)",
@@ -102,6 +111,11 @@ WHY = {
     "sqlite3": "the rest of sqlite3 opens databases by URI, loads extensions and replaces the authorizer; here "
                "connect() opens ':memory:' or a file in the snippet's directory",
     "timeit": "the rest of timeit compiles strings and runs them as unrestricted Python: time a function",
+    "ast": "the rest of ast parses and compiles code: literal_eval reads a literal (numbers, strings, lists, "
+           "dicts, tuples, sets, True/False/None) from text",
+    "shlex": "the rest of shlex (its shlex class) reads the files its input names",
+    "codecs": "the rest of codecs opens files and changes the interpreter's codec and error-handler registries",
+    "mimetypes": "the rest of mimetypes reads the host's type files and changes the module's tables",
     **dict.fromkeys(("pathlib", "glob"), "here it reaches the snippet's directory only, as open() does: switch on "
                                          "the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module"),
 }
@@ -113,7 +127,9 @@ WHY = {
 # Not asyncio (47 modules: a choice to make with figures on how often agents write async code).
 PRELOADED = ("sandbox.snippet_sqlite", "sandbox.snippet_pathlib", "sandbox.snippet_glob", "sandbox.snippet_tempfiles",
              "sandbox.snippet_timeit", "sandbox.snippet_logging", "sandbox.snippet_warnings", "zoneinfo", "gzip",
-             "bz2", "lzma", "platform")
+             "bz2", "lzma", "platform", "shlex", "mimetypes",
+             # the codecs a snippet names most (codecs.encode(s, "rot13"), "hex", "base64", "zlib")
+             "encodings.rot_13", "encodings.hex_codec", "encodings.base64_codec", "encodings.zlib_codec")
 
 # module -> (qualified name of a type whose instances no guard hands out, once the module is in use)
 DENIED_TYPES = {"asyncio": ("asyncio.AbstractEventLoop",)}
@@ -256,6 +272,18 @@ def _zone_info_by_exact_key(real: type) -> type:
     return made
 
 
+def _mime_type_functions(mimetypes) -> dict:
+    """guess_type and the rest, over a table of Python's defaults: the module's own
+    functions first read /etc/mime.types and the other files the host has."""
+    initialised = mimetypes.inited
+    mimetypes.inited = True   # (MimeTypes() would otherwise read those files first, for the module)
+    try:
+        table = mimetypes.MimeTypes()
+    finally:
+        mimetypes.inited = initialised
+    return {attr: getattr(table, attr) for attr in SUBSETS["mimetypes"]}
+
+
 def names(subset: ModuleSubset) -> list:
     """The names a subset has."""
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
@@ -297,6 +325,8 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
             values["exception"] = snippet_traceback.exception
     if name == "zoneinfo":
         values["ZoneInfo"] = _zone_info_by_exact_key(module.ZoneInfo)
+    if name == "mimetypes":
+        values = _mime_type_functions(module)
     if name in ("os", "os.path"):
         os_functions, path_functions = snippet_files.file_functions(files, refuse)
         path = {attr: getattr(os.path, attr) for attr in SUBSETS["os.path"]}

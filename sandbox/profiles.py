@@ -24,12 +24,14 @@ BASIC = frozenset({
     "html.parser", "xml.etree.ElementTree", "urllib.parse", "datetime", "time",
     "calendar", "uuid", "dataclasses", "enum", "typing", "abc", "contextlib", "types",
     "pprint", "reprlib", "zlib", "struct", "colorsys", "graphlib", "keyword", "ipaddress", "fnmatch",
-    "tomllib",
+    "tomllib", "errno",
+    # the package alone: HTTPStatus and HTTPMethod (http.client and http.server are other modules)
+    "http",
     # queue: its classes only lock (threading comes in with it, but no thread is started)
     "queue",
-    # Left out on purpose: configparser and mimetypes (read files), shlex (its sourcehook opens
-    # them), codecs (codecs.open), timeit (compiles strings), traceback (frames). gzip, bz2, lzma
-    # and zoneinfo are subsets (module_subsets.py): their functions over data, not over paths.
+    # Left out on purpose: configparser (reads files), timeit (compiles strings), traceback
+    # (frames). gzip, bz2, lzma, zoneinfo, ast, shlex, codecs and mimetypes are subsets
+    # (module_subsets.py): their functions over data, not over paths, code or registries.
 })
 
 # The libraries the data-science extra installs, whose routes around the guards were
@@ -245,9 +247,8 @@ INSTEAD = {
                "directory",
     "timeit": "time the code with time.perf_counter() before and after",
     **dict.fromkeys(("unittest", "doctest", "pytest"), "check results with plain assert statements"),
-    "shlex": "split with str.split, or re.findall(r'\"[^\"]*\"|\\S+', line)",
     "configparser": "parse settings with tomllib.loads or json.loads",
-    **dict.fromkeys(("inspect", "dis", "ast"), "a snippet's functions and classes are its own: call them, "
+    **dict.fromkeys(("inspect", "dis"), "a snippet's functions and classes are its own: call them, "
                                               "and read __name__ or __doc__"),
     "getpass": "there is no terminal: put the value in the code",
     **dict.fromkeys(("statsmodels", "patsy", "formulaic"),

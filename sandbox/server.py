@@ -754,7 +754,8 @@ def rules_note() -> str:
             "(override its methods), modules outside the list below. "
             f"{', '.join(name for name in module_subsets.SUBSETS if '.' not in name)} are sandbox subsets "
             "(sys.stderr, sys.exit, sys.exc_info, io.StringIO, os.path, logging to stderr, traceback.format_exc(), "
-            "asyncio.gather, gzip.compress, zoneinfo.ZoneInfo, platform.python_version, and in the working "
+            "asyncio.gather, gzip.compress, zoneinfo.ZoneInfo, platform.python_version, ast.literal_eval, "
+            "shlex.split, codecs.encode, mimetypes.guess_type, and in the working "
             "directory pathlib.Path, glob.glob, shutil.copy, tempfile.TemporaryDirectory...).")
 
 

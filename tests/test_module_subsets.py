@@ -158,6 +158,79 @@ def test_platform_is_a_subset_that_runs_and_reads_nothing(code):
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
 
 
+def test_literals_command_lines_codecs_and_mime_types_give_cpythons_values():
+    import ast
+    import codecs
+    import mimetypes
+    import shlex
+    reply, _, _ = run("import ast, shlex, codecs, mimetypes\nfrom ast import literal_eval\n"
+                      "result = [literal_eval(\"{'a': [1, (2, 3)], 'b': None}\"), shlex.split('a \"b c\" d'),\n"
+                      "          shlex.quote(\"it's\"), shlex.join(['x y', 'z']), codecs.encode('abc', 'rot13'),\n"
+                      "          codecs.decode(b'616263', 'hex'), mimetypes.guess_type('a.tar.gz'),\n"
+                      "          mimetypes.guess_extension('text/csv')]")
+    expected = [ast.literal_eval("{'a': [1, (2, 3)], 'b': None}"), shlex.split('a "b c" d'), shlex.quote("it's"),
+                shlex.join(["x y", "z"]), codecs.encode("abc", "rot13"), repr(codecs.decode(b"616263", "hex")),
+                list(mimetypes.guess_type("a.tar.gz")), mimetypes.guess_extension("text/csv")]
+    expected[0]["a"][1] = [2, 3]   # (the result comes back as JSON)
+    assert reply["success"] and reply["result"] == expected, reply
+
+
+@pytest.mark.parametrize("code", [
+    "import ast\nast.parse('1')", "from ast import parse", "import ast\nast.NodeTransformer", "import ast\nast.unparse",
+    "import ast\nast.literal_eval.__globals__", "import shlex\nshlex.shlex('a', '/etc/passwd')", "from shlex import shlex",
+    "import shlex\nshlex.split.__globals__['shlex']", "import codecs\ncodecs.open('/etc/passwd')",
+    "import codecs\ncodecs.register(print)", "import codecs\ncodecs.register_error('x', print)",
+    "import codecs\ncodecs.lookup('utf-8')", "import codecs\ncodecs.EncodedFile", "from codecs import StreamReader",
+    "import mimetypes\nmimetypes.init(['/etc/passwd'])", "import mimetypes\nmimetypes.read_mime_types('/etc/passwd')",
+    "import mimetypes\nmimetypes.add_type('a/b', '.x')", "import mimetypes\nmimetypes.types_map",
+    "import mimetypes\nmimetypes.knownfiles", "import mimetypes\nmimetypes.MimeTypes",
+    "import mimetypes\nmimetypes.guess_type.__self__",
+])
+def test_the_small_subsets_hand_out_nothing_else(code):
+    reply, _, _ = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply
+
+
+@pytest.mark.parametrize("text", [
+    "__import__('os').system('false')", "(lambda: 1)()", "[x for x in (1,)]", "f'{1}'", "print(1)", "a.b",
+])
+def test_literal_eval_runs_no_code(text):
+    reply, out, _ = run(f"import ast\nast.literal_eval({text!r})")
+    assert not reply["success"] and reply["error"].startswith("ValueError: malformed node or string"), reply
+    assert out.getvalue() == ""
+
+
+def test_literal_eval_of_a_str_subclass_still_only_parses():
+    """literal_eval calls lstrip on what it is given: a subclass's answer is parsed too, never run."""
+    reply, out, _ = run("import ast\nclass S(str):\n    def lstrip(self, chars=None):\n"
+                        "        return \"print('ran')\"\nast.literal_eval(S('1'))")
+    assert not reply["success"] and "malformed node" in reply["error"] and out.getvalue() == "", reply
+
+
+def test_mime_types_come_from_pythons_table_not_the_hosts_files(tmp_path, monkeypatch):
+    """The module's own guess_type would read mimetypes.knownfiles first (the host's
+    /etc/mime.types); the subset's table is Python's defaults, and the module is left as it was."""
+    import mimetypes
+    types_file = tmp_path / "mime.types"
+    types_file.write_text("application/x-sandbox-test sbxt\n")
+    monkeypatch.setattr(mimetypes, "knownfiles", [str(types_file)])
+    monkeypatch.setattr(mimetypes, "inited", False)
+    monkeypatch.setattr(mimetypes, "_db", None)
+    reply, _, _ = run("import mimetypes\nresult = [mimetypes.guess_type('a.sbxt'), mimetypes.guess_type('a.png')]")
+    assert reply["success"] and reply["result"] == [[None, None], ["image/png", None]], reply
+    assert mimetypes.inited is False and mimetypes._db is None
+
+
+def test_the_http_package_is_its_status_codes_not_its_submodules():
+    import http.client  # noqa: F401 - loaded in this process, so an attribute of the package
+    reply, _, _ = run("from http import HTTPStatus\nresult = [HTTPStatus(404).phrase, HTTPStatus.OK == 200]")
+    assert reply["success"] and reply["result"] == ["Not Found", True], reply
+    for code in ("import http\nhttp.client", "import http\nstr(http.client)", "from http import client",
+                 "import http.client", "import http.server"):
+        reply, _, _ = run(code)
+        assert not reply["success"] and reply["error_type"] == "security_violation", (code, reply)
+
+
 def run_in(code, files, scratch=None, monkeypatch=None):
     if scratch is not None:
         monkeypatch.setattr(snippet_files, "SCRATCH", str(scratch))

@@ -3144,6 +3144,55 @@ df.to_json("out.json")
 result = [back.to_dict("list"), pd.read_json("out.json").shape]
 """, DATA)
 
+# ---------------------------------------------------------------- small modules agents reach for (stop 34)
+snippet("modules", """
+import ast
+raw = "{'name': 'widget', 'sizes': [1, 2, 3], 'dims': (4.5, -2), 'tags': {'a'}, 'ok': True, 'note': None}"
+config = ast.literal_eval(raw)
+rows = [ast.literal_eval(line) for line in ["[1, 2]", "(3, 'x')", "-7", "b'raw'"]]
+try:
+    ast.literal_eval("__import__('os').getcwd()")
+    unsafe = "evaluated"
+except ValueError:
+    unsafe = "refused"
+result = [config["sizes"], sorted(config), rows, unsafe]
+""")
+
+snippet("modules", """
+import shlex
+command = 'grep -n "hello world" --include=*.py src/'
+parts = shlex.split(command)
+quoted = [shlex.quote(p) for p in ["plain", "two words", "it's"]]
+result = [parts, quoted, shlex.join(["echo", "a b", "$HOME"]), shlex.split("a # comment", comments=True)]
+""")
+
+snippet("modules", """
+import codecs
+secret = codecs.encode("Hello, World!", "rot13")
+hexed = codecs.encode(b"\\x00\\xffsandbox", "hex")
+packed = codecs.encode(b"abc" * 50, "zlib")
+result = [secret, codecs.decode(secret, "rot_13"), hexed, codecs.decode(hexed, "hex"),
+          len(codecs.decode(packed, "zlib")), codecs.decode(codecs.encode(b"hi", "base64"), "base64"),
+          codecs.BOM_UTF8 + "x".encode(), codecs.decode(b"caf\\xc3\\xa9", "utf-8")]
+""")
+
+snippet("modules", """
+import mimetypes
+names = ["report.pdf", "photo.JPG", "data.csv", "archive.tar.gz", "page.html", "unknown.zzz"]
+result = [(n, mimetypes.guess_type(n)) for n in names] + [mimetypes.guess_extension("application/json")]
+""")
+
+snippet("modules", """
+import errno
+from http import HTTPStatus
+def describe(code):
+    status = HTTPStatus(code)
+    return f"{status.value} {status.phrase}" + (" (retry)" if status in (HTTPStatus.TOO_MANY_REQUESTS,
+                                                                        HTTPStatus.SERVICE_UNAVAILABLE) else "")
+result = [describe(c) for c in (200, 404, 429, 503)] + [errno.ENOENT, errno.errorcode[errno.EACCES]]
+""")
+
+
 # ---------------------------------------------------------------- known gaps
 # Snippets agents write that the sandbox does not run yet (issue 11's remaining families).
 # Not asserted by the test; bench/run.py counts them, so the pass rate it reports is honest.
