@@ -8,6 +8,7 @@ import abc
 import builtins
 import collections
 import contextlib
+import contextvars
 import copy
 import dataclasses
 import decimal
@@ -95,10 +96,15 @@ _TYPES_ALLOWED = frozenset({
     "BuiltinMethodType",
 })
 _BUILTINS_DICT = REAL_BUILTINS = vars(builtins)  # (REAL_BUILTINS: the guards' fast paths check for it)
+_CONTEXT_TYPES = (contextvars.Context, contextvars.ContextVar, contextvars.Token)
 _INTERNAL_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType,
                    importlib.machinery.ModuleSpec, importlib.machinery.FileFinder,
                    importlib.machinery.SourceFileLoader, importlib.machinery.SourcelessFileLoader,
-                   importlib.machinery.ExtensionFileLoader)
+                   importlib.machinery.ExtensionFileLoader,
+                   # decimal keeps its current context in a ContextVar and reads it back in C without a
+                   # type check: set to another object, through a Context a task hands out
+                   # (Task.get_context, 3.12+), it crashed the interpreter (ISV-058)
+                   *_CONTEXT_TYPES)
 FORMAT_NAMES = frozenset({"format", "format_map"})
 
 
@@ -812,6 +818,11 @@ class ModulePolicy:
         if isinstance(value, _INTERNAL_TYPES):
             if isinstance(value, types.ModuleType):
                 return self.module_value(value, where, kind)
+            if isinstance(value, _CONTEXT_TYPES):
+                raise self.refuse(kind, f"{where} is a {type(value).__name__} of contextvars, which is not "
+                                        "available: the interpreter's context variables (decimal's current "
+                                        "context is one) stay out of reach; keep state in a variable, or pass it "
+                                        "as an argument")
             raise self.refuse(kind, f"{where} is a {type(value).__name__}, which is not available: frames, code "
                                     "objects, tracebacks and the import system's loaders stay out of reach (for "
                                     "an error's text: str(e) or traceback.format_exc(); for a module: import it)")

@@ -1373,6 +1373,33 @@ def test_async_code_reaches_no_event_loop_frame_or_process(code):
     blocked(code, error_types=("security_violation", "syntax_error", "runtime_error"))
 
 
+@pytest.mark.parametrize("code", [
+    # Task.get_context is 3.12+ (before, an AttributeError): iterating the Context gave decimal's
+    # ContextVar, and a value of another type set there crashed the interpreter (ISV-058)
+    "import asyncio, decimal\ndecimal.getcontext()\nasync def m():\n    return asyncio.current_task().get_context()\n"
+    "asyncio.run(m())",
+    "import asyncio, decimal\ndecimal.getcontext()\nasync def w():\n    pass\nasync def m():\n"
+    "    t = asyncio.create_task(w())\n    names = [v.name for v in t.get_context()]\n    await t\n    return names\n"
+    "result = asyncio.run(m())",
+])
+def test_a_task_hands_out_no_context(code):
+    reply = blocked(code, error_types=("security_violation", "runtime_error"))
+    assert "decimal_context" not in str(reply.get("result")), reply
+    if sys.version_info >= (3, 12):
+        assert reply["error_type"] == "security_violation" and "contextvars" in reply["error"], reply
+
+
+@pytest.mark.parametrize("code", [
+    "import contextvars\nctx = contextvars.copy_context()",
+    "import contextvars\nv = contextvars.ContextVar('v')",
+    "import contextvars\nfor v in contextvars.copy_context():\n    pass",
+])
+def test_no_context_object_reaches_the_snippet_whatever_the_module_list(code):
+    """The guard refuses the type, so an operator's SANDBOX_ALLOWED_IMPORTS=contextvars opens nothing."""
+    reply = blocked(code, allowed=BASIC | {"contextvars"})
+    assert "contextvars" in reply["error"], reply
+
+
 def test_a_callback_the_loop_calls_gets_no_loop_and_errors_stay_in_the_snippets_terms():
     code = ("import asyncio\nasync def m():\n    t = asyncio.create_task(asyncio.sleep(0))\n    got = []\n"
             "    t.add_done_callback(lambda f: got.append(f.get_loop()))\n    await t\n    await asyncio.sleep(0)\n"
