@@ -85,6 +85,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         self.function_depth = 0            # functions being visited (import * is for module level)
         self.match_classes: list[list] = []  # per match statement being visited: its _match_class_ lines
         self.match_count = 0
+        self.refused_lines: set[tuple] = set()  # (line, message) said once (_refuse_once)
 
     def check_name(self, node, name, allow_magic_methods=False):
         if (allow_magic_methods and name in EXTRA_MAGIC_METHODS
@@ -155,6 +156,24 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         self.error(node, "except* is not available in the sandbox (exception groups are refused: "
                          "CVE-2025-22153): catch what a TaskGroup raises with `except Exception as e` "
                          "and look at e.exceptions")
+
+    # Python 3.12's generic syntax: RestrictedPython refuses its nodes ("TypeVar statements are not
+    # allowed."); the refusal says how to write the same with typing, once per line
+    def visit_TypeVar(self, node):
+        self._refuse_once(node, "the generic syntax def f[T](...) / class C[T] is not available in the "
+                                "sandbox: declare the type variable with typing, T = TypeVar('T'), then write "
+                                "def f(x: T) -> T, or class C(Generic[T])")
+
+    visit_ParamSpec = visit_TypeVarTuple = visit_TypeVar
+
+    def visit_TypeAlias(self, node):
+        self._refuse_once(node, "the type statement (type Alias = ...) is not available in the sandbox: write "
+                                "Alias = list[int], or Alias: TypeAlias = list[int] with TypeAlias from typing")
+
+    def _refuse_once(self, node, message: str) -> None:
+        if (node.lineno, message) not in self.refused_lines:
+            self.refused_lines.add((node.lineno, message))
+            self.error(node, message)
 
     def visit_ClassDef(self, node):
         for member in node.body:

@@ -1759,6 +1759,18 @@ def test_except_star_is_refused_and_says_what_to_write():
     assert "except Exception as e` and look at e.exceptions" in reply["error"], reply
 
 
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="the generic syntax is new in Python 3.12")
+@pytest.mark.parametrize("code, advice", [
+    ("def first[T](xs: list[T]) -> T:\n    return xs[0]", "T = TypeVar('T')"),
+    ("class Box[T, *Ts, **P]:\n    pass", "class C(Generic[T])"),
+    ("class B[T: (lambda: print('ran'))()]:\n    pass", "T = TypeVar('T')"),
+    ("type Pair = tuple[int, int]", "Alias = list[int]"),
+])
+def test_the_generic_syntax_is_refused_once_a_line_and_says_what_to_write(code, advice):
+    reply = blocked(code)
+    assert advice in reply["error"] and reply["error"].count("Line 1:") == 1, reply
+
+
 def test_vars_of_a_simple_namespace_is_a_copy_of_its_public_attributes():
     """vars(ns) was refused ("it works on the snippet's own objects"); a SimpleNamespace
     holds only public names the snippet gave it, and a library's (sys.implementation)
