@@ -23,6 +23,7 @@ import string
 import sys
 import types
 import typing
+import uuid
 from xml.etree import ElementTree
 
 from . import copy_memo, library_policy, module_subsets, private_names, profiles, snippet_files, stand_ins
@@ -261,6 +262,37 @@ def _singledispatchmethod(ctx):
     return singledispatchmethod
 
 
+_NODE: int | None = None   # this process's uuid node (_random_node); never drawn in the fork server
+
+
+def _random_node() -> int:
+    """A random node, with the multicast bit set as RFC 4122 (4.5) asks of one, drawn once
+    per sandbox process (a session keeps it, as a machine keeps its card)."""
+    global _NODE
+    if _NODE is None:
+        _NODE = int.from_bytes(os.urandom(6), "big") | (1 << 40)
+    return _NODE
+
+
+def _uuid_getnode(ctx):
+    """uuid.getnode() reads the network card's MAC address, and uuid1() has libuuid read it:
+    where the network namespace is the host's (the namespaces layer off), the host's
+    hardware address, which is not the snippet's to know (as platform.node() is not)."""
+    def getnode():
+        return _random_node()
+    getnode.__doc__ = "A random node (this sandbox's own: the host's hardware address is not read)."
+    return getnode
+
+
+def _uuid1(ctx):
+    real = uuid.uuid1
+
+    def uuid1(node=None, clock_seq=None):
+        return real(_random_node() if node is None else node, clock_seq)
+    uuid1.__doc__ = real.__doc__
+    return uuid1
+
+
 def _opened_by_snippet(function, position: int, keyword: str):
     """`function`, whose path argument the execution's open() opens (snippet_files.OPENING_FUNCTIONS)."""
     return lambda ctx: snippet_files.through_open(function, function.__name__, position, keyword, ctx.open)
@@ -276,6 +308,8 @@ STDLIB_STAND_INS = {
     id(functools.singledispatch): _singledispatch,
     id(functools.singledispatchmethod): _singledispatchmethod,
     id(copy.deepcopy): lambda ctx: copy_memo.deepcopy(ctx.refuse_call),
+    id(uuid.getnode): _uuid_getnode,
+    id(uuid.uuid1): _uuid1,
     # files opened by path with the real open(): the snippet's open() instead
     id(ElementTree.ElementTree): lambda ctx: stand_ins.stand_in(
         ElementTree.ElementTree, check_arguments=snippet_files.element_tree_checks),

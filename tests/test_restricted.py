@@ -606,6 +606,18 @@ result = "".join(log)
 }
 
 
+def test_uuid_reads_no_hardware_address():
+    """uuid.getnode() and uuid1() read the network card's MAC address: in this process, whose
+    network namespace is the host's, the snippet gets a random node of its own instead."""
+    import uuid
+    result, _ = ok("import uuid\nfrom uuid import uuid1, getnode\n"
+                   "result = [getnode(), uuid.getnode(), uuid1().node, uuid.uuid1().node, uuid1(node=5).node,\n"
+                   "          uuid.uuid1().version]")
+    node = result[0]
+    assert result[1:4] == [node] * 3 and result[4:] == [5, 1], result
+    assert node != uuid.getnode() and node & (1 << 40), (hex(node), hex(uuid.getnode()))
+
+
 def test_every_basic_module_has_a_snippet():
     assert set(MODULE_SNIPPETS) == set(profiles.BASIC)
 
