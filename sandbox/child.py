@@ -96,6 +96,7 @@ def _enter_namespaces(spec: ChildSpec) -> None:
     capabilities of the new user namespace stay until the privilege drop."""
     if os.read(GO_FD, 1) != b"1":
         raise RuntimeError("the zygote did not map the user namespace's ids")
+    namespaces.enter_private_clocks()
     if spec.network:
         _hand_over_proxy_listener()
     sources = mounts.open_sources(spec.readable)

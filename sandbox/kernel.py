@@ -15,6 +15,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 libc.prctl.restype = ctypes.c_int
 
+CLONE_NEWTIME = 0x00000080    # Linux 5.6: unshare() only (the caller's children, or setns into it)
 CLONE_PARENT = 0x00008000     # the new process is the caller's sibling (sandbox/cloner.py)
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
@@ -119,6 +120,10 @@ def open_no_symlinks(path: str, flags: int) -> int:
 
 def unshare(flags: int) -> None:
     _check(libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def setns(fd: int, nstype: int) -> None:
+    _check(libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
 
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:

@@ -5,6 +5,8 @@ UTS and network namespaces, then writes the child's id maps from outside: one li
 INSIDE_ID to an unprivileged host id. As root that id is
 SANDBOX_ID (nobody), so a sandbox never holds a host uid that owns
 anything; as an ordinary user it is the user's own uid, the only one it may map.
+Once mapped, the child makes and enters a time namespace of its own
+(enter_private_clocks): a clone cannot set a new time namespace's offsets.
 
 The sandbox never shares the host's network namespace. Without the network
 profile it has no way out at all; as root, when Landlock scopes abstract Unix
@@ -23,9 +25,12 @@ way out.
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import os
 import socket
 import struct
+import time
 
 from . import kernel
 
@@ -48,6 +53,33 @@ def clone_flags(own_network: bool = True) -> int:
     flags = (kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS | kernel.CLONE_NEWPID
              | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS)
     return flags | kernel.CLONE_NEWNET if own_network else flags
+
+
+def enter_private_clocks() -> bool:
+    """In the child, with the capabilities of its user namespace: a time namespace of its
+    own, entered at once, whose monotonic and boot-time clocks start near zero. They count
+    from the host's boot, and the host's uptime is not the snippet's to know (sysinfo and
+    /proc/uptime are refused for the same reason). False on a kernel without time
+    namespaces (before 5.6, or built without them): the clocks are then the host's."""
+    try:
+        kernel.unshare(kernel.CLONE_NEWTIME)   # (for the children we never have...)
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            return False
+        raise
+    since_boot = {"monotonic": time.CLOCK_MONOTONIC, "boottime": time.CLOCK_BOOTTIME}
+    offsets = "".join(f"{name} {-int(time.clock_gettime(clock))} 0\n" for name, clock in since_boot.items())
+    fd = os.open("/proc/self/timens_offsets", os.O_WRONLY)
+    try:
+        os.write(fd, offsets.encode())
+    finally:
+        os.close(fd)
+    fd = os.open("/proc/self/ns/time_for_children", os.O_RDONLY)
+    try:
+        kernel.setns(fd, kernel.CLONE_NEWTIME)   # (...so we enter it ourselves: single-threaded, as we are)
+    finally:
+        os.close(fd)
+    return True
 
 
 def enter_empty_network() -> bool:

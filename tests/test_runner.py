@@ -205,6 +205,11 @@ def test_namespaces_alone_hide_host_files_processes_and_network(host_secret):
         assert r["result"] == 0  # the parent, outside the namespace, has no pid in it
         r = ok(runner.run("import socket\nresult = socket.gethostname()", restricted=False))
         assert r["result"] == "sandbox"
+        # the clocks that count from the host's boot start near zero (a time namespace)
+        r = ok(runner.run("import time\nresult = [time.monotonic(), time.clock_gettime(time.CLOCK_BOOTTIME),\n"
+                          "          float(open('/proc/uptime').read().split()[0])]", restricted=False))
+        host_uptime = time.clock_gettime(time.CLOCK_BOOTTIME)
+        assert max(r["result"]) < min(60.0, host_uptime - 1.0), (r["result"], host_uptime)
     finally:
         runner.close()
 

@@ -143,7 +143,7 @@ REFUSED = """
     move_pages setuid setgid setreuid setregid setresuid setresgid setgroups
     setfsuid setfsgid capset seccomp landlock_create_ruleset landlock_add_rule
     landlock_restrict_self memfd_secret lookup_dcookie fanotify_init uselib
-    vhangup chown fchown lchown fchownat memfd_create sysinfo
+    vhangup chown fchown lchown fchownat memfd_create sysinfo times
 """.split()
 
 
@@ -784,6 +784,8 @@ def test_memory_outside_rlimits_is_refused():
             out["sysinfo"] = raw("sysinfo", 0)
         except OSError as exc:
             out["sysinfo"] = exc.errno
+        out["times"] = raw("times", 0)              # clock ticks since the host's boot
+        out["os.times"] = os.times().elapsed         # (glibc turns the refusal into 0)
         return out
 
     out = child_value(probe)
@@ -792,6 +794,7 @@ def test_memory_outside_rlimits_is_refused():
     assert out["scm_rights"] == errno.EPERM
     assert out["send"] == "plain"
     assert out["sysinfo"] == [-1, errno.EPERM]
+    assert out["times"] == [-1, errno.EPERM] and out["os.times"] == 0.0
 
 
 def test_memory_outside_rlimits_reaches_kernel_without_filter():

@@ -93,7 +93,8 @@ PRCTL_ALLOWED = (
 
 # Refused with EPERM: the well-known escape / privilege / kernel-attack surface,
 # memory that no rlimit counts (memfd_create), and host facts (sysinfo: uptime,
-# process count, RAM).
+# process count, RAM; times: its answer is the clock ticks since the host's boot,
+# which no time namespace moves, as it moves the clocks: namespaces.enter_private_clocks).
 # All of it would already get ENOSYS from the default; the explicit EPERM gives
 # clear diagnostics and documents intent. Names missing on an arch are skipped.
 # (numpy's OpenBLAS calls mbind at import and carries on after the EPERM.)
@@ -115,7 +116,7 @@ DENIED = """
     capset seccomp landlock_create_ruleset landlock_add_rule landlock_restrict_self
     memfd_secret lookup_dcookie fanotify_init uselib vhangup
     chown fchown lchown fchownat
-    memfd_create sysinfo
+    memfd_create sysinfo times
 """.split()
 
 # Allowed unconditionally: what a forked CPython that never execs needs
@@ -140,7 +141,7 @@ ALLOWED = """
     sched_getaffinity sched_setaffinity sched_getparam sched_getscheduler
     sched_get_priority_max sched_get_priority_min getpriority setpriority
     gettid set_tid_address exit exit_group arch_prctl
-    clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday time times
+    clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday time
     getrandom getpid getppid getpgrp getpgid getsid setsid setpgid getuid geteuid
     getgid getegid getresuid getresgid getgroups uname getrlimit
     setrlimit getrusage wait4 waitid
