@@ -38,6 +38,12 @@ REFUSED_OBJECTS = {
         "numpy.lib.stride_tricks.sliding_window_view, which checks its bounds",
     "pandas.read_pickle": "unpickling runs code; use pandas.read_csv, read_json or read_parquet",
     "pandas.eval": "pandas.eval resolves attributes unguarded; compute with columns, e.g. df['a'] + df['b']",
+    # (pandas 3.0: an Expression defers every attribute, call and operator to the frame it is
+    # evaluated on, by name and past the guards: pd.col('a').to_frame().query(...) ran query)
+    **dict.fromkeys(("pandas.col", "pandas.api.typing.Expression"),
+                    "deferred column expressions evaluate their attributes and calls on the frame past the "
+                    "sandbox's checks; write a function of the frame: df.assign(c=lambda d: d['a'] + d['b']), "
+                    "df.loc[lambda d: d['a'] > 0]"),
     "pandas.api.extensions.register_dataframe_accessor":
         "accessors write onto pandas' classes; write a function that takes the DataFrame",
     "pandas.api.extensions.register_series_accessor":
@@ -587,16 +593,23 @@ def _no_figure_hooks(*args, **kwargs):
     return "rcParams['figure.hooks'] imports and calls functions by name: call your function on the figure yourself"
 
 
-def _public_function_names(func, depth: int = 0):
+def _public_function_names(func, depth: int = 0, obj=None):
     """pandas looks a function given by name up on the object (df.agg('sum'),
     df.apply('__getattribute__', args=('_mgr',))): a name that starts with '_'
-    reaches its internals. `func` as pandas takes it: a name, a callable, or a
-    list or dict of them (of (column, name) pairs in a named aggregation)."""
+    reaches its internals, and a method the sandbox refuses on the object
+    (df.apply('query', args=(...,))) would run all the same. `func` as pandas takes
+    it: a name, a callable, or a list or dict of them (of (column, name) pairs in a
+    named aggregation); `obj`: the object pandas looks the name up on, when known
+    (else any method REFUSED_ATTRIBUTES names is refused by its name)."""
     if isinstance(func, str):
         name = str.__str__(func)
         if name.startswith("_"):
             return (f"pandas looks {name[:40]!r} up on the object by name, and names that start with '_' "
                     "are its internals: pass a public name ('sum', 'mean') or the function itself")
+        refused = attribute_refusal(obj, name) if obj is not None else (
+            f"{name} is refused: {REFUSED_ATTRIBUTES[name][1]}" if name in _attribute_types else None)
+        if refused is not None:
+            return f"pandas would look {name!r} up on the object by name and call it: {refused}"
         numpy = sys.modules.get("numpy")
         found = getattr(numpy, name, None) if numpy is not None else None
         if found is not None and (id(found) in refused_ids or id(found) in replaced_ids):
@@ -609,7 +622,7 @@ def _public_function_names(func, depth: int = 0):
     # its own later, and every lookup is checked then, however the container iterates)
     if depth < 3 and type(func) in (list, tuple, dict):
         for item in (func.values() if type(func) is dict else func):
-            why = _public_function_names(item, depth + 1)
+            why = _public_function_names(item, depth + 1, obj)
             if why is not None:
                 return why
     return None
@@ -738,9 +751,10 @@ CHECKED_CALLS = {
     "sympy.parsing.sympy_parser.parse_expr": _plain_math_only,
     # pandas' lookups of a function by name (agg, apply, transform; pivot_table's aggfunc
     # on the way): where each calls getattr(obj, name). The groupby classes bind agg twice.
-    "pandas.core.apply.Apply.apply_str": lambda self, *args, **kwargs: _public_function_names(self.func),
+    "pandas.core.apply.Apply.apply_str":
+        lambda self, *args, **kwargs: _public_function_names(self.func, obj=getattr(self, "obj", None)),
     "pandas.core.apply.Apply._apply_str":
-        lambda self, obj=None, func=None, *args, **kwargs: _public_function_names(func),
+        lambda self, obj=None, func=None, *args, **kwargs: _public_function_names(func, obj=obj),
     **dict.fromkeys((f"pandas.core.groupby.{klass}.{method}"
                      for klass in ("generic.SeriesGroupBy", "generic.DataFrameGroupBy")
                      for method in ("aggregate", "agg")), _function_argument),

@@ -391,6 +391,21 @@ DOORS = {
     "read_sql_uri": ("import pandas as pd\nresult = pd.read_sql('SELECT 1', 'sqlite:////etc/x.db')", "sqlite3.connect"),
     "to_sql_uri": ("import pandas as pd\npd.DataFrame({'a': [1]}).to_sql('t', 'sqlite:///x.db')", "sqlite3.connect"),
     "read_sql_table_uri": ("import pandas as pd\npd.read_sql_table('t', 'sqlite:///x.db')", "sqlite3.connect"),
+    # a method the sandbox refuses, named as a string for pandas to look up and call (ISV-059)
+    **{f"{how}_by_name": ("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2], 'g': [1, 1]})\n"
+                          f"result = str({call})", advice)
+       for how, call, advice in (
+           ("apply_query", "df.apply('query', args=('a > 1',))", "filter with a mask"),
+           ("agg_eval", "df.agg('eval', 0, 'a + 1')", "compute with columns"),
+           ("groupby_apply", "df.groupby('g').apply('query', 'a > 1')", "filter with a mask"))},
+}
+
+# pandas 3.0's deferred expressions: every attribute, call and operator applied to the
+# frame later, by name, past the guards (ISV-059)
+DEFERRED_DOORS = {
+    "col_query": "df.assign(x=pd.col('a').to_frame().query('a > 1'))",
+    "col_ctypes": "df.assign(x=pd.col('a').to_numpy().ctypes)",
+    "expression_class": "pd.api.typing.Expression(lambda d: d, 'x')",
 }
 
 
@@ -554,6 +569,19 @@ def test_library_doors_are_refused_with_an_alternative(ds_io, name):
     assert not r["success"] and r["error_type"] == "security_violation", (name, r)
     assert advice in r["error"], (name, r["error"])
     assert r["security_events"], r
+
+
+@pytest.mark.parametrize("name", sorted(DEFERRED_DOORS))
+def test_deferred_column_expressions_are_refused_with_an_alternative(ds_io, name):
+    import pandas
+    if not hasattr(pandas, "col"):
+        pytest.skip("pandas before 3.0 has no pd.col")
+    runner, allowed = ds_io
+    call = DEFERRED_DOORS[name]
+    code = f"import pandas as pd\ndf = pd.DataFrame({{'a': [1, 2]}})\nresult = str({call})"
+    r = runner.run(code, allowed=allowed, timeout=30)
+    assert not r["success"] and r["error_type"] == "security_violation", (name, r)
+    assert "lambda d: d['a'] + d['b']" in r["error"] and r["security_events"], (name, r["error"])
 
 
 def test_the_doors_are_real_without_restricted_python(ds):
