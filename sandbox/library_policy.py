@@ -32,12 +32,19 @@ from .compiled_inputs import CHECKED_BEFORE_THE_CALL, WRAPPED_WHILE_RUNNING, sig
 _SQLITE_OWN = ("the real class would open a database without the sandbox's checks: use sqlite3.connect('data.db') "
                "or sqlite3.connect(':memory:'), and conn.cursor()")
 # qualified name -> what to do instead. Re-exports are covered: the check is by object.
+_TEST_RUNNER = ("tests do not run in the sandbox: a test runner imports the test files it is given, and the "
+                "conftest.py it finds, as unrestricted Python; check results with plain assert statements")
+
 REFUSED_OBJECTS = {
     "numpy.lib.stride_tricks.as_strided":
         "as_strided reads and writes memory outside the array; use "
         "numpy.lib.stride_tricks.sliding_window_view, which checks its bounds",
     "pandas.read_pickle": "unpickling runs code; use pandas.read_csv, read_json or read_parquet",
     "pandas.eval": "pandas.eval resolves attributes unguarded; compute with columns, e.g. df['a'] + df['b']",
+    # the libraries' test runners import test files, conftest.py and pytest.ini from the working
+    # directory with the real builtins: sympy.test(path) ran the snippet's own file (ISV-062)
+    **dict.fromkeys(("sympy.test", "sympy.doctest", "pandas.test", "mpmath.runtests", "mpmath.doctests"),
+                    _TEST_RUNNER),
     # (pandas 3.0: an Expression defers every attribute, call and operator to the frame it is
     # evaluated on, by name and past the guards: pd.col('a').to_frame().query(...) ran query)
     **dict.fromkeys(("pandas.col", "pandas.api.typing.Expression"),
@@ -522,6 +529,7 @@ SWITCHED_OFF = {
     "sympy.plotting.experimental_lambdify.Lambdifier.__init__":
         "experimental_lambdify generates code from the expression's names; evaluate with "
         "expr.subs(x, value), or draw with sympy.plot or matplotlib",
+    "_pytest.config.main": _TEST_RUNNER,   # (pytest.main, however a library reaches it)
     "urllib.request.FileHandler.file_open": _NO_FILE_URLS,
     "urllib.request.URLopener.open_file": _NO_FILE_URLS,
     "urllib.request.URLopener.open_local_file": _NO_FILE_URLS,
@@ -770,6 +778,21 @@ CHECKED_CALLS = {
     "pandas.io.sql.pandasSQL_builder": lambda con=None, *args, **kwargs: (
         "a database URI is not opened in the sandbox: pass a connection, "
         "e.g. pd.read_sql(query, sqlite3.connect('data.db'))" if isinstance(con, (str, bytes)) else None),
+    # scipy pastes a distribution's shape names into the source of the argument parsers it
+    # exec()s with the real builtins, after checking them with the value's own replace() and
+    # split(): a str subclass answered the check with a name and the paste with code (ISV-060)
+    "scipy.stats._distn_infrastructure.rv_generic._construct_argparser": lambda self, *args, **kwargs: (
+        None if getattr(self, "shapes", None) is None or type(self.shapes) is str else
+        "a distribution's shapes are a plain str of parameter names, e.g. shapes='a, b' (scipy pastes them "
+        "into code it runs)"),
+    # pandas imports its plotting backend by name (any module, past the import allow-list:
+    # `antigravity` opens a browser) and calls the module's plot() with the frame (ISV-061)
+    "pandas.plotting._core._load_backend": lambda backend=None, *args, **kwargs: (
+        None if type(backend) is str and backend == "matplotlib" else
+        f"pandas plots with matplotlib in the sandbox, not with {str(backend)[:40]!r}: leave "
+        "pd.options.plotting.backend as 'matplotlib' (pass no backend=)"),
+    **dict.fromkeys(("numpy._pytesttester.PytestTester.__call__", "scipy._lib._testutils.PytestTester.__call__"),
+                    lambda *args, **kwargs: _TEST_RUNNER),   # (numpy.test, scipy.test, scipy.stats.test...)
     "numpy.matrixlib.defmatrix.bmat": _no_frame_lookup,
     "numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__": _no_frame_lookup_key,
     **CHECKED_BEFORE_THE_CALL,   # (the numbers compiled code trusts: compiled_inputs.py)

@@ -167,6 +167,10 @@ DANGEROUS: dict[str, str] = {
     "numpy.f2py": "compiles and runs programs",
     "numpy.distutils": "compiles and runs programs",
     "numpy.testing": "runs programs",
+    # a test runner imports the test files it is given, and the conftest.py and pytest.ini it
+    # finds in the working directory, as unrestricted Python (ISV-062)
+    **dict.fromkeys(("pytest", "_pytest", "sympy.testing", "sympy.utilities.runtests", "sympy.utilities.pytest",
+                     "mpmath.tests"), "runs test files (and the conftest.py it finds) as unrestricted Python"),
     "sympy.parsing": "parses strings with eval",
     "sympy.external": "imports modules by name",
     "sympy.utilities.source": "imports modules by name",

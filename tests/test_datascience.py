@@ -391,6 +391,31 @@ DOORS = {
     "read_sql_uri": ("import pandas as pd\nresult = pd.read_sql('SELECT 1', 'sqlite:////etc/x.db')", "sqlite3.connect"),
     "to_sql_uri": ("import pandas as pd\npd.DataFrame({'a': [1]}).to_sql('t', 'sqlite:///x.db')", "sqlite3.connect"),
     "read_sql_table_uri": ("import pandas as pd\npd.read_sql_table('t', 'sqlite:///x.db')", "sqlite3.connect"),
+    # a str subclass answers scipy's check of a distribution's shape names with a name and
+    # its paste into exec()'d source with code (ISV-060)
+    "rv_shapes_str_subclass": (
+        "import scipy.stats as st\nclass Twice:\n    n = 0\n    def __len__(self):\n        return 1\n"
+        "    def __iter__(self):\n        Twice.n += 1\n"
+        "        return iter(['a'] if Twice.n == 1 else ['a=0):\\n    pass\\nprint(\"ESCAPED\")\\nx = dict(\"\"\"'])\n"
+        "class R:\n    def split(self):\n        return Twice()\nclass S(str):\n    def replace(self, *args):\n"
+        "        return R()\nclass D(st.rv_continuous):\n    def _pdf(self, x, a):\n        return 1.0\n"
+        "result = str(D(shapes=S('a'), a=0, b=1))", "plain str of parameter names"),
+    # the libraries' test runners import the snippet's own test file or conftest.py with the real
+    # builtins (ISV-062)
+    "sympy_test_own_file": ("with open('test_mine.py', 'w') as f:\n    f.write('def test_x():\\n    pass\\n')\n"
+                            "import sympy, os\nresult = sympy.test(os.path.abspath('test_mine.py'))", "tests do not run"),
+    "sympy_test_conftest": ("with open('conftest.py', 'w') as f:\n    f.write('print(1)\\n')\n"
+                            "import sympy\nresult = sympy.test('nothing')", "tests do not run"),
+    "sympy_doctest": ("import sympy\nresult = sympy.doctest('nothing')", "tests do not run"),
+    "numpy_test": ("import numpy as np\nresult = np.test('fast')", "tests do not run"),
+    "scipy_test": ("import scipy.stats\nresult = scipy.stats.test()", "tests do not run"),
+    "pandas_test": ("import pandas as pd\nresult = pd.test()", "tests do not run"),
+    "sympy_testing_module": ("from sympy.testing import runtests\nresult = 1", "runs test files"),
+    # pandas imports its plotting backend by name, past the import allow-list (ISV-061)
+    "plotting_backend_option": ("import pandas as pd\npd.options.plotting.backend = 'this'\n"
+                                "result = str(pd.DataFrame({'a': [1]}).plot())", "leave pd.options.plotting.backend"),
+    "plot_backend_keyword": ("import pandas as pd\nresult = str(pd.Series([1]).plot(backend='sympy'))",
+                             "leave pd.options.plotting.backend"),
     # a method the sandbox refuses, named as a string for pandas to look up and call (ISV-059)
     **{f"{how}_by_name": ("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2], 'g': [1, 1]})\n"
                           f"result = str({call})", advice)
