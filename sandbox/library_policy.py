@@ -31,10 +31,9 @@ from .compiled_inputs import CHECKED_BEFORE_THE_CALL, WRAPPED_WHILE_RUNNING, sig
 
 _SQLITE_OWN = ("the real class would open a database without the sandbox's checks: use sqlite3.connect('data.db') "
                "or sqlite3.connect(':memory:'), and conn.cursor()")
-# qualified name -> what to do instead. Re-exports are covered: the check is by object.
 _TEST_RUNNER = ("tests do not run in the sandbox: a test runner imports the test files it is given, and the "
                 "conftest.py it finds, as unrestricted Python; check results with plain assert statements")
-
+# qualified name -> what to do instead. Re-exports are covered: the check is by object.
 REFUSED_OBJECTS = {
     "numpy.lib.stride_tricks.as_strided":
         "as_strided reads and writes memory outside the array; use "
