@@ -40,6 +40,12 @@ REFUSED_OBJECTS = {
         "numpy.lib.stride_tricks.sliding_window_view, which checks its bounds",
     "pandas.read_pickle": "unpickling runs code; use pandas.read_csv, read_json or read_parquet",
     "pandas.eval": "pandas.eval resolves attributes unguarded; compute with columns, e.g. df['a'] + df['b']",
+    # functions that import any module by name (past the import allow-list) (ISV-063)
+    "sympy.core.cache.lazy_function": "lazy_function imports a module by name and calls its function: import an "
+                                      "allowed module yourself and call the function",
+    **dict.fromkeys(("numpy.lib.add_newdoc", "numpy.lib.add_docstring"),
+                    "it imports a module by name and writes docstrings onto the library's objects: keep notes in "
+                    "your own docstrings and comments"),
     # the libraries' test runners import test files, conftest.py and pytest.ini from the working
     # directory with the real builtins: sympy.test(path) ran the snippet's own file (ISV-062)
     **dict.fromkeys(("sympy.test", "sympy.doctest", "pandas.test", "mpmath.runtests", "mpmath.doctests"),
@@ -550,13 +556,26 @@ _NO_PROGRAMS_ADVICE = "no program can run in the sandbox (a library tried to sta
 
 # qualified name -> what stands in for it while a restricted snippet runs: library helpers
 # that read the host's files on the way to the network (requests sends the ~/.netrc
-# credentials it finds for a host, and unpacks zip members named by a path).
+# credentials it finds for a host, and unpacks zip members named by a path), or tell the
+# host's kernel release (pd.show_versions).
 NEUTRAL_WHILE_RUNNING = {
     "requests.utils.get_netrc_auth": lambda url, raise_errors=False: None,
     "requests.sessions.get_netrc_auth": lambda url, raise_errors=False: None,
     "requests.utils.extract_zipped_paths": lambda path: path,
     "requests.adapters.extract_zipped_paths": lambda path: path,
+    "pandas.util._print_versions._get_sys_info": lambda: _sys_info_without_the_host(),
 }
+
+
+def _sys_info_without_the_host() -> dict:
+    """What pd.show_versions() prints of the system, without the host's kernel release and
+    version (the platform subset does not give them either)."""
+    import platform
+    hidden = "(the host's is not shown in the sandbox)"
+    return {"commit": None, "python": platform.python_version(), "python-bits": sys.maxsize.bit_length() + 1,
+            "OS": platform.system(), "OS-release": hidden, "Version": hidden, "machine": platform.machine(),
+            "processor": "", "byteorder": sys.byteorder, "LC_ALL": None, "LANG": None,
+            "LOCALE": {"language-code": None, "encoding": None}}
 # library -> modules it imports lazily whose import-time code needs what a run checks or
 # switches off (sympy.simplify imports sympy.physics.units, which sympifies its prefix
 # names): imported with the library (import_companions).
@@ -792,6 +811,10 @@ CHECKED_CALLS = {
         "pd.options.plotting.backend as 'matplotlib' (pass no backend=)"),
     **dict.fromkeys(("numpy._pytesttester.PytestTester.__call__", "scipy._lib._testutils.PytestTester.__call__"),
                     lambda *args, **kwargs: _TEST_RUNNER),   # (numpy.test, scipy.test, scipy.stats.test...)
+    # np.info('name') looks the name up in the module named by toplevel, imported by name (ISV-063)
+    "numpy.lib._utils_impl.info": lambda object=None, maxwidth=76, output=None, toplevel="numpy", *args, **kwargs: (
+        None if type(toplevel) is str and toplevel == "numpy" else
+        "np.info looks names up in numpy only here (toplevel= would import any module by name)"),
     "numpy.matrixlib.defmatrix.bmat": _no_frame_lookup,
     "numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__": _no_frame_lookup_key,
     **CHECKED_BEFORE_THE_CALL,   # (the numbers compiled code trusts: compiled_inputs.py)

@@ -411,6 +411,13 @@ DOORS = {
     "scipy_test": ("import scipy.stats\nresult = scipy.stats.test()", "tests do not run"),
     "pandas_test": ("import pandas as pd\nresult = pd.test()", "tests do not run"),
     "sympy_testing_module": ("from sympy.testing import runtests\nresult = 1", "runs test files"),
+    # functions that import any module by name (ISV-063)
+    "lazy_function": ("import sympy\nresult = str(sympy.lazy_function('os', 'getcwd')())",
+                      "import an allowed module yourself"),
+    "add_newdoc": ("import numpy as np\nnp.lib.add_newdoc('this', 'x', 'y')\nresult = 1", "keep notes"),
+    "add_docstring": ("import numpy as np\nnp.lib.add_docstring(np.ndim, 'x')\nresult = 1", "keep notes"),
+    "np_info_toplevel": ("import numpy as np\nnp.info('zzz', toplevel='this')\nresult = 1",
+                         "looks names up in numpy only"),
     # pandas imports its plotting backend by name, past the import allow-list (ISV-061)
     "plotting_backend_option": ("import pandas as pd\npd.options.plotting.backend = 'this'\n"
                                 "result = str(pd.DataFrame({'a': [1]}).plot())", "leave pd.options.plotting.backend"),
@@ -607,6 +614,17 @@ def test_deferred_column_expressions_are_refused_with_an_alternative(ds_io, name
     r = runner.run(code, allowed=allowed, timeout=30)
     assert not r["success"] and r["error_type"] == "security_violation", (name, r)
     assert "lambda d: d['a'] + d['b']" in r["error"] and r["security_events"], (name, r["error"])
+
+
+def test_show_versions_runs_and_tells_no_host_kernel(ds):
+    """pd.show_versions() printed the host's kernel release and version, which the platform
+    subset does not give; np.info still finds numpy's own names."""
+    import platform
+    r = ds.run("import pandas as pd, numpy as np\npd.show_versions()\nnp.info('mean')\nresult = 1",
+               allowed=ALLOWED, timeout=30)
+    assert r["success"], r
+    assert "INSTALLED VERSIONS" in r["stdout"] and "arithmetic mean" in r["stdout"], r["stdout"][:300]
+    assert platform.release() not in r["stdout"] and platform.version() not in r["stdout"], r["stdout"][:600]
 
 
 def test_the_doors_are_real_without_restricted_python(ds):
