@@ -567,6 +567,13 @@ NEUTRAL_WHILE_RUNNING = {
 }
 
 
+# the top-level names sympy's own code imports through sympy.external.import_module
+_SYMPY_OPTIONAL_LIBRARIES = frozenset({
+    "numpy", "scipy", "matplotlib", "mpl_toolkits", "sympy", "mpmath", "gmpy2", "gmpy", "flint", "pycosat", "pysat",
+    "z3", "pymc", "pymc3", "jax", "tensorflow", "torch", "cupy", "aesara", "theano", "numexpr", "numba",
+    "llvmlite", "lark", "antlr4", "matchpy", "pyglet", "lfortran", "clang", "lxml", "IPython"})
+
+
 def _sys_info_without_the_host() -> dict:
     """What pd.show_versions() prints of the system, without the host's kernel release and
     version (the platform subset does not give them either)."""
@@ -811,6 +818,12 @@ CHECKED_CALLS = {
         "pd.options.plotting.backend as 'matplotlib' (pass no backend=)"),
     **dict.fromkeys(("numpy._pytesttester.PytestTester.__call__", "scipy._lib._testutils.PytestTester.__call__"),
                     lambda *args, **kwargs: _TEST_RUNNER),   # (numpy.test, scipy.test, scipy.stats.test...)
+    # sympy imports its optional libraries by name through one function, and some of its
+    # callers pass the snippet's string: sympy.stats.sample(X, library='this') imported it (ISV-063)
+    "sympy.external.importtools.import_module": lambda module=None, *args, **kwargs: (
+        None if type(module) is str and module.split(".")[0] in _SYMPY_OPTIONAL_LIBRARIES else
+        f"sympy imports the optional libraries it knows by name, and {str(module)[:40]!r} is not one of them: "
+        "pass one of numpy, scipy or matplotlib (library='numpy')"),
     # np.info('name') looks the name up in the module named by toplevel, imported by name (ISV-063)
     "numpy.lib._utils_impl.info": lambda object=None, maxwidth=76, output=None, toplevel="numpy", *args, **kwargs: (
         None if type(toplevel) is str and toplevel == "numpy" else

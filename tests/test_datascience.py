@@ -416,6 +416,8 @@ DOORS = {
                       "import an allowed module yourself"),
     "add_newdoc": ("import numpy as np\nnp.lib.add_newdoc('this', 'x', 'y')\nresult = 1", "keep notes"),
     "add_docstring": ("import numpy as np\nnp.lib.add_docstring(np.ndim, 'x')\nresult = 1", "keep notes"),
+    "sympy_stats_library": ("from sympy.stats import Normal, sample\nresult = str(sample(Normal('X', 0, 1), "
+                            "library='this'))", "library='numpy'"),
     "np_info_toplevel": ("import numpy as np\nnp.info('zzz', toplevel='this')\nresult = 1",
                          "looks names up in numpy only"),
     # pandas imports its plotting backend by name, past the import allow-list (ISV-061)
