@@ -23,9 +23,13 @@ SNIPPET_PIDS = "import os\nresult = [os.getpid(), os.getppid()]"
 
 
 def the_cloner(zygote: int) -> int:
-    cloners = [p for p in children_of(zygote) if name_of(p) == CLONER]
-    assert len(cloners) == 1, [(p, name_of(p)) for p in children_of(zygote)]
-    return cloners[0]
+    """The fork server's one child named CLONER. A child just cloned from it carries that
+    name too until its first step renames it (a pool refill may be that far along), so the
+    answer is the one left once every other has renamed itself."""
+    def cloners():
+        return [p for p in children_of(zygote) if name_of(p) == CLONER]
+    assert wait_until(lambda: len(cloners()) == 1, 5), [(p, name_of(p)) for p in children_of(zygote)]
+    return cloners()[0]
 
 
 @pytest.fixture
