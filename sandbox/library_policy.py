@@ -26,7 +26,7 @@ import string
 import sys
 import types
 
-from . import generated_code, profiles, stand_ins
+from . import generated_code, pandas_expressions, profiles, stand_ins
 from .compiled_inputs import CHECKED_BEFORE_THE_CALL, WRAPPED_WHILE_RUNNING, signature_of
 
 _SQLITE_OWN = ("the real class would open a database without the sandbox's checks: use sqlite3.connect('data.db') "
@@ -39,7 +39,6 @@ REFUSED_OBJECTS = {
         "as_strided reads and writes memory outside the array; use "
         "numpy.lib.stride_tricks.sliding_window_view, which checks its bounds",
     "pandas.read_pickle": "unpickling runs code; use pandas.read_csv, read_json or read_parquet",
-    "pandas.eval": "pandas.eval resolves attributes unguarded; compute with columns, e.g. df['a'] + df['b']",
     # functions that import any module by name (past the import allow-list) (ISV-063)
     "sympy.core.cache.lazy_function": "lazy_function imports a module by name and calls its function: import an "
                                       "allowed module yourself and call the function",
@@ -212,6 +211,7 @@ STAND_INS = {
     **dict.fromkeys(("numpy.frombuffer", "numpy.rec.fromstring", "numpy.rec.fromfile", "numpy.rec.array"),
                     _checked_array_function),
     "matplotlib.ticker.StrMethodFormatter": _checked_format_type,
+    "pandas.eval": pandas_expressions.evaluator,   # (DataFrame.query and eval: pandas_expressions.METHODS)
 }
 
 
@@ -494,10 +494,6 @@ REFUSED_ATTRIBUTES = {
                                  "references: use its items (a[i], a.tolist())", lambda array: array.dtype.hasobject),
     "ctypes": (("numpy.ndarray", "numpy.generic"), "ndarray.ctypes hands out raw memory addresses; "
                                                   "use the array's own methods"),
-    "eval": (("pandas.DataFrame", "pandas.Series"), "DataFrame.eval resolves attributes unguarded; "
-                                                    "compute with columns, e.g. df['a'] + df['b']"),
-    "query": (("pandas.DataFrame",), "DataFrame.query resolves attributes unguarded; "
-                                     "filter with a mask, e.g. df[df['a'] > 1]"),
     "style": (("pandas.DataFrame", "pandas.Series"), "the Styler renders jinja2 templates and formats with "
                                                     "strings that reach attributes unguarded; use "
                                                     "df.to_string(), df.to_html() or df.to_markdown()"),
@@ -643,6 +639,9 @@ def _public_function_names(func, depth: int = 0, obj=None):
             f"{name} is refused: {REFUSED_ATTRIBUTES[name][1]}" if name in _attribute_types else None)
         if refused is not None:
             return f"pandas would look {name!r} up on the object by name and call it: {refused}"
+        if name in pandas_expressions.METHODS:
+            return (f"pandas would look {name!r} up on the object by name and call it without the sandbox's "
+                    f"checks of its expression: call df.{name}(...) itself")
         numpy = sys.modules.get("numpy")
         found = getattr(numpy, name, None) if numpy is not None else None
         if found is not None and (id(found) in refused_ids or id(found) in replaced_ids):
@@ -782,6 +781,8 @@ CHECKED_CALLS = {
         _plain_fields(lambda formatter=None, *args, **kwargs: formatter),
     "matplotlib.backends.registry.BackendRegistry.load_backend_module": _agg_backend_only,
     "sympy.parsing.sympy_parser.parse_expr": _plain_math_only,
+    # every node of a pandas expression (df.query, df.eval, pd.eval), as pandas visits it
+    "pandas.core.computation.expr.BaseExprVisitor.visit": pandas_expressions.node_refusal,
     # pandas' lookups of a function by name (agg, apply, transform; pivot_table's aggfunc
     # on the way): where each calls getattr(obj, name). The groupby classes bind agg twice.
     "pandas.core.apply.Apply.apply_str":

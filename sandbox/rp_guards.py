@@ -26,7 +26,8 @@ from RestrictedPython.Guards import (
 from RestrictedPython.Utilities import utility_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
-from . import copy_memo, library_policy, module_subsets, private_names, safe_format, snippet_files, snippet_names
+from . import (copy_memo, library_policy, module_subsets, pandas_expressions, private_names, safe_format, snippet_files,
+               snippet_names)
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, METACLASS_ADVICE, OBJECT_METHODS, SUPER_METHODS
@@ -191,6 +192,8 @@ class ExecutionContext(ModulePolicy):
                     value = self.library_method(obj, name, value)
                 if type(name) is str and name in library_policy.GUARDED_METHODS:
                     value = library_policy.guarded_method(obj, name, value, self.refuse_call)
+                if type(name) is str and name in pandas_expressions.METHODS:
+                    value = pandas_expressions.evaluating_method(obj, name, value, self.refuse_call)
                 if type(name) is str and name in snippet_files.OPENING_METHODS:
                     value = snippet_files.opening_method(obj, name, value, self.open)
                 return value

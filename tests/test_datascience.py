@@ -358,17 +358,6 @@ DOORS = {
     "styler": ("import pandas as pd\nresult = pd.DataFrame({'a': [1]}).style.format('{0.real}').to_html()",
                "to_string"),
     "import_module": ("from sympy.external import import_module\nresult = str(import_module('os'))", "not allowed"),
-    "pd_eval": ("import pandas as pd\nresult = int(pd.eval('1 + 2'))", "columns"),
-    "df_eval": ("import pandas as pd\ndf = pd.DataFrame({'a': [1]})\nresult = df.eval('a + 1').tolist()",
-                "columns"),
-    "df_query": ("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})\nresult = len(df.query('a > 1'))",
-                 "mask"),
-    "df_query_unbound": ("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})\n"
-                         "result = len(pd.DataFrame.query(df, 'a > 1'))", "mask"),
-    "df_eval_unbound": ("import pandas as pd\ndf = pd.DataFrame({'a': [1]})\n"
-                        "result = str(pd.DataFrame.eval(df, 'a + 1'))", "columns"),
-    "df_query_super": ("import pandas as pd\nclass D(pd.DataFrame):\n    def q(self):\n"
-                       "        return super().query('a > 1')\nresult = len(D({'a': [1, 2]}).q())", "mask"),
     "ndarray_ctypes_super": ("import numpy as np\nclass A(np.ndarray):\n    def c(self):\n"
                              "        return super().ctypes.data\nresult = np.zeros(2).view(A).c()", "methods"),
     "read_pickle": ("import pandas as pd\nresult = pd.read_pickle('x.pkl')", "read_csv"),
@@ -425,13 +414,13 @@ DOORS = {
                                 "result = str(pd.DataFrame({'a': [1]}).plot())", "leave pd.options.plotting.backend"),
     "plot_backend_keyword": ("import pandas as pd\nresult = str(pd.Series([1]).plot(backend='sympy'))",
                              "leave pd.options.plotting.backend"),
-    # a method the sandbox refuses, named as a string for pandas to look up and call (ISV-059)
+    # a method the sandbox refuses or checks, named as a string for pandas to look up and call unchecked (ISV-059)
     **{f"{how}_by_name": ("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2], 'g': [1, 1]})\n"
                           f"result = str({call})", advice)
        for how, call, advice in (
-           ("apply_query", "df.apply('query', args=('a > 1',))", "filter with a mask"),
-           ("agg_eval", "df.agg('eval', 0, 'a + 1')", "compute with columns"),
-           ("groupby_apply", "df.groupby('g').apply('query', 'a > 1')", "filter with a mask"))},
+           ("apply_query", "df.apply('query', args=('a > 1',))", "call df.query(...) itself"),
+           ("agg_eval", "df.agg('eval', 0, 'a + 1')", "call df.eval(...) itself"),
+           ("groupby_apply", "df.groupby('g').apply('query', 'a > 1')", "call df.query(...) itself"))},
 }
 
 # pandas 3.0's deferred expressions: every attribute, call and operator applied to the

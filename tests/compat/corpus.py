@@ -3193,6 +3193,40 @@ result = [describe(c) for c in (200, 404, 429, 503)] + [errno.ENOENT, errno.erro
 """)
 
 
+# ---------------------------------------------------------------- pandas expression strings (stop 35)
+snippet("pandas_query", """
+import pandas as pd
+orders = pd.DataFrame({
+    "customer": ["ann", "bob", "cid", "dee", "eve"],
+    "region": ["north", "south", "north", "east", "south"],
+    "amount": [120.0, 75.5, 310.0, 42.0, 199.9],
+})
+min_amount = 100
+regions = ["north", "south"]
+big = orders.query("amount >= @min_amount and region in @regions")
+result = big.sort_values("amount", ascending=False)["customer"].tolist()
+""", DATA)
+
+snippet("pandas_query", """
+import pandas as pd
+df = pd.DataFrame({"unit price": [2.5, 4.0, 10.0], "qty": [4, 0, 3]})
+df = df.eval("revenue = `unit price` * qty")
+in_stock = df.query("qty > 0 & revenue > 5")
+result = {"rows": len(in_stock), "total": float(in_stock["revenue"].sum())}
+""", DATA)
+
+snippet("pandas_query", """
+import pandas as pd
+import numpy as np
+def summarize(frame, threshold):
+    hot = frame.query("temp > @threshold")
+    return {"days": int(len(hot)), "mean": round(float(hot["temp"].mean()), 2)}
+temps = pd.DataFrame({"day": pd.date_range("2024-07-01", periods=6), "temp": [28.0, 31.5, 33.0, 29.9, 35.2, 30.1]})
+spread = pd.eval("35.2 - 28.0")
+result = [summarize(temps, 30), round(float(spread), 1), temps.eval("temp * 9 / 5 + 32").round(1).tolist()[:2]]
+""", DATA)
+
+
 # ---------------------------------------------------------------- known gaps
 # Snippets agents write that the sandbox does not run yet (issue 11's remaining families).
 # Not asserted by the test; bench/run.py counts them, so the pass rate it reports is honest.
