@@ -714,6 +714,40 @@ def _lambdify_door(name: str) -> bool:
     return any(_door_object(getattr(sys.modules.get(module_name), name, None)) for module_name in _LAMBDIFY_MODULES)
 
 
+def _printer_imports_refusal(evaluator) -> str | None:
+    """After printing, lambdify runs "from %s import %s" for each module and name its
+    printer recorded (printer.module_imports). The printer is handed to whatever prints
+    itself, which can write there: every entry must be a plain name that a math module
+    (or sympy's own module of a function it printed) gives, and no door. Why one is
+    refused, else None."""
+    printer = getattr(getattr(evaluator, "_exprrepr", None), "__self__", None)
+    imports = getattr(printer, "module_imports", None)
+    if imports is None:
+        return None
+    if not isinstance(imports, dict):
+        return "its printer's module imports are not a dict"
+    for module, names in dict.items(imports):
+        if type(module) is not str or type(names) not in (set, frozenset):
+            return "its printer's module imports are not names"
+        for name in names:
+            if type(name) is not str or not name.isidentifier() or name.startswith("_") or \
+                    not _printer_import_allowed(module, name):
+                return f"it imports {str(name)[:60]!r} from {module[:60]!r}"
+    return None
+
+
+def _printer_import_allowed(module: str, name: str) -> bool:
+    if module == "functools":
+        return name == "reduce"    # (the numpy printer's Max and Min)
+    if module not in _LAMBDIFY_MATH_MODULES and not (module.startswith("sympy.") and module in sys.modules):
+        return False
+    try:
+        loaded = sys.modules.get(module) or importlib.import_module(module)  # (a fixed math module's name)
+    except ImportError:
+        return True   # (lambdify's own import fails the same way)
+    return not _door_object(getattr(loaded, name, None))
+
+
 def _door_object(found) -> bool:
     return found is not None and (isinstance(found, types.ModuleType) or id(found) in refused_ids
                                   or id(found) in replaced_ids or id(found) in keyword_guards)
@@ -1159,6 +1193,7 @@ class SwitchedOff:
             source = original(*args, **kwargs)
             why = generated_code.refusal(source, _expression_names(*args, **kwargs), is_door=_lambdify_door) \
                 if isinstance(source, str) else None
+            why = why or _printer_imports_refusal(args[0] if args else None)
             if why is not None:
                 raise self.refuse(f"a library generated Python code from the snippet's names ({why}), and the "
                                   f"sandbox does not run it: {_CHECKED_SOURCE_ADVICE}")

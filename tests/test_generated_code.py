@@ -116,6 +116,52 @@ def test_a_free_symbol_named_like_a_module_attribute_is_refused():
         assert checked_lambdify(f"args = [x]\nexpr = x + sympy.Symbol({name!r})", "numpy") is not None, name
 
 
+def printer_imports(entries: list) -> list:
+    """In a forked child: for each (module, name) written into the printer's
+    module_imports while an object prints itself (what a snippet's object passed to
+    lambdify can do), the check's refusal, or None when lambdify made the function."""
+    def run():
+        import numpy  # noqa: F401
+        import sympy
+
+        from sandbox import library_policy
+
+        class Refused(Exception):
+            pass
+        x = sympy.Symbol("x")
+        answers = []
+        library_policy.resolve()
+        for module, name in entries:
+            class PrintsItself(sympy.Function):   # (a class a restricted snippet cannot make today)
+                def _numpycode(self, printer, _module=module, _name=name):
+                    printer.module_imports[_module].add(_name)
+                    return "numpy.sin(x)"
+            with library_policy.SwitchedOff(Refused):
+                try:
+                    sympy.lambdify([x], PrintsItself(x), modules="numpy")
+                    answers.append(None)
+                except Refused as refused:
+                    answers.append(str(refused))
+        return answers
+    return child_value(run)
+
+
+@needs_sympy
+def test_what_the_printer_imports_is_checked_before_lambdify_runs_it():
+    """lambdify runs "from <module> import <name>" for what its printer recorded, after
+    the source check: a module name that is code, or a name that is a door, is refused."""
+    refused = [("os import getcwd as g; print(g()); from math", "sin"), ("os", "system"),
+               ("numpy", "lib"), ("numpy", "load"), ("numpy.lib.stride_tricks", "as_strided"),
+               ("math", "sin; import os"), ("numpy", "_core"), ("functools", "partial"),
+               ("builtins", "open"), ("sympy.core.cache", "lazy_function")]
+    allowed = [("numpy", "sin"), ("numpy", "cos"), ("functools", "reduce"), ("numpy.linalg", "norm"),
+               ("mpmath", "besselj")]
+    answers = printer_imports(refused + allowed)
+    for entry, answer in zip(refused, answers):
+        assert answer is not None and "it imports" in answer, (entry, answer)
+    assert answers[len(refused):] == [None] * len(allowed), answers[len(refused):]
+
+
 @pytest.mark.parametrize("source", [
     "import os\ndef _lambdifygenerated(x):\n    return x\n",            # more than one function
     "@decorate\ndef _lambdifygenerated(x):\n    return x\n",
