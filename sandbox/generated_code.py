@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import builtins
 import io
+import keyword
 import re
 import tokenize
 
@@ -138,3 +139,51 @@ def is_plain_math(text) -> bool:
                or (token.type == tokenize.OP and token.string in _MATH_OPERATORS)
                or (token.type == tokenize.NAME and token.string in MATH_NAMES)
                for token in tokens)
+
+
+# What agents give sympify: 'x**2 + 2*x + 1', 'sin(t)*exp(-t/5)', 'a*b >= c'. Names that
+# neither sympy nor the builtins define become symbols (called: undefined functions) in
+# sympy's parser, as text it writes into the code it runs ("Symbol('x')"); a name they
+# define stays code, so it is one of these math ones.
+MATH_CONSTANTS = frozenset({"pi", "E", "I", "oo", "zoo", "nan", "EulerGamma", "GoldenRatio", "Catalan"})
+MATH_FUNCTIONS = frozenset({
+    "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "acot", "asec", "acsc", "atan2",
+    "sinh", "cosh", "tanh", "coth", "asinh", "acosh", "atanh", "acoth", "exp", "log", "ln", "sqrt", "cbrt",
+    "root", "Abs", "abs", "sign", "floor", "ceiling", "frac", "factorial", "binomial", "gamma", "loggamma",
+    "beta", "erf", "erfc", "re", "im", "conjugate", "arg", "Min", "Max", "min", "max", "Mod", "gcd", "lcm",
+    "Rational", "Integer", "Float", "diff", "integrate", "limit", "Derivative", "Integral", "Sum", "Product",
+    "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "simplify", "expand", "factor", "sinc", "zeta", "besselj", "bessely",
+    "Heaviside", "DiracDelta",
+})
+_MATH_TEXT_OPERATORS = _MATH_OPERATORS | {",", "%", "^", "<", ">", "<=", ">="}
+
+
+def math_text_refusal(text, *, known, local_names=frozenset(), local_callables=frozenset()) -> str | None:
+    """Why sympy's parser (with its standard transformations) may not take `text`, else
+    None. Numbers, + - * / ** % ^ < > <= >=, parentheses and commas, and names: ASCII
+    identifiers (compile() would read a full-width "ｅｖａｌ" that no check saw as eval)
+    that are not keywords and do not start with '_'. A name `known(name)` says sympy or
+    the builtins define must be one of MATH_CONSTANTS or MATH_FUNCTIONS, and called, one
+    of MATH_FUNCTIONS; `local_names` (the caller's local_dict) are its own values, and
+    only `local_callables` of them (sympy function classes) are called."""
+    if type(text) is not str or len(text) > 5000 or any(c in text for c in "\n\r;\\"):
+        return "it is not one line of math"
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type not in _LAYOUT]
+    except (tokenize.TokenError, SyntaxError):
+        return "it does not read as math"
+    for index, token in enumerate(tokens):
+        if token.string == "(" and index and tokens[index - 1].string == ")":
+            return "it calls the value of an expression: (f)(x)"   # (a local value, called past the rule below)
+        if token.type == tokenize.NUMBER or token.type == tokenize.OP and token.string in _MATH_TEXT_OPERATORS:
+            continue
+        name = token.string
+        if token.type != tokenize.NAME or not name.isascii() or keyword.iskeyword(name) or name.startswith("_"):
+            return f"it contains {name[:20]!r}"
+        called = index + 1 < len(tokens) and tokens[index + 1].string == "("
+        if name in local_names:
+            if called and name not in local_callables:
+                return f"it calls {name!r}, which local_dict gives as a value"
+        elif known(name) and name not in (MATH_FUNCTIONS if called else MATH_FUNCTIONS | MATH_CONSTANTS):
+            return f"it names {name!r}, which is not a math function here"
+    return None

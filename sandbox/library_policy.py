@@ -18,6 +18,7 @@ checked (generated_code.py).
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import errno
 import functools
@@ -62,8 +63,6 @@ REFUSED_OBJECTS = {
     "pandas.api.extensions.register_index_accessor":
         "accessors write onto pandas' classes; write a function that takes the Index",
     "scipy.LowLevelCallable": "a LowLevelCallable calls raw function pointers; pass a Python function",
-    "sympy.sympify": "sympify parses strings with eval; build expressions from sympy.symbols('x') and operators",
-    "sympy.lambdify": "lambdify generates and runs code; use expr.subs(x, value) or expr.evalf(subs={x: value})",
     "sympy.var": "var() writes into the caller's globals; use x, y = sympy.symbols('x y')",
     "sympy.utilities.magic.pollute": "pollute() writes into the caller's globals (the guards' names too); "
                                      "assign your names yourself: x, y = sympy.symbols('x y')",
@@ -142,6 +141,70 @@ def _checked_format_type(real, refuse):
     return stand_in
 
 
+# sympy.lambdify as the snippet calls it. What it generates is checked wherever it is made
+# (CHECKED_SOURCE: the source is arithmetic; _printer_imports_refusal: what the printer
+# imports); the snippet's call also names the modules, by their names only (a str lambdify
+# knows, or a dict of its own functions: a module object's __dict__ would be the namespace),
+# and no printer or cse function of its own.
+LAMBDIFY_MODULE_NAMES = ("numpy", "scipy", "mpmath", "math", "sympy")
+_LAMBDIFY_ADVICE = (f"pass modules as one of {', '.join(map(repr, LAMBDIFY_MODULE_NAMES))} or a dict of your own "
+                    "functions (or a list of those), and leave printer= and cse= as they are (cse=True is taken)")
+
+
+def _lambdify_modules_refusal(modules, nested: bool = False) -> str | None:
+    if modules is None or type(modules) is str and modules in LAMBDIFY_MODULE_NAMES:
+        return None
+    if type(modules) is dict:
+        bad = [key for key in modules if type(key) is not str or not key.isidentifier() or key.startswith("_")]
+        return f"the name {str(bad[0])[:40]!r} in modules is not a public identifier" if bad else None
+    if type(modules) in (list, tuple) and not nested:
+        return next(filter(None, (_lambdify_modules_refusal(m, nested=True) for m in modules)), None)
+    return f"modules={str(modules)[:60]!r} is not taken"
+
+
+class _TextInExpression(ValueError):
+    pass
+
+
+def _without_text(value, depth: int = 0):
+    """`args` or `expr` of lambdify, with its lists and tuples copied (the snippet's code,
+    a _sympy_ method, could change its own list between this look and lambdify's): lambdify
+    pastes a str it finds there into the source as it is, where a symbol is printed."""
+    if type(value) is str:
+        raise _TextInExpression
+    if type(value) in (list, tuple) and depth < 20:
+        return type(value)(_without_text(item, depth + 1) for item in value)
+    if isinstance(value, (list, tuple)):
+        raise _TextInExpression   # (a subclass's iteration could answer differently the second time)
+    return value
+
+
+def _checked_lambdify(function, refuse):
+    signature = signature_of(function)
+    kinds = {"printer": (type(None),), "cse": (bool,), "dummify": (bool,), "use_imps": (bool,),
+             "docstring_limit": (int, type(None))}
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)   # (a mismatch is the call's own TypeError)
+        arguments = bound.arguments
+        why = _lambdify_modules_refusal(arguments.get("modules"))
+        for name, taken in kinds.items():
+            if why is None and name in arguments and type(arguments[name]) not in taken:
+                why = f"{name}= of type {type(arguments[name]).__name__} is not taken"
+        if why is not None:
+            raise refuse(f"sympy.lambdify: {why}: {_LAMBDIFY_ADVICE}")
+        try:
+            for name in ("args", "expr"):
+                if name in arguments:
+                    arguments[name] = _without_text(arguments[name])
+        except _TextInExpression:
+            raise refuse("sympy.lambdify: arguments and expressions are sympy objects (in plain lists or tuples) "
+                         "here, not strings: x = sympy.symbols('x'); f = sympy.lambdify(x, x**2 + 1)") from None
+        return function(*bound.args, **bound.kwargs)
+    return checked
+
+
 # Classes and functions that lay an array over memory (a buffer, a file) with a dtype the
 # caller names. Object pointers read from bytes the snippet wrote are a forged object, and
 # through a forged bytearray all of the interpreter's memory; numbers laid over an object
@@ -212,6 +275,7 @@ STAND_INS = {
                     _checked_array_function),
     "matplotlib.ticker.StrMethodFormatter": _checked_format_type,
     "pandas.eval": pandas_expressions.evaluator,   # (DataFrame.query and eval: pandas_expressions.METHODS)
+    "sympy.lambdify": lambda function, refuse: _checked_lambdify(function, refuse),
 }
 
 
@@ -660,23 +724,46 @@ def _public_function_names(func, depth: int = 0, obj=None):
     return None
 
 
-_NO_PARSING = ("sympy does not parse strings in the sandbox (but numbers, + - * / ** and pi, E, I, oo, sqrt, log, "
-               "exp): build expressions from sympy.symbols('x') and operators")
+_NO_PARSING = ("sympy parses math text here: numbers, operators, symbol names and math functions (sin, exp, sqrt...), "
+               "no attributes, strings, indexing or other functions; or build expressions from sympy.symbols('x') "
+               "and operators")
+# sympify's own transformations: names become symbols (the rest, 'all' and 'implicit', split
+# names into letters and apply known names: there, plain arithmetic only)
+_NAMING_TRANSFORMATIONS = ("lambda_notation", "auto_symbol", "repeated_decimals", "auto_number", "factorial_notation",
+                           "convert_xor", "rationalize")
 
 
-def _plain_math_only(s=None, local_dict=None, transformations="", *args, **kwargs):
-    """sympy's parser, reached by sympify, S and the library's own numbers: plain
-    arithmetic only (generated_code.is_plain_math), transformed by sympy's own
-    token transformations only (a function of the snippet's could emit any code)."""
-    if not generated_code.is_plain_math(s):
-        return _NO_PARSING
-    if isinstance(transformations, str):
-        return None   # 'all', 'implicit': sympy's own sets
+def _plain_math_only(s=None, local_dict=None, transformations=(), global_dict=None, *args, **kwargs):
+    """sympy's parser, reached by sympify, S, parse_expr and the library's own numbers:
+    math text (generated_code.math_text_refusal) with sympify's own transformations and
+    no global_dict; else plain arithmetic only (generated_code.is_plain_math). Only sympy's
+    own token transformations: a function of the snippet's could emit any code. (None
+    given: parse_expr's default, the standard ones.)"""
     parser = sys.modules.get("sympy.parsing.sympy_parser")
     own = {id(value) for value in vars(parser).values()} if parser is not None else set()
-    if type(transformations) not in (tuple, list) or not all(id(t) in own for t in transformations):
+    if not isinstance(transformations, str) and (
+            type(transformations) not in (tuple, list) or not all(id(t) in own for t in transformations)):
         return "only sympy's own parser transformations are used in the sandbox"
-    return None
+    naming = {id(getattr(parser, name, None)) for name in _NAMING_TRANSFORMATIONS}
+    if global_dict is None and type(local_dict) in (dict, type(None)) and not isinstance(transformations, str) \
+            and all(id(t) in naming for t in transformations):
+        why = generated_code.math_text_refusal(s, known=_sympy_knows, **_local_names(local_dict))
+        return f"{_NO_PARSING} ({why})" if why else None
+    return None if generated_code.is_plain_math(s) else _NO_PARSING
+
+
+def _sympy_knows(name: str) -> bool:
+    """A name sympy's parser keeps as code: sympy's namespace, or the builtins'."""
+    return hasattr(sys.modules.get("sympy"), name) or hasattr(builtins, name)
+
+
+def _local_names(local_dict) -> dict:
+    if not local_dict:
+        return {}
+    function_class = getattr(sys.modules.get("sympy.core.function"), "FunctionClass", ())
+    names = {key for key in local_dict if type(key) is str}
+    return {"local_names": names,
+            "local_callables": {key for key in names if isinstance(dict.get(local_dict, key), function_class)}}
 
 
 def _expression_names(evaluator=None, funcname=None, args=None, expr=None, *rest, **kwargs):

@@ -229,15 +229,19 @@ def test_data_science_modules_are_no_door_to_os(ds):
 EVIL_FUNCTION = ("import sympy\nx = sympy.Symbol('x')\n"
                  "evil = sympy.Function(\"(lambda a: __import__('os').getpid() and a)\")\n")
 DOORS = {
-    "sympify_string": ("import sympy\nresult = str(sympy.sympify('x**2'))", "sympy.symbols"),
-    "S_string": ("import sympy\nresult = str(sympy.S('x + 1'))", "sympy.symbols"),
-    "subs_string": ("import sympy\nx = sympy.symbols('x')\nresult = str((x + 1).subs(x, 'y'))", "sympy.symbols"),
-    # sympy parses plain arithmetic (its own numbers: nsimplify, integrate): nothing else
+    # sympy parses math text (test_sympy_parses_math_text): nothing else
     **{f"parse_{name}": (f"import sympy\nresult = str(sympy.S({text!r}))", "sympy.symbols")
        for name, text in (("builtin_words", "eval(chr(95) + chr(95))"), ("attribute", "(1).real"),
                           ("dunder", "(1).__class__"), ("item", "[1][0]"), ("call_of_name", "open(1)"),
-                          ("lambda", "(lambda: 1)()"), ("string", "'x'"), ("comma", "sqrt(1, 2)"),
-                          ("walrus", "(a := 1)"), ("semicolon", "1; 2"), ("newline_code", "1\nimport os"))},
+                          ("lambda", "(lambda: 1)()"), ("string", "'x'"), ("walrus", "(a := 1)"),
+                          ("semicolon", "1; 2"), ("newline_code", "1\nimport os"), ("full_width", "ｅｖａｌ(x)"),
+                          ("sympy_function", "lambdify(x, x)"), ("sympify_itself", "S(x)"), ("private", "_x + 1"),
+                          ("sympy_name", "var(x)"), ("builtin_value", "globals"), ("keyword_argument", "sin(x, evaluate=0)"))},
+    "parse_local_value_called": ("import sympy\ndef g(v):\n    return v\n"
+                                 "result = str(sympy.parse_expr('g(1)', local_dict={'g': g}))", "sympy.symbols"),
+    "parse_global_dict": ("import sympy\nresult = str(sympy.parse_expr('x + 1', global_dict={}))", "sympy.symbols"),
+    "parse_implicit_names": ("import sympy\nresult = str(sympy.parse_expr('x y', transformations='all'))",
+                             "sympy.symbols"),
     "parse_transformations": ("import sympy\ndef evil(tokens, local_dict, global_dict):\n    return tokens\n"
                               "result = str(sympy.parse_expr('1 + 1', transformations=(evil,)))", "transformations"),
     "parse_transformations_positional": ("import sympy\ndef evil(tokens, local_dict, global_dict):\n"
@@ -245,8 +249,27 @@ DOORS = {
                                          "transformations"),
     "parse_expr": ("from sympy.parsing.sympy_parser import parse_expr\nresult = str(parse_expr('1+1'))",
                    "not allowed"),
-    "lambdify": ("import sympy\nx = sympy.symbols('x')\nf = sympy.lambdify(x, x + 1)\nresult = f(1)", "subs"),
-    "lambdify_string": ("import sympy\nf = sympy.lambdify('x', 'x + 1')\nresult = f(1)", "subs"),
+    # lambdify runs (test_lambdify_runs_what_agents_write); what it would paste or import is refused
+    "lambdify_string": ("import sympy\nf = sympy.lambdify('x', 'x + 1')\nresult = f(1)", "not strings"),
+    "lambdify_string_in_list": ("import sympy\nx = sympy.Symbol('x')\n"
+                                "f = sympy.lambdify(x, [x, \"(lambda a: __import__('os'))(x)\"])\nresult = str(f(1))",
+                                "not strings"),
+    "lambdify_list_subclass": ("import sympy\nx = sympy.Symbol('x')\nclass L(list):\n    pass\n"
+                               "result = str(sympy.lambdify(x, L([x]))(1))", "plain lists"),
+    "lambdify_modules_name": ("import sympy\nx = sympy.Symbol('x')\nresult = str(sympy.lambdify(x, x, modules='os'))",
+                              "pass modules as one of"),
+    "lambdify_modules_object": ("import sympy, numpy\nx = sympy.Symbol('x')\n"
+                                "result = str(sympy.lambdify(x, x, modules=numpy))", "pass modules as one of"),
+    "lambdify_modules_dunder": ("import sympy\nx = sympy.Symbol('x')\n"
+                                "result = str(sympy.lambdify(x, x, modules=[{'__builtins__': {}}, 'numpy']))",
+                                "public identifier"),
+    "lambdify_printer": ("import sympy\nfrom sympy.printing.lambdarepr import LambdaPrinter\nx = sympy.Symbol('x')\n"
+                         "result = str(sympy.lambdify(x, x, printer=LambdaPrinter))", "leave printer="),
+    "lambdify_cse_function": ("import sympy\nx = sympy.Symbol('x')\n"
+                              "result = str(sympy.lambdify(x, x, cse=lambda e: ([], e)))", "leave printer="),
+    "lambdify_function_name": ("import sympy\nx = sympy.Symbol('x')\n"
+                               "evil = sympy.Function(\"(lambda a: __import__('os').getcwd())\")\n"
+                               "result = sympy.lambdify(x, evil(x))(1)", "plain identifiers"),
     "parse_expr_reexported": ("import sympy\nresult = str(sympy.parse_expr(\"__import__('os').getpid()\"))",
                               "sympy.symbols"),
     # lambdify inside nsolve and plot prints a Function's name as it is: code
@@ -658,6 +681,22 @@ def test_sympy_parses_the_numbers_it_writes_itself(ds):
     assert r["success"] and r["result"] == ["1/2", "3*pi/2", "1", "1/3 + 2*sqrt(2)", "3", "1024"], r
 
 
+def test_sympy_parses_math_text(ds):
+    """What agents give sympify, S, simplify, solve and parse_expr: names become symbols,
+    and math functions, comparisons, ^ as a power and a local_dict of symbols work."""
+    r = ds.run("import sympy as sp\nf = sp.Function('f')\n"
+               "result = [str(sp.sympify('x**2 + 2*x + 1')), str(sp.simplify('sin(x)**2 + cos(x)**2')),\n"
+               "          str(sp.S('a*b >= c')), str(sp.parse_expr('exp(-t/5)*sin(t)')), str(sp.solve('x**2 - 4')),\n"
+               "          str(sp.sympify('f(x) + g(y, z)')), str(sp.sympify('2^3')),\n"
+               "          sp.sympify('x', locals={'x': sp.Symbol('x', positive=True)}).is_positive,\n"
+               "          str(sp.parse_expr('f(x) + 1', local_dict={'f': f})), str(sp.sympify('max(x, 2) + Abs(y) + pi')),\n"
+               "          str(sp.integrate('x*exp(-x)', ('x', 0, 'oo'))), str((sp.Symbol('x') + 1).subs('x', 'y'))]",
+               allowed=ALLOWED, timeout=60)
+    assert r["success"], r["error"]
+    assert r["result"] == ["x**2 + 2*x + 1", "1", "a*b >= c", "exp(-t/5)*sin(t)", "[-2, 2]", "f(x) + g(y, z)", "8",
+                           True, "f(x) + 1", "Abs(y) + Max(2, x) + pi", "1", "y + 1"], r["result"]
+
+
 def test_pandas_functions_by_public_name_still_work(ds):
     r = ds.run("import pandas as pd\ndf = pd.DataFrame({'a': [1, 1, 2], 'b': [1.0, 4.0, 9.0]})\n"
                "s = df['b']\n"
@@ -710,6 +749,23 @@ def test_rcparams_and_the_agg_backend_still_work(ds):
                "with plt.rc_context({'lines.linewidth': 2}):\n    plt.plot([1, 2])\n"
                "result = matplotlib.get_backend()", allowed=ALLOWED, timeout=60)
     assert r["success"] and r["result"].lower() == "agg" and len(r["images"]) == 1, r
+
+
+def test_lambdify_runs_what_agents_write(ds):
+    """sympy.lambdify called by the snippet: the source it generates is checked to be
+    arithmetic (as inside nsolve and plot), and the modules are named by name."""
+    r = ds.run("import sympy as sp\nimport numpy as np\nx, y = sp.symbols('x y')\n"
+               "f = sp.lambdify(x, x**2 + 1, 'numpy')\ng = sp.lambdify((x, y), sp.sin(x) * y)\n"
+               "h = sp.lambdify([x], [x, x**2], modules='math')\n"
+               "k = sp.lambdify(x, sp.exp(-x) * sp.cos(x) + sp.sqrt(x), cse=True)\n"
+               "def tenfold(v):\n    return v * 10\n"
+               "m = sp.lambdify(x, sp.Function('tenfold')(x) + 1, modules=[{'tenfold': tenfold}, 'numpy'])\n"
+               "d = sp.lambdify(x, sp.diff(sp.sin(x) * x, x), 'mpmath')\n"
+               "result = [int(f(3)), g(np.array([0.0, 1.0]), 2).round(3).tolist(), h(2), round(float(k(1.0)), 4), "
+               "int(m(2)), round(float(d(0.5)), 4), f.__name__]",
+               allowed=ALLOWED, timeout=60)
+    assert r["success"], r["error"]
+    assert r["result"] == [10, [0.0, 1.683], [2, 4], 1.1988, 21, 0.9182, "_lambdifygenerated"], r["result"]
 
 
 def test_what_lambdify_does_for_arithmetic_still_works(ds):

@@ -212,3 +212,37 @@ def test_a_class_that_prints_itself_cannot_vouch_for_its_code():
              "args = [x]\nexpr = Evil(x) + x")
     for modules in ("numpy", "mpmath"):
         assert "as_strided" in checked_lambdify(build, modules)
+
+
+# (in place of sympy's namespace, which this process never imports: what the check asks)
+SYMPY_LIKE = {"sin", "exp", "Abs", "var", "S", "lambdify", "sympify", "Symbol", "Matrix", "pi", "E", "N", "test"}
+
+
+def _known(name):
+    import builtins
+    return name in SYMPY_LIKE or hasattr(builtins, name)
+
+
+@pytest.mark.parametrize("text", ["x**2 + 2*x + 1", "sin(t)*exp(-t/5)", "a*b >= c", "f(x) + g(y, z)", "2^3 % 5",
+                                  "Abs(x) + max(x, 2)", "1.5e-3*alpha + pi", "(x - 1)/(x + 1)", "  y  "])
+def test_math_text_is_what_sympify_may_parse(text):
+    from sandbox.generated_code import math_text_refusal
+    assert math_text_refusal(text, known=_known) is None
+
+
+@pytest.mark.parametrize("text", ["eval(x)", "x.real", "'x'", "x[0]", "ｅｖａｌ(x)", "_x", "lambda: 1", "x; y",
+                                  "x\ny", "var(x)", "S(x)", "N", "sin(x, evaluate=0)", "(x := 1)", "x if y else z",
+                                  "x @ y", "x!", "`x`", "{x}", "x" * 6000, None, b"x", "open", "Symbol(x)",
+                                  "x == y", "x & y", "~x"])
+def test_anything_else_is_not_math_text(text):
+    from sandbox.generated_code import math_text_refusal
+    assert math_text_refusal(text, known=_known) is not None, text
+
+
+def test_a_local_value_is_called_only_when_it_is_a_function_class():
+    from sandbox.generated_code import math_text_refusal
+    assert math_text_refusal("g(1) + h", known=_known, local_names={"g", "h"}) is not None
+    assert math_text_refusal("g(1) + h", known=_known, local_names={"g", "h"}, local_callables={"g"}) is None
+    assert math_text_refusal("S + 1", known=_known, local_names={"S"}) is None   # (the caller's own S)
+    assert math_text_refusal("(g)(1)", known=_known, local_names={"g"}) is not None
+    assert math_text_refusal("(sin)(x) + (x)(1)", known=_known) is not None

@@ -3227,6 +3227,30 @@ result = [summarize(temps, 30), round(float(spread), 1), temps.eval("temp * 9 / 
 """, DATA)
 
 
+snippet("sympy_lambdify", """
+import numpy as np
+import sympy as sp
+t = sp.symbols("t")
+position = 5 * t**2 - 3 * t + 2
+velocity = sp.diff(position, t)
+v = sp.lambdify(t, velocity, "numpy")
+times = np.linspace(0, 2, 5)
+result = {"velocity": str(velocity), "samples": v(times).round(2).tolist(),
+          "stops_at": [float(s) for s in sp.solve(velocity, t)]}
+""", DATA)
+
+
+snippet("sympy_text", """
+import sympy as sp
+formulas = {"area": "pi*r**2", "growth": "P*exp(k*t)", "ratio": "(a + b)/(a - b)"}
+parsed = {name: sp.sympify(text) for name, text in formulas.items()}
+r, k, t = sp.symbols("r k t")
+result = {"dA/dr": str(sp.diff(parsed["area"], r)), "dP/dt": str(sp.diff(parsed["growth"], t)),
+          "ratio at a=3, b=1": str(parsed["ratio"].subs({"a": 3, "b": 1})),
+          "roots": [str(s) for s in sp.solve(sp.sympify("x**2 - 5*x + 6"), sp.Symbol("x"))]}
+""", DATA)
+
+
 # ---------------------------------------------------------------- known gaps
 # Snippets agents write that the sandbox does not run yet (issue 11's remaining families).
 # Not asserted by the test; bench/run.py counts them, so the pass rate it reports is honest.
