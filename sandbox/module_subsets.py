@@ -87,6 +87,8 @@ SUBSETS = {
                "BOM_UTF32_LE", "BOM_UTF32_BE"),
     # a file name's type from Python's own table (no file of the host is read for it)
     "mimetypes": ("guess_type", "guess_extension", "guess_all_extensions"),
+    # a collection now (what the snippet's allocations would trigger anyway), nothing of the collector's
+    "gc": ("collect",),
 }
 WHY = {
     "sys": "the rest of sys reaches the interpreter's internals (modules, frames, hooks)",
@@ -116,6 +118,8 @@ WHY = {
     "shlex": "the rest of shlex (its shlex class) reads the files its input names",
     "codecs": "the rest of codecs opens files and changes the interpreter's codec and error-handler registries",
     "mimetypes": "the rest of mimetypes reads the host's type files and changes the module's tables",
+    "gc": "the rest of gc reaches every live object (get_objects, get_referrers) and changes when the sandbox "
+          "collects",
     **dict.fromkeys(("pathlib", "glob"), "here it reaches the snippet's directory only, as open() does: switch on "
                                          "the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module"),
 }

@@ -191,6 +191,16 @@ def test_the_small_subsets_hand_out_nothing_else(code):
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
 
 
+def test_gc_collects_and_hands_out_nothing_of_the_collector():
+    reply, _, _ = run("import gc\nfrom gc import collect\nresult = [gc.collect() >= 0, collect(2) >= 0]")
+    assert reply["success"] and reply["result"] == [True, True], reply
+    for code in ("import gc\ngc.get_objects()", "import gc\ngc.get_referrers(1)", "import gc\ngc.disable()",
+                 "import gc\ngc.freeze()", "import gc\ngc.callbacks", "import gc\ngc.garbage",
+                 "import gc\ngc.set_threshold(1)", "from gc import get_referents", "import gc\ngc.collect.__self__"):
+        reply, _, _ = run(code)
+        assert not reply["success"] and reply["error_type"] == "security_violation", (code, reply)
+
+
 @pytest.mark.parametrize("text", [
     "__import__('os').system('false')", "(lambda: 1)()", "[x for x in (1,)]", "f'{1}'", "print(1)", "a.b",
 ])

@@ -3193,6 +3193,19 @@ result = [describe(c) for c in (200, 404, 429, 503)] + [errno.ENOENT, errno.erro
 """)
 
 
+snippet("modules", """
+import gc
+class Node:
+    def __init__(self):
+        self.other = None
+a, b = Node(), Node()
+a.other, b.other = b, a
+del a, b
+freed = gc.collect()
+result = freed >= 2
+""")
+
+
 # ---------------------------------------------------------------- pandas expression strings (stop 35)
 snippet("pandas_query", """
 import pandas as pd
