@@ -167,9 +167,9 @@ class _TextInExpression(ValueError):
 
 
 def _without_text(value, depth: int = 0):
-    """`args` or `expr` of lambdify, with its lists and tuples copied (the snippet's code,
-    a _sympy_ method, could change its own list between this look and lambdify's): lambdify
-    pastes a str it finds there into the source as it is, where a symbol is printed."""
+    """`args` or `expr` of lambdify, with its lists and tuples copied (the snippet's code
+    can run while lambdify works, and change its own list between this look and lambdify's):
+    lambdify pastes a str it finds there into the source as it is, where a symbol is printed."""
     if type(value) is str:
         raise _TextInExpression
     if type(value) in (list, tuple) and depth < 20:
@@ -275,7 +275,7 @@ STAND_INS = {
                     _checked_array_function),
     "matplotlib.ticker.StrMethodFormatter": _checked_format_type,
     "pandas.eval": pandas_expressions.evaluator,   # (DataFrame.query and eval: pandas_expressions.METHODS)
-    "sympy.lambdify": lambda function, refuse: _checked_lambdify(function, refuse),
+    "sympy.lambdify": _checked_lambdify,
 }
 
 
@@ -733,12 +733,13 @@ _NAMING_TRANSFORMATIONS = ("lambda_notation", "auto_symbol", "repeated_decimals"
                            "convert_xor", "rationalize")
 
 
-def _plain_math_only(s=None, local_dict=None, transformations=(), global_dict=None, *args, **kwargs):
+def _math_text_only(s=None, local_dict=None, transformations=(), global_dict=None, *args, **kwargs):
     """sympy's parser, reached by sympify, S, parse_expr and the library's own numbers:
     math text (generated_code.math_text_refusal) with sympify's own transformations and
     no global_dict; else plain arithmetic only (generated_code.is_plain_math). Only sympy's
-    own token transformations: a function of the snippet's could emit any code. (None
-    given: parse_expr's default, the standard ones.)"""
+    own token transformations: a function of the snippet's could emit any code. (Not given:
+    parse_expr's default, the standard ones; none at all keeps every name a name, which
+    the same check has seen.)"""
     parser = sys.modules.get("sympy.parsing.sympy_parser")
     own = {id(value) for value in vars(parser).values()} if parser is not None else set()
     if not isinstance(transformations, str) and (
@@ -901,7 +902,7 @@ CHECKED_CALLS = {
     "pandas.io.formats.style_render._maybe_wrap_formatter":
         _plain_fields(lambda formatter=None, *args, **kwargs: formatter),
     "matplotlib.backends.registry.BackendRegistry.load_backend_module": _agg_backend_only,
-    "sympy.parsing.sympy_parser.parse_expr": _plain_math_only,
+    "sympy.parsing.sympy_parser.parse_expr": _math_text_only,
     # every node of a pandas expression (df.query, df.eval, pd.eval), as pandas visits it
     "pandas.core.computation.expr.BaseExprVisitor.visit": pandas_expressions.node_refusal,
     # pandas' lookups of a function by name (agg, apply, transform; pivot_table's aggfunc

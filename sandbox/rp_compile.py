@@ -86,6 +86,12 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         self.match_classes: list[list] = []  # per match statement being visited: its _match_class_ lines
         self.match_count = 0
         self.refused_lines: set[tuple] = set()  # (line, message) said once (_refuse_once)
+        self.left_as_text: dict = {}       # id -> annotation never evaluated (_text_annotations)
+
+    def visit(self, node):
+        if self.left_as_text.get(id(node)) is node:
+            return node
+        return super().visit(node)
 
     def check_name(self, node, name, allow_magic_methods=False):
         if (allow_magic_methods and name in EXTRA_MAGIC_METHODS
@@ -676,12 +682,32 @@ def parse_snippet(code) -> ast.Module:
         raise CompileError("syntax_error", f"SyntaxError: {exc}", None) from None
 
 
+def _text_annotations(tree: ast.Module) -> list:
+    """Under `from __future__ import annotations` no annotation is evaluated: Python keeps
+    each as the text of its expression. The policy would rewrite that expression first
+    (typing.ClassVar[int] became "_getitem_(_getattr_(typing, 'ClassVar'), int)", and
+    dataclasses no longer saw the ClassVar), so these are left as the snippet wrote them:
+    text, as a string annotation it could have written itself."""
+    futures = (node for node in tree.body if isinstance(node, ast.ImportFrom) and node.module == "__future__")
+    if not any(alias.name == "annotations" for node in futures for alias in node.names):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            found.append(node.returns)
+        elif isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+            found.append(node.annotation)
+    return found
+
+
 def compile_snippet(code, restricted: bool) -> types.CodeType:
     tree = parse_snippet(code)
     try:
         if restricted:
             errors: list[str] = []
-            tree = _SnippetPolicy(errors, [], {}).visit(tree)
+            policy = _SnippetPolicy(errors, [], {})
+            policy.left_as_text = {id(annotation): annotation for annotation in _text_annotations(tree)}
+            tree = policy.visit(tree)
             if errors:
                 match = LINE_PREFIX.match(errors[0])
                 raise CompileError("security_violation", "\n".join(errors),

@@ -7,13 +7,16 @@ from __future__ import annotations
 import abc
 import builtins
 import collections
+import contextlib
 import dataclasses
 import dis
 import enum
 import functools
 import operator
 import string
+import sys
 import types
+import typing
 
 from RestrictedPython.Eval import default_guarded_getitem
 from RestrictedPython.Guards import (
@@ -54,6 +57,7 @@ from .rp_modules import (
     is_plain_name,
     needs_vet,
     policy_only,
+    unproxied,
 )
 
 
@@ -790,12 +794,29 @@ class ExecutionContext(ModulePolicy):
             if target not in self.classes:  # (it writes __init__, __eq__, __repr__... onto the class)
                 raise self.refuse("attribute_blocked", "dataclasses.dataclass decorates the snippet's own classes, "
                                                        f"not {describe_value(target)}")
-            self.check_field_names(target)
-            made = dataclasses.dataclass(target, **kwargs)
+            with self.snippet_module_registered():
+                self.check_field_names(target)
+                made = dataclasses.dataclass(target, **kwargs)
             if made is not target and isinstance(made, type):  # slots=True makes a new class of the same body
                 self.check_class(made, self.defined.get(target, ()))
             return made
         return wrap if cls is None else wrap(cls)
+
+    @contextlib.contextmanager
+    def snippet_module_registered(self):
+        """dataclasses reads a string annotation ('ClassVar[int]', every one under `from
+        __future__ import annotations`) by looking its name up in sys.modules[cls.__module__]:
+        for the snippet's classes, a module of the snippet's names that it looks for (typing
+        and dataclasses, ClassVar, InitVar and KW_ONLY, under whatever name the snippet gave
+        them), there only while dataclasses looks."""
+        view = types.ModuleType(SNIPPET_MODULE)
+        vars(view).update((name, unproxied(value)) for name, value in list(self.globals.items())
+                          if type(name) is str and _dataclass_marker(unproxied(value)))
+        sys.modules[SNIPPET_MODULE] = view
+        try:
+            yield
+        finally:
+            sys.modules.pop(SNIPPET_MODULE, None)
 
     def total_ordering(self, cls):
         """functools.total_ordering sets the missing comparison methods on the class: the
@@ -808,9 +829,10 @@ class ExecutionContext(ModulePolicy):
     def check_field_names(self, target) -> None:
         if not isinstance(target, type):
             return
-        # (the name annotated KW_ONLY, `_` by convention, is a marker dataclasses never pastes)
+        # (the name annotated KW_ONLY, `_` by convention, is a marker dataclasses never pastes;
+        # as text, "KW_ONLY", it is one when dataclasses' own reading of the text says so)
         names = [name for name, kind in target.__dict__.get("__annotations__", {}).items()
-                 if kind is not dataclasses.KW_ONLY]
+                 if kind is not dataclasses.KW_ONLY and not _text_of_kw_only(kind, target)]
         for base in target.__mro__:
             fields = base.__dict__.get("__dataclass_fields__")
             if isinstance(fields, dict):
@@ -926,6 +948,22 @@ def _base_builtins() -> dict:
 
 
 _BASE_BUILTINS = _base_builtins()
+
+
+def _dataclass_marker(value) -> bool:
+    """What dataclasses looks for behind a name of a string annotation."""
+    return (value is typing.ClassVar or value is dataclasses.InitVar or value is dataclasses.KW_ONLY
+            or isinstance(value, types.ModuleType) and value in (typing, dataclasses)
+            or type(value) is dataclasses.InitVar
+            or type(value) is getattr(typing, "_GenericAlias", None) and value.__origin__ is typing.ClassVar)
+
+
+def _text_of_kw_only(annotation, cls) -> bool:
+    """dataclasses' own test of a string annotation for KW_ONLY (sys.modules holds the
+    snippet's names while it runs: snippet_module_registered)."""
+    is_type, is_kw_only = getattr(dataclasses, "_is_type", None), getattr(dataclasses, "_is_kw_only", None)
+    return (type(annotation) is str and is_type is not None and is_kw_only is not None
+            and bool(is_type(annotation, cls, dataclasses, dataclasses.KW_ONLY, is_kw_only)))
 
 
 def restricted_globals(ctx: ExecutionContext, stdout) -> dict:

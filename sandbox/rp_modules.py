@@ -401,6 +401,11 @@ def _hidden_danger(container):
     return None
 
 
+def unproxied(value):
+    """The module a ModuleProxy stands for (for the sandbox's own reads), else `value`."""
+    return object.__getattribute__(value, "_ModuleProxy__module") if type(value) is ModuleProxy else value
+
+
 class ModuleProxy:
     """A read-only view of an allowed module, handed to the snippet instead of the module.
 

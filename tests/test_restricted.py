@@ -2096,3 +2096,78 @@ def test_a_sessions_earlier_cycles_are_collected_under_the_next_calls_policy():
     payload, _ = run_in_child(two_calls)
     first, second, printed = payload["value"]
     assert first and second and "ESCAPED" not in printed and printed.count("blocked:") == 3, payload
+
+
+# ---------------------------------------------------------------- from __future__ import annotations
+FUTURE_DATACLASSES = '''from __future__ import annotations
+import dataclasses
+import typing
+from typing import ClassVar
+from dataclasses import dataclass, field, InitVar, KW_ONLY
+
+@dataclass
+class Node:
+    value: int
+    children: list[Node] = field(default_factory=list)
+    parent: Node | None = None
+    count: ClassVar[int] = 0
+    total: typing.ClassVar[int] = 0
+    seed: InitVar[int] = 0
+    _: KW_ONLY
+    label: str = ""
+    def __post_init__(self, seed):
+        self.value += seed
+
+def area(width: float, height: float = 1.0) -> float:
+    return width * height
+
+n = Node(1, seed=2, label="root")
+result = [[f.name for f in dataclasses.fields(Node)], n.value, n.label, Node.count,
+          [f.type for f in dataclasses.fields(Node)], area(2.0)]
+'''
+
+
+def test_future_annotations_keep_the_text_the_snippet_wrote():
+    """Under `from __future__ import annotations` every annotation is text; the policy used
+    to rewrite the expression before Python stored it (typing.ClassVar[int] became
+    "_getitem_(_getattr_(typing, 'ClassVar'), int)"), and dataclasses failed on the
+    snippet's classes (AttributeError: 'NoneType' object has no attribute '__dict__')."""
+    reply, _, _ = run(FUTURE_DATACLASSES)
+    import types
+    module = types.ModuleType("future_dataclasses")   # (dataclasses looks the class's module up by name)
+    sys.modules[module.__name__] = module
+    try:
+        exec(FUTURE_DATACLASSES, vars(module))
+    finally:
+        del sys.modules[module.__name__]
+    plain = vars(module)
+    assert reply["success"], reply["error"]
+    assert reply["result"] == json.loads(json.dumps(plain["result"])), (reply["result"], plain["result"])
+    assert "__sandbox__" not in sys.modules   # (dataclasses' view of the snippet's names is gone)
+
+
+@pytest.mark.parametrize("annotation", ["().__class__.__bases__[0].__subclasses__()", "__import__('os').getcwd()",
+                                        "open('/etc/passwd').read()", "print('EVALUATED') or int"])
+def test_annotations_left_as_text_are_never_evaluated(annotation):
+    """Left as the snippet wrote them, unchecked: text Python never evaluates (a module or
+    class annotation is stored as a string; a complex target's and a local's are dropped),
+    as a string annotation the snippet could always write; what reads such text back
+    (typing.get_type_hints, inspect) stays refused."""
+    code = (f"from __future__ import annotations\nimport dataclasses\nclass O:\n    pass\no = O()\nd = {{}}\n"
+            f"x: {annotation} = 1\no.a: {annotation} = 2\nd['k']: {annotation} = 3\n"
+            f"def f(p: {annotation}, *a: {annotation}, k: {annotation} = 0, **kw: {annotation}) -> {annotation}:\n"
+            f"    q: {annotation} = 4\n    return q\n"
+            f"@dataclasses.dataclass\nclass C:\n    y: {annotation} = 0\n"
+            f"result = [f(0), o.a, d, dataclasses.fields(C)[0].type]")
+    reply, out, _ = run(code)
+    assert reply["success"], reply["error"]
+    assert reply["result"] == [4, 2, {"k": 3}, annotation], reply["result"]
+    assert "EVALUATED" not in out
+    # without the future import the annotations are code, evaluated under the guards
+    reply, out, _ = run(code.replace("from __future__ import annotations\n", ""))
+    if annotation.startswith("print"):
+        assert reply["success"] and "EVALUATED" in out, reply
+    else:
+        assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+    reply, _, _ = run(code + "\nimport typing\ntyping.get_type_hints(f)")
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply

@@ -3206,6 +3206,56 @@ result = freed >= 2
 """)
 
 
+# ---------------------------------------------------------------- from __future__ import annotations (stop 35)
+snippet("future_annotations", """
+from __future__ import annotations
+from dataclasses import dataclass, field
+from typing import ClassVar, Optional
+
+@dataclass
+class Task:
+    title: str
+    priority: int = 3
+    tags: list[str] = field(default_factory=list)
+    parent: Optional[Task] = None
+    created: ClassVar[int] = 0
+
+    def add_tag(self, tag: str) -> Task:
+        self.tags.append(tag)
+        return self
+
+root = Task("plan")
+child = Task("write", priority=1, parent=root).add_tag("urgent")
+result = [child.parent.title, child.tags, Task.created, sorted([child, root], key=lambda t: t.priority)[0].title]
+""")
+
+snippet("future_annotations", """
+from __future__ import annotations
+import dataclasses
+from typing import NamedTuple, Protocol
+
+class Shape(Protocol):
+    def area(self) -> float: ...
+
+class Rect(NamedTuple):
+    w: float
+    h: float
+    def area(self) -> float:
+        return self.w * self.h
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Circle:
+    r: float
+    def area(self) -> float:
+        return 3.14159 * self.r ** 2
+
+def total_area(shapes: list[Shape]) -> dict[str, float]:
+    return {type(s).__name__: round(s.area(), 2) for s in shapes}
+
+result = [total_area([Rect(2, 3), Circle(1.0)]), [f.type for f in dataclasses.fields(Circle)]]
+""")
+
+
 # ---------------------------------------------------------------- pandas expression strings (stop 35)
 snippet("pandas_query", """
 import pandas as pd
