@@ -109,6 +109,16 @@ class SessionState:
         self.context: ExecutionContext | None = None
 
 
+def _plain_module_globals() -> dict:
+    """RestrictedPython off: the snippet runs as a script's __main__ does, in a module that
+    sys.modules names (dataclasses looks a class's module up there to read its string
+    annotations)."""
+    module = types.ModuleType(SNIPPET_MODULE)
+    module.__builtins__ = builtins
+    sys.modules[SNIPPET_MODULE] = module
+    return vars(module)
+
+
 def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr,
             files: str | None = None, session: SessionState | None = None, names: dict | None = None,
             finish: Callable[[], None] | None = None) -> dict:
@@ -169,7 +179,7 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
         ctx = ExecutionContext(allowed, events, files)
         glb = restricted_globals(ctx, stdout)
     else:
-        ctx, glb = None, {"__name__": SNIPPET_MODULE, "__builtins__": builtins}
+        ctx, glb = None, _plain_module_globals()
     if session is not None:
         session.globals, session.context = glb, ctx
     policy = _run_policy(ctx) if ctx is not None else contextlib.nullcontext()

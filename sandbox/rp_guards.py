@@ -812,11 +812,15 @@ class ExecutionContext(ModulePolicy):
         view = types.ModuleType(SNIPPET_MODULE)
         vars(view).update((name, unproxied(value)) for name, value in list(self.globals.items())
                           if type(name) is str and _dataclass_marker(unproxied(value)))
+        before = sys.modules.get(SNIPPET_MODULE)   # (an in-process run of plain Python left its own)
         sys.modules[SNIPPET_MODULE] = view
         try:
             yield
         finally:
-            sys.modules.pop(SNIPPET_MODULE, None)
+            if before is None:
+                sys.modules.pop(SNIPPET_MODULE, None)
+            else:
+                sys.modules[SNIPPET_MODULE] = before
 
     def total_ordering(self, cls):
         """functools.total_ordering sets the missing comparison methods on the class: the
