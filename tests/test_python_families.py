@@ -411,7 +411,8 @@ def test_ordinary_code_through_the_new_guards():
 @needs_data_science
 @pytest.mark.parametrize("code", [
     "import sympy\nresult = str(sympy.S('x.real'))",
-    "import pandas as pd\nresult = str(getattr(pd.DataFrame({'a': [1]}), 'eval'))",
+    "import pandas as pd\nresult = str(pd.DataFrame({'a': [1]}).query('a.real > 0'))",
+    "import pandas as pd\nresult = str(getattr(pd.DataFrame({'a': [1]}), 'style'))",
     "import numpy as np\nresult = str(np.lib.stride_tricks.as_strided)",
 ])
 def test_library_tables_apply_to_modules_imported_by_the_snippet(code):
@@ -1278,10 +1279,10 @@ def test_numpy_looks_no_name_up_in_the_sandboxs_frames(lookup):
 
 @needs_data_science
 def test_a_refused_name_imported_with_its_library_says_why():
-    """`from sympy import sympify` as the run's first import of sympy: the refusal, not
+    """`from sympy import var` as the run's first import of sympy: the refusal, not
     Python's bare "cannot import name"."""
-    reply = refused("from sympy import sympify", allowed=DS, error_types=("security_violation", "runtime_error"))
-    assert "sympify parses strings with eval" in reply["error"], reply
+    reply = refused("from sympy import var", allowed=DS, error_types=("security_violation", "runtime_error"))
+    assert "var() writes into the caller's globals" in reply["error"], reply
     assert works("import numpy as np\nA = np.eye(2)\nresult = [np.bmat([[A, A]]).shape, np.r_[1:3, [5]].tolist(), "
                  "np.c_[[1, 2], [3, 4]].tolist(), np.r_['0,2', [1, 2], [3, 4]].tolist()]", allowed=DS) == \
         [[2, 4], [1, 2, 5], [[1, 3], [2, 4]], [[1, 2], [3, 4]]]
