@@ -572,6 +572,10 @@ REFUSED_ATTRIBUTES = {
     # (SQLite attaches the bytes as a database, and ATTACH is refused)
     "deserialize": (("sqlite3.Connection",), "to copy a database use source.backup(target), or write the bytes to "
                                              "a file and sqlite3.connect() it"),
+    # (eval_str=True evaluates annotation text, the snippet's included, as unrestricted Python)
+    **dict.fromkeys(("from_callable", "from_function"),
+                    (("inspect.Signature",), "a signature is inspect.signature(f), whose annotations stay as "
+                                             "they are")),
     "print_stack": (("asyncio.Task",), _TASK_STACK),
     "get_stack": (("asyncio.Task",), _TASK_STACK),
 }

@@ -89,6 +89,11 @@ SUBSETS = {
     "mimetypes": ("guess_type", "guess_extension", "guess_all_extensions"),
     # a collection now (what the snippet's allocations would trigger anyway), nothing of the collector's
     "gc": ("collect",),
+    # signatures and predicates, for decorators and dispatch; no frame, source, member walk or
+    # annotation evaluation (signature takes no eval_str; Signature.from_callable is refused)
+    "inspect": ("signature", "Signature", "Parameter", "BoundArguments", "isclass", "isfunction", "ismethod",
+                "isroutine", "isbuiltin", "iscoroutinefunction", "isgeneratorfunction", "isasyncgenfunction",
+                "iscoroutine", "isgenerator", "isasyncgen", "isawaitable", "isabstract", "getdoc", "cleandoc"),
 }
 WHY = {
     "sys": "the rest of sys reaches the interpreter's internals (modules, frames, hooks)",
@@ -120,6 +125,9 @@ WHY = {
     "mimetypes": "the rest of mimetypes reads the host's type files and changes the module's tables",
     "gc": "the rest of gc reaches every live object (get_objects, get_referrers) and changes when the sandbox "
           "collects",
+    "inspect": "the rest of inspect reaches frames, globals and source files (stack, currentframe, getsource, "
+               "getmembers) and evaluates annotation text (get_annotations); a snippet's functions and classes "
+               "are its own: call them, and read __name__ or __doc__",
     **dict.fromkeys(("pathlib", "glob"), "here it reaches the snippet's directory only, as open() does: switch on "
                                          "the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module"),
 }
@@ -288,6 +296,18 @@ def _mime_type_functions(mimetypes) -> dict:
     return {attr: getattr(table, attr) for attr in SUBSETS["mimetypes"]}
 
 
+def _signature_as_written(inspect, refuse):
+    def signature(obj, *, follow_wrapped=True, **evaluation):
+        """inspect.signature(obj): annotations as they are, never evaluated (eval_str, with
+        its globals and locals, would run annotation text, the snippet's included, as
+        unrestricted Python)."""
+        if evaluation:
+            raise refuse(f"inspect.signature({', '.join(evaluation)}=...): annotations are not evaluated in the "
+                         "sandbox; they come back as written (a class, or the text)")
+        return inspect.signature(obj, follow_wrapped=bool(follow_wrapped))
+    return signature
+
+
 def names(subset: ModuleSubset) -> list:
     """The names a subset has."""
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
@@ -331,6 +351,8 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
         values["ZoneInfo"] = _zone_info_by_exact_key(module.ZoneInfo)
     if name == "mimetypes":
         values = _mime_type_functions(module)
+    if name == "inspect":
+        values["signature"] = _signature_as_written(module, refuse)
     if name in ("os", "os.path"):
         os_functions, path_functions = snippet_files.file_functions(files, refuse)
         path = {attr: getattr(os.path, attr) for attr in SUBSETS["os.path"]}

@@ -617,3 +617,53 @@ def test_the_tool_description_names_every_subset_and_its_examples_exist():
     for module, attr in examples:
         reply, _, _ = run(f"import {module}\nresult = callable({module}.{attr}) or {module}.{attr} is not None")
         assert reply["success"] and reply["result"] is True, (module, attr, reply)
+
+
+INSPECT_USE = '''import inspect, functools
+def typed(a: int, b: 'str' = 'x', *rest, key=None, **extra) -> bool:
+    """Check."""
+    return True
+def deco(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return inner
+async def co():
+    pass
+sig = inspect.signature(deco(typed))
+bound = sig.bind(1, key=2)
+bound.apply_defaults()
+result = [str(sig), [p.kind.name for p in sig.parameters.values()], sig.parameters['b'].annotation,
+          sig.parameters['a'].annotation is int, sig.return_annotation is bool, dict(bound.arguments),
+          sig.parameters['key'].default is None, inspect.Parameter.empty is sig.parameters['rest'].default,
+          inspect.getdoc(typed), inspect.cleandoc('  a\\n    b'), inspect.isfunction(typed),
+          inspect.iscoroutinefunction(co), inspect.isclass(int), inspect.ismethod(typed),
+          str(inspect.signature(typed, follow_wrapped=False))]
+'''
+
+
+def test_inspect_gives_signatures_and_predicates_as_cpython_does():
+    import json
+    reply, _, _ = run(INSPECT_USE)
+    plain = {}
+    exec(compile(INSPECT_USE, "<plain>", "exec", dont_inherit=True), plain)   # (not this module's future import)
+    assert reply["success"], reply["error"]
+    assert reply["result"] == json.loads(json.dumps(plain["result"])), (reply["result"], plain["result"])
+
+
+@pytest.mark.parametrize("code", [
+    "import inspect\ninspect.stack()", "import inspect\ninspect.currentframe()", "import inspect\ninspect.getsource(len)",
+    "import inspect\ninspect.getmembers(1)", "import inspect\ninspect.unwrap(len)", "import inspect\ninspect.getmodule(len)",
+    "import inspect\ninspect.get_annotations(len)", "import inspect\ninspect.getattr_static(1, 'real')",
+    "import inspect\ninspect.getclosurevars(len)", "from inspect import getsourcefile",
+    "import inspect\ndef f(x: 'print(1)'):\n    pass\ninspect.signature(f, eval_str=True)",
+    "import inspect\ndef f(x: 'print(1)'):\n    pass\ninspect.signature(f, globals={}, locals={})",
+    "import inspect\ndef f(x: 'print(1)'):\n    pass\ninspect.Signature.from_callable(f, eval_str=True)",
+    "import inspect\ndef f(x: 'print(1)'):\n    pass\ntype(inspect.signature(f)).from_callable(f, eval_str=True)",
+    "import inspect\ndef f(x: 'print(1)'):\n    pass\ninspect.signature(f).from_callable(f)",
+    "import inspect\ninspect.signature.__globals__",
+])
+def test_inspect_hands_out_no_frame_source_or_evaluation(code):
+    reply, out, _ = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply
+    assert out.getvalue() == "", out.getvalue()   # (no annotation text was evaluated)

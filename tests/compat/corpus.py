@@ -3256,6 +3256,38 @@ result = [total_area([Rect(2, 3), Circle(1.0)]), [f.type for f in dataclasses.fi
 """)
 
 
+snippet("modules", """
+import functools
+import inspect
+
+def validate_types(fn):
+    sig = inspect.signature(fn)
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        for name, value in bound.arguments.items():
+            expected = sig.parameters[name].annotation
+            if expected is not inspect.Parameter.empty and not isinstance(value, expected):
+                raise TypeError(f"{name} must be {expected.__name__}, got {type(value).__name__}")
+        return fn(*args, **kwargs)
+    return wrapper
+
+@validate_types
+def scale(values: list, factor: float = 2.0) -> list:
+    \"\"\"Multiply every value.\"\"\"
+    return [v * factor for v in values]
+
+errors = []
+try:
+    scale("abc")
+except TypeError as e:
+    errors.append(str(e))
+result = [scale([1, 2]), errors, str(inspect.signature(scale)), inspect.getdoc(scale),
+          inspect.iscoroutinefunction(scale)]
+""")
+
+
 # ---------------------------------------------------------------- pandas expression strings (stop 35)
 snippet("pandas_query", """
 import pandas as pd
