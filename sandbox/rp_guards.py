@@ -72,6 +72,7 @@ class ExecutionContext(ModulePolicy):
         self.proxies: dict[tuple[str, int], ModuleProxy] = {}
         self.subsets: dict[str, module_subsets.ModuleSubset] = {}
         self.classes: set[type] = set()
+        self.building: list = []   # the bodies of the snippet's class statements being run, innermost last
         self.defined: dict[type, set] = {}  # a snippet class -> the names the snippet gave it (check_class)
         self.match_classes: dict[tuple, type] = {}  # (class, keywords, positional) -> match_class's class
         self.globals: dict = {}
@@ -402,7 +403,17 @@ class ExecutionContext(ModulePolicy):
             return ob.__globals__ is self.globals
         if isinstance(ob, type):
             cls = ob
-        return any(base in self.classes for base in cls.__mro__)
+        return any(base in self.classes for base in cls.__mro__) or self.being_built(cls)
+
+    def being_built(self, cls: type) -> bool:
+        """The class the snippet's class statement is making right now: Enum's metaclass
+        makes its members (and runs their __init__, which sets their attributes) before
+        the statement is done and the class is registered."""
+        if not self.building or cls in self.defined:
+            return False
+        module = vars(cls).get("__module__")     # (read as type itself keeps them: no metaclass answers)
+        return (type(module) is str and module == SNIPPET_MODULE
+                and _TYPE_QUALNAME(cls) == self.building[-1].__qualname__)
 
     # -- names that start with "_" (private_names.py)
     def _underscore_read(self, obj, name: str):
@@ -624,7 +635,11 @@ class ExecutionContext(ModulePolicy):
 
     def build_class(self, func, name, /, *bases, **kwargs):
         """__build_class__: remember the classes the snippet defines (they are writable)."""
-        cls = builtins.__build_class__(func, name, *bases, **kwargs)
+        self.building.append(func)
+        try:
+            cls = builtins.__build_class__(func, name, *bases, **kwargs)
+        finally:
+            self.building.pop()
         if isinstance(cls, type):
             self.check_class(cls, class_body_names(func))
         return cls
@@ -952,6 +967,9 @@ def _base_builtins() -> dict:
 
 
 _BASE_BUILTINS = _base_builtins()
+
+
+_TYPE_QUALNAME = vars(type)["__qualname__"].__get__
 
 
 def _dataclass_marker(value) -> bool:

@@ -2174,3 +2174,28 @@ def test_annotations_left_as_text_are_never_evaluated(annotation):
         assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
     reply, _, _ = run(code + "\nimport typing\ntyping.get_type_hints(f)")
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
+
+
+def test_an_enum_members_init_sets_attributes_while_the_class_is_made():
+    """Enum's metaclass makes the members, and runs their __init__, before the class
+    statement is done: the Python docs' Planet example was refused (a Planet "the
+    snippet did not create")."""
+    reply, _, _ = run("import enum\nclass Planet(enum.Enum):\n    MERCURY = (3.303e+23, 2.4397e6)\n"
+                      "    EARTH = (5.976e+24, 6.37814e6)\n    def __init__(self, mass, radius):\n"
+                      "        self.mass = mass\n        self.radius = radius\n    @property\n"
+                      "    def gravity(self):\n        return 6.673e-11 * self.mass / (self.radius * self.radius)\n"
+                      "result = [round(Planet.EARTH.gravity, 2), Planet.MERCURY.mass]")
+    assert reply["success"] and reply["result"] == [9.8, 3.303e+23], reply
+
+
+@pytest.mark.parametrize("code", [
+    # a class statement named like a library class does not make that class's objects the snippet's
+    "import random\nclass Random:\n    r = random.Random(1)\n    r.seed_value = 1",
+    "import enum\nclass Enum:\n    enum.Enum.extra = 1",
+    "import fractions\nclass Fraction:\n    fractions.Fraction(1, 2).extra = 1",
+    "import enum\nclass Color(enum.Enum):\n    RED = 1\n    def __init__(self, value):\n"
+    "        import random\n        random.Random(1).extra = 1",
+])
+def test_a_class_being_made_opens_no_library_object(code):
+    reply, _, _ = run(code)
+    assert not reply["success"] and reply["error_type"] == "security_violation", reply

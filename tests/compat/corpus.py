@@ -3288,6 +3288,28 @@ result = [scale([1, 2]), errors, str(inspect.signature(scale)), inspect.getdoc(s
 """)
 
 
+snippet("modules", """
+import enum
+
+class Planet(enum.Enum):
+    MERCURY = (3.303e23, 2.4397e6)
+    EARTH = (5.976e24, 6.37814e6)
+
+    def __init__(self, mass, radius):
+        self.mass = mass
+        self.radius = radius
+
+    @property
+    def surface_gravity(self):
+        return 6.673e-11 * self.mass / (self.radius * self.radius)
+
+    def __str__(self):
+        return self.name.title()
+
+result = {str(p): round(p.surface_gravity, 2) for p in Planet}
+""")
+
+
 # ---------------------------------------------------------------- pandas expression strings (stop 35)
 snippet("pandas_query", """
 import pandas as pd
