@@ -974,8 +974,8 @@ _TYPE_QUALNAME = vars(type)["__qualname__"].__get__
 
 def _dataclass_marker(value) -> bool:
     """What dataclasses looks for behind a name of a string annotation."""
-    return (value is typing.ClassVar or value is dataclasses.InitVar or value is dataclasses.KW_ONLY
-            or isinstance(value, types.ModuleType) and value in (typing, dataclasses)
+    return (value is typing or value is dataclasses
+            or value is typing.ClassVar or value is dataclasses.InitVar or value is dataclasses.KW_ONLY
             or type(value) is dataclasses.InitVar
             or type(value) is getattr(typing, "_GenericAlias", None) and value.__origin__ is typing.ClassVar)
 

@@ -389,7 +389,9 @@ def test_connection_and_byte_limits(http_port):
         assert r["result"][:2] == [BODY.decode()] * 2, r
         assert "connection limit reached" in r["result"][2], r   # told once, then no longer accepted
         assert "timed out" in r["result"][3], r
-        assert len(r["network"]) == 3 and "connection limit" in r["network"][2]["reason"]
+        # (records are kept as connections end: the refused third can end before the second)
+        assert len(r["network"]) == 3, r["network"]
+        assert [("connection limit" in c.get("reason", "")) for c in r["network"]].count(True) == 1, r["network"]
     finally:
         runner.close()
     with serving(b"x" * 200_000) as big:
