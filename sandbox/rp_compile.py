@@ -444,11 +444,19 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_MatchClass(self, node):
-        if not isinstance(node.cls, ast.Name):
-            self.error(node, "a class pattern must name the class directly (case Point(...)): assign "
-                             "it to a name first")
-            return node
-        self.check_name(node, node.cls.id)
+        if isinstance(node.cls, ast.Name):
+            self.check_name(node, node.cls.id)
+        else:
+            # `case ast.Name(...)`: the interpreter would read the dotted name itself; it is
+            # read through the guards before the statement instead, into a name of the
+            # sandbox's. (Read early: a dotted name's reads do nothing else.)
+            held = ast.Name(self._next_match_name(), ast.Store())
+            assign = ast.Assign(targets=[held], value=self.visit(node.cls))
+            copy_locations(assign, node)
+            self.match_classes[-1].append(ast.fix_missing_locations(assign))
+            cls = ast.Name(held.id, ast.Load())
+            copy_locations(cls, node.cls)
+            node.cls = cls
         node.patterns = [self.visit(p) for p in node.patterns]
         for name in node.kwd_attrs:
             if name.startswith("_") or name in INSPECT_ATTRIBUTES:
@@ -456,8 +464,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
                                  "(case Point(x=0)); test others in a guard (case P() if ...)")
         node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
         if node.patterns or node.kwd_patterns:
-            made = f"_sandbox_match_{self.match_count}"
-            self.match_count += 1
+            made = self._next_match_name()
             call = ast.Call(func=ast.Name("_match_class_", ast.Load()),
                             args=[ast.Name(node.cls.id, ast.Load()),
                                   ast.Tuple([ast.Constant(name) for name in node.kwd_attrs], ast.Load()),
@@ -469,6 +476,10 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             copy_locations(cls, node.cls)
             node.cls = cls
         return node
+
+    def _next_match_name(self) -> str:
+        self.match_count += 1
+        return f"_sandbox_match_{self.match_count - 1}"
 
     # -- async def, await, async for, async with: asyncio's subset (module_subsets.py) runs
     # them; what an await or an async for hands over is vetted like a call's result.

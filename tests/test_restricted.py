@@ -1999,6 +1999,36 @@ def test_positional_class_patterns_match_as_in_python():
                       9, 6, ["k"], "other"], result
 
 
+def test_a_class_pattern_may_name_its_class_by_a_dotted_name():
+    """`case ast.Name(id=x)`, `case json.JSONDecodeError()`: the dotted name is read through
+    the guards before the statement (the interpreter would read it itself), nested matches
+    and functions included."""
+    result, _ = ok("import collections, json\nclass Shapes:\n    class Circle:\n        __match_args__ = ('r',)\n"
+                   "        def __init__(self, r):\n            self.r = r\n"
+                   "def what(v):\n    match v:\n        case Shapes.Circle(0):\n            return 'dot'\n"
+                   "        case Shapes.Circle(r=r):\n            return f'circle {r}'\n"
+                   "        case json.JSONDecodeError(msg=m):\n            return m\n"
+                   "        case collections.OrderedDict():\n            return 'ordered'\n"
+                   "        case list([first, *_]):\n            match first:\n"
+                   "                case Shapes.Circle(r):\n                    return f'first circle {r}'\n"
+                   "                case _:\n                    return 'list'\n        case _:\n            return 'other'\n"
+                   "result = [what(Shapes.Circle(0)), what(Shapes.Circle(2)), what(json.JSONDecodeError('bad', 'x', 0)),\n"
+                   "          what(collections.OrderedDict()), what([Shapes.Circle(3)]), what([1]), what(5)]")
+    assert result == ["dot", "circle 2", "bad", "ordered", "first circle 3", "list", "other"], result
+
+
+@pytest.mark.parametrize("code", [
+    # a dotted class name is read as the guards read attributes
+    "import json\nmatch 1:\n    case json.__loader__():\n        pass",
+    "import json\nmatch 1:\n    case json._default_decoder():\n        pass",
+    "import os\nmatch 1:\n    case os.system():\n        pass",
+    "match 1:\n    case int.__class__():\n        pass",
+    "class A:\n    pass\nmatch 1:\n    case A.__class__.__base__():\n        pass",
+])
+def test_a_dotted_class_pattern_reads_nothing_the_guards_would_not_hand_out(code):
+    blocked(code, error_types=("security_violation",))
+
+
 @pytest.mark.parametrize("code", [
     # __match_args__ names what the guards refuse, or is not a tuple of names
     "class P:\n    __match_args__ = ('__class__',)\nmatch P():\n    case P(c):\n        pass",
