@@ -536,6 +536,12 @@ WRITABLE_TYPES = {
     # what it holds reaches only the serializer, which takes strings
     "xml.etree.ElementTree.Element": "el.text = 'hi' is how an XML tree is built (el.set() writes attrib anyway)",
 }
+# ...and library types whose instances of every subclass a snippet may set public attributes on
+WRITABLE_FAMILIES = {
+    # node.name = 'renamed' in a NodeTransformer: a tree is data here (snippet_ast), compiled by
+    # nothing the snippet can call; its private names (_fields) stay read-only
+    "ast.AST": "a parsed tree's nodes are changed by setting their fields",
+}
 # ...and single attributes of library types (their subclasses included), each a property
 # whose setter checks and converts the value as the matching method does.
 WRITABLE_ATTRIBUTES = {
@@ -982,6 +988,7 @@ refused_ids: dict[int, str] = {}      # id(object) -> advice, for the objects of
 named_file_writers: dict[int, tuple] = {}  # id(function) -> WRITES_NAMED_FILE's (position, keyword)
 replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snippet gets instead
 writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
+writable_families: tuple = ()           # WRITABLE_FAMILIES, those of loaded modules
 writable_attributes: dict[type, frozenset] = {}  # WRITABLE_ATTRIBUTES, those of loaded modules
 override_hooks: dict[type, frozenset] = {}  # OVERRIDE_HOOKS, those of loaded modules
 final_classes: dict[type, str] = {}  # FINAL_CLASSES, those of loaded modules
@@ -1022,7 +1029,7 @@ def lookup(qualified: str):
 
 def resolve() -> None:
     """Look every entry up among the imported modules."""
-    global _resolved_with, writable_types, writable_attributes, override_hooks, final_classes
+    global _resolved_with, writable_types, writable_families, writable_attributes, override_hooks, final_classes
     loaded = len(sys.modules)
     for qualified, advice in REFUSED_OBJECTS.items():
         value = lookup(qualified)
@@ -1049,6 +1056,7 @@ def resolve() -> None:
         if found:
             _attribute_types[name] = found
     writable_types = frozenset(t for t in map(lookup, WRITABLE_TYPES) if isinstance(t, type))
+    writable_families = tuple(t for t in map(lookup, WRITABLE_FAMILIES) if isinstance(t, type))
     final_classes = {t: why for t, why in ((lookup(qualified), why) for qualified, why in FINAL_CLASSES.items())
                      if isinstance(t, type)}
     override_hooks = {t: names for t, names in ((lookup(qualified), names)

@@ -13,7 +13,7 @@ import io
 import os
 import sys
 
-from . import snippet_files, snippet_traceback
+from . import snippet_ast, snippet_files, snippet_traceback
 from .rp_base import RESTRICTED_RECURSION_LIMIT
 
 # The deepest recursion sys.setrecursionlimit gives a snippet (a larger limit is taken as
@@ -78,8 +78,8 @@ SUBSETS = {
                 "TimestampFromTicks"),
     # which Python, on which system and machine ("print the environment" snippets)
     "platform": ("python_version", "python_version_tuple", "python_implementation", "system", "machine"),
-    # a Python literal read from text (parsed, never compiled to code nor run)
-    "ast": ("literal_eval",),
+    # code parsed into a tree, walked, changed and unparsed (snippet_ast: never compiled nor run)
+    "ast": snippet_ast.NAMES,
     # command lines split and quoted (the shlex class, whose sourcehook opens files, is not here)
     "shlex": ("split", "quote", "join"),
     # the codecs over bytes and text: rot13, hex, base64, zlib... (not codecs.open, nor the registries)
@@ -118,8 +118,8 @@ WHY = {
     "sqlite3": "the rest of sqlite3 opens databases by URI, loads extensions and replaces the authorizer; here "
                "connect() opens ':memory:' or a file in the snippet's directory",
     "timeit": "the rest of timeit compiles strings and runs them as unrestricted Python: time a function",
-    "ast": "the rest of ast parses and compiles code: literal_eval reads a literal (numbers, strings, lists, "
-           "dicts, tuples, sets, True/False/None) from text",
+    "ast": "the rest of ast compiles trees to code; here a tree is data: parse, walk or visit it, change it, "
+           "and unparse it back to text (literal_eval reads a literal from text)",
     "shlex": "the rest of shlex (its shlex class) reads the files its input names",
     "codecs": "the rest of codecs opens files and changes the interpreter's codec and error-handler registries",
     "mimetypes": "the rest of mimetypes reads the host's type files and changes the module's tables",
@@ -131,6 +131,15 @@ WHY = {
     **dict.fromkeys(("pathlib", "glob"), "here it reaches the snippet's directory only, as open() does: switch on "
                                          "the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module"),
 }
+
+
+# How a subset with many names is listed (in get_sandbox_info and in a refusal)
+SHOWN = {"ast": (*snippet_ast.FUNCTIONS, "NodeVisitor", "NodeTransformer",
+                 "AST and every node class (Module, FunctionDef, Name, Call, Constant...)")}
+
+
+def shown_names(name: str) -> list:
+    return sorted(SHOWN.get(name) or SUBSETS[name])
 
 
 # What the subsets are made of, imported by the fork server: a snippet's first import of one
@@ -214,7 +223,7 @@ class ModuleSubset:
             return value.get() if type(value) is StandardStream else value
         name = object.__getattribute__(self, "_ModuleSubset__name")
         raise AttributeError(f"{name}.{attr} is not available in the sandbox ({WHY[name]}); {name} here has: "
-                             + ", ".join(sorted(values)))
+                             + ", ".join(sorted(values) if name not in SHOWN else shown_names(name)))
 
     def __setattr__(self, attr, value):
         stream = object.__getattribute__(self, "_ModuleSubset__values").get(attr)
@@ -337,6 +346,8 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
         return _subset(name, snippet_timeit.values(refuse))
     if name == "traceback":
         return _subset(name, snippet_traceback.values())
+    if name == "ast":
+        return _subset(name, snippet_ast.values())
     if name == "asyncio":
         from . import snippet_asyncio  # only when a snippet asks: the fork server stays small
         return _subset(name, snippet_asyncio.values())

@@ -42,6 +42,8 @@ ENUM_HOOKS = frozenset({"_missing_", "_generate_next_value_", "_ignore_", "_orde
 # Private attributes that are public API in all but name, by the kind of object.
 PRIVATE_API = {
     "namedtuple": frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"}),
+    # the names of a node's fields and location attributes, a tuple of str (read only)
+    "ast": frozenset({"_fields", "_attributes"}),
 }
 
 # Dunder attributes that may be read (never written) on these kinds of objects; "own":
@@ -65,6 +67,10 @@ SAFE_DUNDERS = {
     "__mro__": ("own class",),
     "__bases__": ("own class",),
     "__base__": ("own class",),
+    # a TypedDict of the snippet's: which of its keys are required (frozensets of str, a bool)
+    "__required_keys__": ("own class",),
+    "__optional_keys__": ("own class",),
+    "__total__": ("own class",),
 }
 
 

@@ -5,6 +5,7 @@ snippet runs with."""
 from __future__ import annotations
 
 import abc
+import ast
 import builtins
 import collections
 import contextlib
@@ -431,6 +432,8 @@ class ExecutionContext(ModulePolicy):
             if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields") \
                     and name in private_names.PRIVATE_API["namedtuple"]:
                 return True
+            if issubclass(obj if isinstance(obj, type) else type(obj), ast.AST) and name in private_names.PRIVATE_API["ast"]:
+                return True
             return None
         if kinds and (_kind_of(obj) in kinds or "any" in kinds):
             return True
@@ -535,6 +538,8 @@ class ExecutionContext(ModulePolicy):
                 return ClassWrite(ob, self)
             names = self.library_state(cls)
             return StateWrite(ob, self, names) if names else ob
+        if issubclass(cls, library_policy.writable_families):
+            return ob
         return ForeignWrite(ob, self)
 
     def library_state(self, cls: type) -> frozenset:

@@ -648,7 +648,7 @@ class SandboxTools:
             profiles=profile_info,
             extra_imports=list(s.extra_imports),
             allowed_modules=sorted(self.allowed),
-            module_subsets={name: sorted(names) for name, names in module_subsets.SUBSETS.items()
+            module_subsets={name: module_subsets.shown_names(name) for name in module_subsets.SUBSETS
                             if s.restricted_python and not profiles.permits(name, self.allowed)},
             limits=Limits(
                 timeout=TimeoutLimits(default=s.timeout, max=s.max_timeout),

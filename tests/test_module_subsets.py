@@ -176,8 +176,7 @@ def test_literals_command_lines_codecs_and_mime_types_give_cpythons_values():
 
 
 @pytest.mark.parametrize("code", [
-    "import ast\nast.parse('1')", "from ast import parse", "import ast\nast.NodeTransformer", "import ast\nast.unparse",
-    "import ast\nast.literal_eval.__globals__", "import shlex\nshlex.shlex('a', '/etc/passwd')", "from shlex import shlex",
+    "import ast\nast.literal_eval.__globals__", "import ast\nast.compile", "from ast import PyCF_ONLY_AST", "import shlex\nshlex.shlex('a', '/etc/passwd')", "from shlex import shlex",
     "import shlex\nshlex.split.__globals__['shlex']", "import codecs\ncodecs.open('/etc/passwd')",
     "import codecs\ncodecs.register(print)", "import codecs\ncodecs.register_error('x', print)",
     "import codecs\ncodecs.lookup('utf-8')", "import codecs\ncodecs.EncodedFile", "from codecs import StreamReader",

@@ -3570,6 +3570,61 @@ result = summary.to_dict("records")
 """, DATA)
 
 
+# ---------------------------------------------------------------- code as data (stop 36)
+snippet("ast", '''
+import ast
+source = """
+import json, os.path as osp
+from collections import Counter
+def load(path, *, strict=False):
+    'Read a JSON file.'
+    with open(path) as f:
+        return json.load(f)
+class Store:
+    def get(self, key):
+        return load(key)
+"""
+tree = ast.parse(source)
+functions = [(n.name, [a.arg for a in n.args.args + n.args.kwonlyargs]) for n in ast.walk(tree)
+             if isinstance(n, ast.FunctionDef)]
+modules = sorted({a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} |
+                 {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)})
+class Calls(ast.NodeVisitor):
+    def __init__(self):
+        self.names = []
+    def visit_Call(self, node):
+        match node.func:
+            case ast.Name(id=name) | ast.Attribute(attr=name):
+                self.names.append(name)
+        self.generic_visit(node)
+calls = Calls()
+calls.visit(tree)
+result = [functions, modules, calls.names, ast.get_docstring(tree.body[2])]
+''')
+snippet("ast", """
+import ast
+class Doubler(ast.NodeTransformer):
+    def visit_Constant(self, node):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return ast.copy_location(ast.Constant(value=node.value * 2), node)
+        return node
+    def visit_Name(self, node):
+        node.id = node.id.upper()
+        return node
+tree = ast.fix_missing_locations(Doubler().visit(ast.parse("rate = base * 1.5 + 3")))
+result = [ast.unparse(tree), ast.dump(ast.parse("x", mode="eval"))]
+""")
+snippet("typing", """
+from typing import TypedDict, NotRequired
+class Movie(TypedDict):
+    title: str
+    year: NotRequired[int]
+def missing_keys(d, kind):
+    return sorted(k for k in kind.__required_keys__ if k not in d)
+result = [missing_keys({}, Movie), missing_keys({"title": "Up"}, Movie), sorted(Movie.__optional_keys__),
+          Movie.__total__]
+""", since=(3, 11))
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the
