@@ -420,7 +420,21 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_MatchValue(self, node):
-        return self.node_contents_visit(node)
+        """`case Color.RED:` compares with a dotted name's value, which the interpreter would
+        read itself; a pattern takes a dotted name, never a call. So the value is read
+        through the guards before the statement, into a holder of the sandbox's, and the
+        pattern reads it back from there (`case _sandbox_match_0.value:`)."""
+        if not isinstance(node.value, ast.Attribute):
+            return self.node_contents_visit(node)   # a literal: 1, -1, 'a', 1 + 2j
+        held = self._next_match_name()
+        assign = ast.Assign(targets=[ast.Name(held, ast.Store())],
+                            value=_vet_call("_match_value_", self.visit(node.value)))
+        copy_locations(assign, node)
+        self.match_classes[-1].append(ast.fix_missing_locations(assign))
+        value = ast.Attribute(value=ast.Name(held, ast.Load()), attr="value", ctx=ast.Load())
+        copy_locations(value, node.value)
+        node.value = ast.fix_missing_locations(value)
+        return node
 
     def visit_MatchSingleton(self, node):
         return node

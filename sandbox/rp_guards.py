@@ -1030,9 +1030,20 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
         FALLBACK_GETATTR: public_getattr,
         "_metaclass_": ctx.metaclass,
         "_match_class_": ctx.match_class,
+        "_match_value_": MatchedValue,
     }
     ctx.globals = glb
     return glb
+
+
+class MatchedValue:
+    """What a value pattern (`case Color.RED:`) reads back: its dotted name's value, read
+    through the guards before the match statement (rp_compile.visit_MatchValue)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 def class_body_names(body) -> set:

@@ -2017,7 +2017,27 @@ def test_a_class_pattern_may_name_its_class_by_a_dotted_name():
     assert result == ["dot", "circle 2", "bad", "ordered", "first circle 3", "list", "other"], result
 
 
+def test_a_value_pattern_may_compare_with_a_dotted_name():
+    """`case Color.RED:`, alone and inside sequence, mapping and or-patterns, in a function
+    and at the top: the value is read through the guards before the statement."""
+    result, _ = ok("import enum, math\nclass Color(enum.Enum):\n    RED = 1\n    BLUE = 2\n"
+                   "class Limits:\n    TOP = 10\n"
+                   "def name(c):\n    match c:\n        case Color.RED:\n            return 'red'\n"
+                   "        case [Color.BLUE, x] | (Color.RED, x):\n            return f'pair {x}'\n"
+                   "        case {'k': Color.BLUE}:\n            return 'map'\n"
+                   "        case Limits.TOP | math.pi:\n            return 'constant'\n        case _:\n            return 'other'\n"
+                   "match Color.BLUE:\n    case Color.RED:\n        top = 'red'\n    case Color.BLUE:\n        top = 'blue'\n"
+                   "result = [name(Color.RED), name([Color.BLUE, 3]), name((Color.RED, 4)), name({'k': Color.BLUE}),\n"
+                   "          name(10), name(math.pi), name(Color.BLUE), top]")
+    assert result == ["red", "pair 3", "pair 4", "map", "constant", "constant", "other", "blue"], result
+
+
 @pytest.mark.parametrize("code", [
+    # a dotted value is read as the guards read attributes
+    "import json\nmatch 1:\n    case json._default_decoder:\n        pass",
+    "import json\nmatch 1:\n    case json.__loader__:\n        pass",
+    "class A:\n    pass\nmatch 1:\n    case A.__class__:\n        pass",
+    "import os\nmatch 1:\n    case os.system:\n        pass", "match 1:\n    case print.__self__:\n        pass",
     # a dotted class name is read as the guards read attributes
     "import json\nmatch 1:\n    case json.__loader__():\n        pass",
     "import json\nmatch 1:\n    case json._default_decoder():\n        pass",
@@ -2025,7 +2045,7 @@ def test_a_class_pattern_may_name_its_class_by_a_dotted_name():
     "match 1:\n    case int.__class__():\n        pass",
     "class A:\n    pass\nmatch 1:\n    case A.__class__.__base__():\n        pass",
 ])
-def test_a_dotted_class_pattern_reads_nothing_the_guards_would_not_hand_out(code):
+def test_a_dotted_name_in_a_pattern_reads_nothing_the_guards_would_not_hand_out(code):
     blocked(code, error_types=("security_violation",))
 
 

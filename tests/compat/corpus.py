@@ -3614,6 +3614,23 @@ class Doubler(ast.NodeTransformer):
 tree = ast.fix_missing_locations(Doubler().visit(ast.parse("rate = base * 1.5 + 3")))
 result = [ast.unparse(tree), ast.dump(ast.parse("x", mode="eval"))]
 """)
+snippet("match", """
+from enum import Enum
+class Status(Enum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    DONE = "done"
+def describe(task):
+    match task:
+        case {"status": Status.DONE, "name": name}:
+            return f"{name} is finished"
+        case {"status": Status.ACTIVE | Status.PAUSED as s, "name": name}:
+            return f"{name} is {s.value}"
+        case _:
+            return "unknown"
+result = [describe({"status": Status.DONE, "name": "a"}), describe({"status": Status.PAUSED, "name": "b"}),
+          describe({})]
+""")
 snippet("typing", """
 from typing import TypedDict, NotRequired
 class Movie(TypedDict):
