@@ -5,6 +5,7 @@ vetting of values, and the import policy (a mixin of the guards' context)."""
 from __future__ import annotations
 
 import abc
+import ast
 import builtins
 import collections
 import contextlib
@@ -216,11 +217,39 @@ def _cached_property(ctx):
     return stand_in
 
 
+def _named_class(text: str, func, ctx):
+    """The value a string annotation of the snippet's function names (`int`, `ast.Name`,
+    `int | str`: what `from __future__ import annotations` makes of `def _(x: int)`),
+    looked up as its code would look the names up: its globals, then its builtins, each
+    attribute through the guards. Never evaluated; None for any other text."""
+    names = getattr(func, "__globals__", None)
+    if names is not ctx.globals or len(text) > 200:
+        return None
+
+    def value(node):
+        if isinstance(node, ast.Name) and not node.id.startswith("_"):
+            for scope in (names, names["__builtins__"]):
+                if node.id in scope:
+                    return scope[node.id]
+        elif isinstance(node, ast.Attribute):
+            return ctx.getattr(value(node.value), node.attr)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return value(node.left) | value(node.right)
+        elif isinstance(node, ast.Constant) and type(node.value) is str:   # x: 'Circle', postponed
+            return value(ast.parse(node.value.strip(), mode="eval").body)
+        raise LookupError(text)
+    try:
+        return value(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, LookupError, TypeError):   # (a refused attribute is refused)
+        return None
+
+
 def _singledispatch(ctx):
     """functools.singledispatch, whose register(func) reads the class from the first
     parameter's annotation with typing.get_type_hints, which eval()s a string annotation
     with the real builtins. Here the annotation must be a class (or a union of classes),
-    handed to the real register as register(cls, func): nothing is evaluated."""
+    or the text of a name of one (_named_class), handed to the real register as
+    register(cls, func): nothing is evaluated."""
     real = functools.singledispatch
 
     def singledispatch(func):
@@ -233,10 +262,13 @@ def _singledispatch(ctx):
                 annotations = dict(getattr(cls, "__annotations__", None) or {})
                 annotations.pop("return", None)
                 first = next(iter(annotations.values()), None)
+                if type(first) is str:
+                    first = _named_class(first, cls, ctx) or first
                 if not (isinstance(first, (type, types.UnionType)) or typing.get_origin(first) is typing.Union):
                     raise ctx.refuse_call(f"{dispatcher.__name__}.register: the first parameter's annotation "
-                                          f"must be a class (def _(x: int)); it is {first!r:.60}, and strings "
-                                          "are not evaluated here: use @f.register(int) instead")
+                                          "must be a class, or the text of a class's name (def _(x: int), "
+                                          f"x: 'ast.Name', x: int | str); it is {first!r:.60}, which is not "
+                                          "evaluated here: use @f.register(int) instead")
                 return register(first, cls)
             return register(cls, func)
         checked_register.__name__ = "register"

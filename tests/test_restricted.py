@@ -868,9 +868,15 @@ VARIANTS = {
     "class_keyword_expanded": "opts = {'_simple': True}\nclass C(**opts):\n    pass",
     "singledispatch_string_annotation": "import functools\n@functools.singledispatch\ndef f(x):\n    pass\n"
                                         "@f.register\ndef _(x: \"().__class__.__base__.__subclasses__() and int\"):\n    pass",
+    # (a name's text is looked up as the snippet's code would: a call in it is never run)
     "singledispatch_future_annotations": "from __future__ import annotations\nimport functools\n"
                                          "@functools.singledispatch\ndef f(x):\n    pass\n@f.register\n"
-                                         "def _(x: int):\n    pass",
+                                         "def _(x: (print('ran') or int)):\n    pass",
+    "singledispatch_annotation_text_private": "from __future__ import annotations\nimport functools, json\n"
+                                              "@functools.singledispatch\ndef f(x):\n    pass\n@f.register\n"
+                                              "def _(x: json._default_decoder):\n    pass",
+    "singledispatch_annotation_text_builtins": "import functools\n@functools.singledispatch\ndef f(x):\n    pass\n"
+                                               "@f.register\ndef _(x: '__builtins__'):\n    pass",
     "singledispatch_register_string": "import functools\n@functools.singledispatch\ndef f(x):\n    pass\n"
                                       "f.register(\"__import__('os')\", lambda x: x)",
     "types_functiontype": "import types\ntypes.FunctionType",
@@ -962,6 +968,23 @@ def test_singledispatchmethod_dispatches_on_the_annotation_or_the_class_given():
                    "    @show.register(list)\n    def _(self, x):\n        return f'list of {len(x)}'\n"
                    "result = [Fmt().show(1), Fmt().show([1, 2]), Fmt().show('a')]")
     assert result == ["int", "list of 2", "other"], result
+
+
+def test_singledispatch_reads_a_class_from_the_text_of_its_name():
+    """`from __future__ import annotations` makes `def _(x: int)` the text 'int': a name, a
+    dotted name or a union of them is looked up as the snippet's code would look it up."""
+    text = "str | bytes" if sys.version_info >= (3, 11) else "str"   # (register takes a union from 3.11)
+    result, _ = ok("from __future__ import annotations\nimport functools, decimal\nclass Circle:\n    pass\n"
+                   "@functools.singledispatch\ndef kind(x):\n    return 'other'\n@kind.register\ndef _(x: int):\n"
+                   f"    return 'int'\n@kind.register\ndef _(x: {text}):\n    return 'text'\n"
+                   "@kind.register\ndef _(x: decimal.Decimal):\n    return 'decimal'\n@kind.register\n"
+                   "def _(x: 'Circle'):\n    return 'circle'\nclass Fmt:\n    @functools.singledispatchmethod\n"
+                   "    def show(self, x):\n        return 'any'\n    @show.register\n    def _(self, x: float):\n"
+                   "        return 'float'\n"
+                   "result = [kind(1), kind('a'), kind(b'b'), kind(decimal.Decimal(1)), kind(Circle()), kind(2.5),\n"
+                   "          Fmt().show(1.5), Fmt().show(1)]")
+    assert result == ["int", "text", "text" if "|" in text else "other", "decimal", "circle", "other", "float",
+                      "any"], result
 
 
 def test_wrapped_reads_what_the_snippets_own_functools_wraps_stored():

@@ -3631,6 +3631,28 @@ def describe(task):
 result = [describe({"status": Status.DONE, "name": "a"}), describe({"status": Status.PAUSED, "name": "b"}),
           describe({})]
 """)
+snippet("functools", """
+from __future__ import annotations
+import functools
+from dataclasses import dataclass
+@dataclass
+class Circle:
+    r: float
+@dataclass
+class Rect:
+    w: float
+    h: float
+@functools.singledispatch
+def area(shape) -> float:
+    raise TypeError(f"unsupported shape: {type(shape).__name__}")
+@area.register
+def _(shape: Circle) -> float:
+    return round(3.14159 * shape.r ** 2, 2)
+@area.register
+def _(shape: Rect) -> float:
+    return shape.w * shape.h
+result = [area(Circle(1)), area(Rect(2, 3))]
+""")
 snippet("typing", """
 from typing import TypedDict, NotRequired
 class Movie(TypedDict):
