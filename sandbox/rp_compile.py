@@ -463,7 +463,8 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         else:
             # `case ast.Name(...)`: the interpreter would read the dotted name itself; it is
             # read through the guards before the statement instead, into a name of the
-            # sandbox's. (Read early: a dotted name's reads do nothing else.)
+            # sandbox's (early, not when the case is tried: the same value unless a lookup
+            # has effects of its own, a property of the snippet's)
             held = ast.Name(self._next_match_name(), ast.Store())
             assign = ast.Assign(targets=[held], value=self.visit(node.cls))
             copy_locations(assign, node)

@@ -432,7 +432,8 @@ class ExecutionContext(ModulePolicy):
             if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields") \
                     and name in private_names.PRIVATE_API["namedtuple"]:
                 return True
-            if issubclass(obj if isinstance(obj, type) else type(obj), ast.AST) and name in private_names.PRIVATE_API["ast"]:
+            if name in private_names.PRIVATE_API["ast"] and issubclass(obj if isinstance(obj, type) else type(obj),
+                                                                        ast.AST):
                 return True
             return None
         if kinds and (_kind_of(obj) in kinds or "any" in kinds):

@@ -46,9 +46,7 @@ def _public_keywords_only(real_init):
     return __init__
 
 
-if not hasattr(ast.AST.__init__, "__wrapped_init__"):
-    ast.AST.__init__ = _public_keywords_only(ast.AST.__init__)
-    ast.AST.__init__.__wrapped_init__ = True
+ast.AST.__init__ = _public_keywords_only(ast.AST.__init__)
 
 
 def _node(value, where: str):
