@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import errno
+import dis
 import functools
 import importlib
 import string
@@ -466,6 +467,50 @@ def state_names(library_bases) -> frozenset:
                     used |= _code_names(function.__code__)
     # (dunders are the class's protocol, never instance state: a class body's __module__ and __doc__)
     return frozenset(name for name in used - checked if not (name.startswith("__") and name.endswith("__")))
+
+
+# Library bases whose subclasses keep private state of the snippet's own (self._data in a
+# test case's setUp, a helper method _make): the private names the base's package uses
+# anywhere in its code stay the library's, to read and to write (package_private_names).
+OPEN_BASES = {
+    "unittest.case.TestCase": "unittest",
+}
+
+
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
+
+
+def package_private_names(base: type, package: str) -> frozenset:
+    """The private names (not dunders) that `base` and its bases define, and that the
+    functions and methods of the package's loaded modules use, as attributes or in
+    strings (getattr(cls, '_x')): where the library may keep state on a test case."""
+    names = set()
+    for klass in base.__mro__:
+        names.update(vars(klass))
+
+    def add_code(code):
+        # attribute names only (not the modules a function imports, nor its globals)
+        names.update(op.argval for op in dis.get_instructions(code) if op.opname in _ATTRIBUTE_OPS)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                add_code(const)
+            elif isinstance(const, str) and const.isidentifier():
+                names.add(const)
+
+    def add(value):
+        for item in (value.fget, value.fset, value.fdel) if isinstance(value, property) else (value,):
+            item = getattr(item, "__func__", item)
+            if isinstance(item, types.FunctionType) and (item.__module__ or "").split(".")[0] == package:
+                add_code(item.__code__)
+
+    for module in [m for n, m in list(sys.modules.items()) if n == package or n.startswith(package + ".")]:
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == module.__name__ and not issubclass(value, tuple):
+                for member in list(vars(value).values()):   # (a named tuple's _make is not a test case's)
+                    add(member)
+            else:
+                add(value)
+    return frozenset(name for name in names if name.startswith("_") and not name.startswith("__"))
 
 
 def c_attribute_owner(library_bases, name: str):
@@ -989,6 +1034,7 @@ named_file_writers: dict[int, tuple] = {}  # id(function) -> WRITES_NAMED_FILE's
 replaced_ids: dict[int, object] = {}  # id(object) -> a factory of what the snippet gets instead
 writable_types: frozenset = frozenset()  # WRITABLE_TYPES, those of loaded modules
 writable_families: tuple = ()           # WRITABLE_FAMILIES, those of loaded modules
+open_bases: dict[type, frozenset] = {}  # OPEN_BASES, those of loaded modules -> the package's private names
 writable_attributes: dict[type, frozenset] = {}  # WRITABLE_ATTRIBUTES, those of loaded modules
 override_hooks: dict[type, frozenset] = {}  # OVERRIDE_HOOKS, those of loaded modules
 final_classes: dict[type, str] = {}  # FINAL_CLASSES, those of loaded modules
@@ -1030,6 +1076,7 @@ def lookup(qualified: str):
 def resolve() -> None:
     """Look every entry up among the imported modules."""
     global _resolved_with, writable_types, writable_families, writable_attributes, override_hooks, final_classes
+    global open_bases
     loaded = len(sys.modules)
     for qualified, advice in REFUSED_OBJECTS.items():
         value = lookup(qualified)
@@ -1057,6 +1104,9 @@ def resolve() -> None:
             _attribute_types[name] = found
     writable_types = frozenset(t for t in map(lookup, WRITABLE_TYPES) if isinstance(t, type))
     writable_families = tuple(t for t in map(lookup, WRITABLE_FAMILIES) if isinstance(t, type))
+    open_bases = {t: open_bases.get(t) or package_private_names(t, package)
+                  for t, package in ((lookup(qualified), package) for qualified, package in OPEN_BASES.items())
+                  if isinstance(t, type)}
     final_classes = {t: why for t, why in ((lookup(qualified), why) for qualified, why in FINAL_CLASSES.items())
                      if isinstance(t, type)}
     override_hooks = {t: names for t, names in ((lookup(qualified), names)

@@ -89,6 +89,9 @@ SUBSETS = {
     "mimetypes": ("guess_type", "guess_extension", "guess_all_extensions"),
     # a collection now (what the snippet's allocations would trigger anyway), nothing of the collector's
     "gc": ("collect",),
+    # test cases of the snippet's own, loaded from their classes and run (snippet_unittest)
+    "unittest": ("TestCase", "TestSuite", "TestLoader", "TextTestRunner", "TextTestResult", "TestResult",
+                 "FunctionTestCase", "main", "skip", "skipIf", "skipUnless", "expectedFailure", "SkipTest"),
     # signatures and predicates, for decorators and dispatch; no frame, source, member walk or
     # annotation evaluation (signature takes no eval_str; Signature.from_callable is refused)
     "inspect": ("signature", "Signature", "Parameter", "BoundArguments", "isclass", "isfunction", "ismethod",
@@ -121,6 +124,9 @@ WHY = {
     "ast": "the rest of ast compiles trees to code; here a tree is data: parse, walk or visit it, change it, "
            "and unparse it back to text (literal_eval reads a literal from text)",
     "shlex": "the rest of shlex (its shlex class) reads the files its input names",
+    "unittest": "the rest of unittest imports and runs tests by name, from other modules and from files "
+                "(discover), and mock patches any object; here tests come from the snippet's own TestCase "
+                "classes: unittest.main(), or TextTestRunner().run(TestLoader().loadTestsFromTestCase(MyTests))",
     "codecs": "the rest of codecs opens files and changes the interpreter's codec and error-handler registries",
     "mimetypes": "the rest of mimetypes reads the host's type files and changes the module's tables",
     "gc": "the rest of gc reaches every live object (get_objects, get_referrers) and changes when the sandbox "
@@ -146,7 +152,7 @@ def shown_names(name: str) -> list:
 # then brings no new module into its child, where any new module makes the child resolve the
 # library tables again over every loaded module (about 10 ms of copied memory: bench/README.md).
 # Not asyncio (47 modules: a choice to make with figures on how often agents write async code).
-PRELOADED = ("sandbox.snippet_sqlite", "sandbox.snippet_pathlib", "sandbox.snippet_glob", "sandbox.snippet_tempfiles",
+PRELOADED = ("sandbox.snippet_sqlite", "sandbox.snippet_unittest", "sandbox.snippet_pathlib", "sandbox.snippet_glob", "sandbox.snippet_tempfiles",
              "sandbox.snippet_timeit", "sandbox.snippet_logging", "sandbox.snippet_warnings", "zoneinfo", "gzip",
              "bz2", "lzma", "platform", "shlex", "mimetypes",
              # the codecs a snippet names most (codecs.encode(s, "rot13"), "hex", "base64", "zlib")
@@ -322,11 +328,13 @@ def names(subset: ModuleSubset) -> list:
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
 
 
-def make(name: str, files: str | None = None, refuse=None, formatter=None, snippet_open=None) -> ModuleSubset:
+def make(name: str, files: str | None = None, refuse=None, formatter=None, snippet_open=None,
+         snippet_names=None) -> ModuleSubset:
     """The subset of `name` as this process sees it now (sys.stdout and sys.stderr
     are the snippet's own streams by then). `files` and `refuse`: the snippet's
     directory (snippet_files) and how to refuse a path outside it; `formatter`: the
-    execution's guarded string.Formatter class; `snippet_open`: the snippet's open()."""
+    execution's guarded string.Formatter class; `snippet_open`: the snippet's open();
+    `snippet_names()`: the running snippet's globals."""
     if name == "logging":
         from . import snippet_logging
         return _subset(name, snippet_logging.values(formatter))
@@ -348,6 +356,9 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
         return _subset(name, snippet_traceback.values())
     if name == "ast":
         return _subset(name, snippet_ast.values())
+    if name == "unittest":
+        from . import snippet_unittest
+        return _subset(name, snippet_unittest.values(refuse, snippet_names, lambda: StandardStream("stderr").get()))
     if name == "asyncio":
         from . import snippet_asyncio  # only when a snippet asks: the fork server stays small
         return _subset(name, snippet_asyncio.values())

@@ -74,6 +74,7 @@ class ExecutionContext(ModulePolicy):
         self.subsets: dict[str, module_subsets.ModuleSubset] = {}
         self.classes: set[type] = set()
         self.building: list = []   # the bodies of the snippet's class statements being run, innermost last
+        self.open_names: dict = {}   # a snippet class -> its open library bases' private names (or False)
         self.defined: dict[type, set] = {}  # a snippet class -> the names the snippet gave it (check_class)
         self.match_classes: dict[tuple, type] = {}  # (class, keywords, positional) -> match_class's class
         self.globals: dict = {}
@@ -435,6 +436,9 @@ class ExecutionContext(ModulePolicy):
             if name in private_names.PRIVATE_API["ast"] and issubclass(obj if isinstance(obj, type) else type(obj),
                                                                         ast.AST):
                 return True
+            library_names = self.open_base_names(obj)
+            if library_names is not None and name not in library_names:
+                return True
             return None
         if kinds and (_kind_of(obj) in kinds or "any" in kinds):
             return True
@@ -461,6 +465,27 @@ class ExecutionContext(ModulePolicy):
             return ob.__globals__ is self.globals
         cls = ob if isinstance(ob, type) else type(ob)
         return cls in self.classes and all(map(self.snippet_side, cls.__mro__))
+
+    def open_base_names(self, ob) -> frozenset | None:
+        """For a class of the snippet's (or an instance of one) whose library bases all derive
+        from library_policy.OPEN_BASES (a unittest.TestCase): the private names those keep
+        to themselves; the others are the snippet's. None for any other object."""
+        cls = ob if isinstance(ob, type) else type(ob)
+        if cls not in self.classes:
+            return None
+        names = self.open_names.get(cls)
+        if names is None:
+            names = frozenset()
+            for base in cls.__mro__:
+                if self.snippet_side(base):
+                    continue
+                kept = [library_policy.open_bases[a] for a in base.__mro__ if a in library_policy.open_bases]
+                if not kept:
+                    names = False   # (a base that is not open: the usual rule)
+                    break
+                names = names.union(*kept)
+            self.open_names[cls] = names
+        return names if names is not False else None
 
     def snippet_side(self, base: type) -> bool:
         """One of the snippet's classes, a built-in class (object, dict, an exception: none
@@ -524,6 +549,9 @@ class ExecutionContext(ModulePolicy):
         """_write_private_: `obj._x = ...` only on the snippet's own objects."""
         if self.only_snippet_classes(ob):
             return ClassWrite(ob, self) if isinstance(ob, type) else ob
+        library_names = self.open_base_names(ob)
+        if library_names is not None:
+            return ClassWrite(ob, self) if isinstance(ob, type) else StateWrite(ob, self, library_names)
         raise self.refuse("attribute_blocked", f"private attributes (names starting with _) of "
                                                f"{describe_value(ob)} cannot be written: only those of the "
                                                "snippet's own classes can")
@@ -681,6 +709,10 @@ class ExecutionContext(ModulePolicy):
                     self.check_override(cls, name, vars(klass)[name])
         self.defined[cls] = names
         self.classes.add(cls)
+        kept = sorted(names & (self.open_base_names(cls) or frozenset()))
+        if kept:   # (a test case's _testMethodName in the class body: unittest's own name)
+            self.classes.discard(cls)
+            raise self.refuse("attribute_blocked", state_refusal(cls, kept[0]))
         self.check_state_shadows(cls)
 
     def check_state_shadows(self, cls: type) -> None:
@@ -699,6 +731,9 @@ class ExecutionContext(ModulePolicy):
     def check_class_write(self, klass: type, name: str, value) -> None:
         """`klass.name = value`: checked for klass and every snippet class derived from it."""
         affected = [klass, *(c for c in self.classes if c is not klass and klass in c.__mro__)]
+        for cls in affected:
+            if name in (self.open_base_names(cls) or ()):   # (a test case's _classSetupFailed: unittest's)
+                raise self.refuse("attribute_blocked", state_refusal(cls, name))
         if not isinstance(value, _METHOD_KINDS):
             for cls in affected:
                 if name in self.library_state(cls):

@@ -763,7 +763,7 @@ class ModulePolicy:
         subset = self.subsets.get(name)
         if subset is None:
             subset = self.subsets[name] = module_subsets.make(name, self.files, self.refuse_call,
-                                                                   self.Formatter, self.open)
+                                                                   self.Formatter, self.open, lambda: self.globals)
             deny_types_of(name)
         names = module_subsets.names(subset)
         for item in fromlist or ():

@@ -3653,6 +3653,52 @@ def _(shape: Rect) -> float:
     return shape.w * shape.h
 result = [area(Circle(1)), area(Rect(2, 3))]
 """)
+snippet("unittest", """
+import io
+import unittest
+def slugify(text):
+    return "-".join(text.lower().split())
+class TestSlugify(unittest.TestCase):
+    def setUp(self):
+        self._cases = {"Hello World": "hello-world", "  a  b ": "a-b"}
+    def test_cases(self):
+        for text, expected in self._cases.items():
+            with self.subTest(text=text):
+                self.assertEqual(slugify(text), expected)
+    def test_type(self):
+        with self.assertRaises(AttributeError):
+            slugify(None)
+stream = io.StringIO()
+outcome = unittest.TextTestRunner(stream=stream, verbosity=2).run(
+    unittest.TestLoader().loadTestsFromTestCase(TestSlugify))
+result = [outcome.testsRun, outcome.wasSuccessful(), stream.getvalue().count(" ... ok")]
+""")
+snippet("unittest", """
+import unittest
+class Stack:
+    def __init__(self):
+        self._items = []
+    def push(self, x):
+        self._items.append(x)
+    def pop(self):
+        if not self._items:
+            raise IndexError("pop from empty stack")
+        return self._items.pop()
+class TestStack(unittest.TestCase):
+    def setUp(self):
+        self.stack = Stack()
+    def test_push_pop(self):
+        self.stack.push(1)
+        self.assertEqual(self.stack.pop(), 1)
+    def test_empty(self):
+        self.assertRaises(IndexError, self.stack.pop)
+    def test_broken(self):
+        self.assertEqual(Stack().pop(), None)
+outcome = unittest.TestResult()
+unittest.TestLoader().loadTestsFromTestCase(TestStack).run(outcome)
+result = [outcome.testsRun, len(outcome.errors), outcome.errors[0][0].id().split(".")[-1],
+          outcome.errors[0][1].splitlines()[-1]]
+""")
 snippet("typing", """
 from typing import TypedDict, NotRequired
 class Movie(TypedDict):
@@ -3695,7 +3741,7 @@ REFUSED = [s.strip("\n") for s in (
     "class Registry(type):\n    pass\nclass Base(metaclass=Registry):\n    pass",
     "b = bytearray(b'abc')\nview = memoryview(b)",
     "import weakref\nclass A:\n    pass\nr = weakref.ref(A())",
-    "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(1, 1)",
+    "from unittest import mock\nm = mock.MagicMock()",
     "class Z:\n    pass\nZ.__repr__ = lambda self: 'z'",
     "result = type(1).__subclasses__()",
 )]

@@ -26,14 +26,15 @@ from sandbox import profiles  # noqa: E402
 
 HAVE_DATA = all(importlib.util.find_spec(m) for m in ("numpy", "pandas", "matplotlib"))
 PLAIN = """
-import json, os, sys
+import json, os, sys, types
 sys.path.insert(0, sys.argv[2])
 from sandbox.results import to_jsonable
 out = {}
 listing, sys.argv = json.load(open(sys.argv[1])), []   # a snippet is a script with no arguments
 for item in listing:
     os.makedirs("out", exist_ok=True)
-    scope = {"__name__": "__main__"}
+    script = sys.modules["__main__"] = types.ModuleType("__main__")   # (unittest.main() looks there)
+    scope = vars(script)
     try:
         try:
             exec(compile(item["code"], "<snippet>", "exec"), scope)

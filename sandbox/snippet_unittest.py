@@ -1,0 +1,159 @@
+"""The snippet's `unittest` (a subset): test cases written as classes of the snippet's,
+loaded from those classes or found among its names by unittest.main(), and run by a
+TextTestRunner whose report shows the snippet's lines only.
+
+The real module finds and runs tests by name, and that is where it is a door: a loader
+imports the module a dotted test name names and calls what it finds there with no
+arguments (loadTestsFromName('os.abort')), imports the test files of a directory
+(discover: a file the snippet wrote would run as unrestricted Python) and walks a
+module's names (loadTestsFromModule, main(module=...)); a suite runs the set-up and
+tear-down functions of the module of each object it is given (setUpModule); a test
+case calls whatever attribute its method name names. Here:
+- TestCase takes a public method name, and addTypeEqualityFunc a function (or one of
+  the names TestCase itself registers);
+- TestLoader loads a class of the snippet's derived from TestCase, by its public method
+  names: no names, modules or directories;
+- TestSuite holds test cases of those classes, FunctionTestCases and suites only;
+- main() runs the snippet's own TestCase classes (by their names in sorted order, as the
+  real one walks a module) or the ones `defaultTest` or `argv` names among them;
+- the runner writes to the snippet's stderr through the sys subset's wrapper (never the
+  file object), and a failure's traceback is the snippet's frames (snippet_traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import unittest
+
+from . import snippet_traceback, stand_ins
+
+# the equality functions TestCase.__init__ registers by name (it calls addTypeEqualityFunc)
+_OWN_ASSERTERS = frozenset({"assertDictEqual", "assertListEqual", "assertTupleEqual", "assertSetEqual",
+                            "assertMultiLineEqual"})
+_BY_NAME = ("tests are loaded from the snippet's own TestCase classes here: "
+            "unittest.TestLoader().loadTestsFromTestCase(MyTests), or unittest.main() for all of them")
+
+
+def values(refuse, snippet_names, stderr) -> dict:
+    """The names module_subsets.SUBSETS["unittest"] lists. `snippet_names()`: the running
+    snippet's globals; `stderr()`: its sys.stderr as the sys subset hands it out."""
+
+    def public_method_name(args, kwargs):
+        name = args[0] if args else kwargs.get("methodName", "runTest")
+        if type(name) is not str or name.startswith("_"):
+            raise refuse(f"TestCase({name!r:.60}): a test case is made for one of its test methods, by a public "
+                         "name (MyTests('test_add')); a loader makes them: "
+                         "unittest.TestLoader().loadTestsFromTestCase(MyTests)")
+
+    TestCase = stand_ins.stand_in(unittest.TestCase, check_arguments=public_method_name)
+
+    def addTypeEqualityFunc(self, typeobj, function):
+        if not callable(function) and function not in _OWN_ASSERTERS:
+            raise refuse("addTypeEqualityFunc(type, function) takes a function of (first, second, msg=None)")
+        unittest.TestCase.addTypeEqualityFunc(self, typeobj, function)
+    TestCase.addTypeEqualityFunc = addTypeEqualityFunc
+
+    def is_test_class(value) -> bool:
+        # (by the MRO: the stand-in answers issubclass and isinstance as the real TestCase does)
+        return isinstance(value, type) and TestCase in value.__mro__ and value is not TestCase
+
+    class TestSuite(unittest.TestSuite):
+        __doc__ = unittest.TestSuite.__doc__
+
+        def addTest(self, test):
+            if not (is_test_class(type(test)) or isinstance(test, (unittest.FunctionTestCase, TestSuite))):
+                raise refuse(f"a test suite holds test cases of the snippet's TestCase classes and suites, not "
+                             f"{type(test).__name__}: {_BY_NAME}")
+            super().addTest(test)
+
+    class TestLoader(unittest.TestLoader):
+        __doc__ = unittest.TestLoader.__doc__
+        suiteClass = TestSuite
+
+        def loadTestsFromTestCase(self, testCaseClass):
+            if not is_test_class(testCaseClass):
+                raise refuse(f"loadTestsFromTestCase takes a class of the snippet's derived from unittest.TestCase, "
+                             f"not {testCaseClass!r:.60}")
+            return super().loadTestsFromTestCase(testCaseClass)
+
+        def getTestCaseNames(self, testCaseClass):
+            return [name for name in super().getTestCaseNames(testCaseClass) if not name.startswith("_")]
+
+        def loadTestsFromModule(self, *args, **kwargs):
+            raise refuse(f"TestLoader.loadTestsFromModule: {_BY_NAME}")
+
+        def loadTestsFromName(self, *args, **kwargs):
+            raise refuse(f"TestLoader.loadTestsFromName: {_BY_NAME}")
+
+        def loadTestsFromNames(self, *args, **kwargs):
+            raise refuse(f"TestLoader.loadTestsFromNames: {_BY_NAME}")
+
+        def discover(self, *args, **kwargs):
+            raise refuse("TestLoader.discover imports test files as modules, which would run them as unrestricted "
+                         f"Python: {_BY_NAME}")
+
+    class TestResult(unittest.TestResult):
+        __doc__ = unittest.TestResult.__doc__
+
+        def _exc_info_to_string(self, err, test):
+            return snippet_traceback.describe(err[1])   # (the real one shows the sandbox's frames and paths)
+
+    class TextTestResult(unittest.TextTestResult):
+        __doc__ = unittest.TextTestResult.__doc__
+        _exc_info_to_string = TestResult._exc_info_to_string
+
+    class TextTestRunner(unittest.TextTestRunner):
+        __doc__ = unittest.TextTestRunner.__doc__
+        resultclass = TextTestResult
+
+        def __init__(self, stream=None, *args, **kwargs):
+            super().__init__(stderr() if stream is None else stream, *args, **kwargs)
+
+    def main(module="__main__", defaultTest=None, argv=None, testRunner=None, testLoader=None, exit=True,
+             verbosity=1, failfast=None, catchbreak=None, buffer=None, warnings=None, *, tb_locals=False):
+        """unittest.main(): runs the snippet's own TestCase classes."""
+        if module not in ("__main__", None) or testLoader is not None or catchbreak:
+            raise refuse("unittest.main() runs the snippet's own TestCase classes: call it as unittest.main() "
+                         "(with argv, exit, verbosity, failfast, buffer or testRunner as usual); another module, "
+                         "loader or catchbreak is not available")
+        chosen = [defaultTest] if isinstance(defaultTest, str) else list(defaultTest or ())
+        for arg in list(argv or ())[1:]:
+            flags = {"-v": ("verbosity", 2), "--verbose": ("verbosity", 2), "-q": ("verbosity", 0),
+                     "--quiet": ("verbosity", 0), "-f": ("failfast", True), "--failfast": ("failfast", True),
+                     "-b": ("buffer", True), "--buffer": ("buffer", True)}
+            if arg in flags:
+                name, value = flags[arg]
+                verbosity, failfast, buffer = (value if name == "verbosity" else verbosity,
+                                               value if name == "failfast" else failfast,
+                                               value if name == "buffer" else buffer)
+            elif isinstance(arg, str) and not arg.startswith("-"):
+                chosen.append(arg)
+            else:
+                raise refuse(f"unittest.main(argv=...): {arg!r:.40} is not taken here (-v, -q, -f, -b and test "
+                             "names are)")
+        names = snippet_names()
+        loader, suite = TestLoader(), TestSuite()
+        for name in chosen or sorted(name for name, value in names.items() if is_test_class(value)):
+            class_name, _, method = str(name).partition(".")
+            cls = names.get(class_name)
+            if not is_test_class(cls):
+                raise refuse(f"unittest.main: {name!r:.60} is not a TestCase class of the snippet's (name one, "
+                             "'MyTests', or one of its tests, 'MyTests.test_add')")
+            suite.addTest(cls(method) if method else loader.loadTestsFromTestCase(cls))
+        runner = TextTestRunner if testRunner is None else testRunner
+        if isinstance(runner, type):
+            runner = runner(verbosity=verbosity, failfast=failfast, buffer=buffer, warnings=warnings,
+                            tb_locals=tb_locals)
+        result = runner.run(suite)
+        if exit:
+            sys.exit(not result.wasSuccessful())
+        return types.SimpleNamespace(result=result)
+
+    for made in (TestSuite, TestLoader, TestResult, TextTestResult, TextTestRunner):
+        made.__module__, made.__qualname__ = "unittest", made.__name__
+    return {"TestCase": TestCase, "TestSuite": TestSuite, "TestLoader": TestLoader, "TextTestRunner": TextTestRunner,
+            "TextTestResult": TextTestResult, "TestResult": TestResult,
+            "FunctionTestCase": unittest.FunctionTestCase, "main": main, "skip": unittest.skip,
+            "skipIf": unittest.skipIf, "skipUnless": unittest.skipUnless, "expectedFailure": unittest.expectedFailure,
+            "SkipTest": unittest.SkipTest}
