@@ -26,13 +26,28 @@ import sys
 import types
 import unittest
 
-from . import snippet_traceback, stand_ins
+from . import snippet_logging, snippet_traceback, stand_ins
 
 # the equality functions TestCase.__init__ registers by name (it calls addTypeEqualityFunc)
 _OWN_ASSERTERS = frozenset({"assertDictEqual", "assertListEqual", "assertTupleEqual", "assertSetEqual",
                             "assertMultiLineEqual"})
 _BY_NAME = ("tests are loaded from the snippet's own TestCase classes here: "
             "unittest.TestLoader().loadTestsFromTestCase(MyTests), or unittest.main() for all of them")
+
+
+class _Watching:
+    """A `with` block's context manager, and nothing else of it."""
+
+    __slots__ = ("_context",)
+
+    def __init__(self, context):
+        object.__setattr__(self, "_context", context)
+
+    def __enter__(self):
+        return object.__getattribute__(self, "_context").__enter__()
+
+    def __exit__(self, *exc):
+        return object.__getattribute__(self, "_context").__exit__(*exc)
 
 
 def values(refuse, snippet_names, stderr) -> dict:
@@ -53,6 +68,21 @@ def values(refuse, snippet_names, stderr) -> dict:
             raise refuse("addTypeEqualityFunc(type, function) takes a function of (first, second, msg=None)")
         unittest.TestCase.addTypeEqualityFunc(self, typeobj, function)
     TestCase.addTypeEqualityFunc = addTypeEqualityFunc
+
+    def watching(method):
+        """assertLogs / assertNoLogs: the context manager without its `logger` (the real
+        logging.Logger, whose manager and handlers the logging subset keeps out of reach);
+        a logger of the snippet's is named by its name."""
+        def checked(self, logger=None, level=None):
+            if isinstance(logger, snippet_logging.Logger):
+                logger = logger.name
+            return _Watching(method(self, logger, level))
+        checked.__name__ = checked.__qualname__ = method.__name__
+        checked.__doc__ = method.__doc__
+        return checked
+    for name in ("assertLogs", "assertNoLogs"):
+        if hasattr(unittest.TestCase, name):   # (assertNoLogs: 3.10)
+            setattr(TestCase, name, watching(getattr(unittest.TestCase, name)))
 
     def is_test_class(value) -> bool:
         # (by the MRO: the stand-in answers issubclass and isinstance as the real TestCase does)

@@ -104,6 +104,32 @@ stream = io.StringIO()
 result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
 print(result.testsRun, result.wasSuccessful(), "Ran 4 tests" in stream.getvalue())
 """,
+    # logs and warnings a test expects, with a logger of the snippet's or by name
+    """
+import logging, unittest, warnings
+log = logging.getLogger("shop")
+def checkout(total):
+    if total > 100:
+        log.warning("large order: %s", total)
+    if total < 0:
+        warnings.warn("negative total", UserWarning)
+    return total
+class TestCheckout(unittest.TestCase):
+    def test_large(self):
+        with self.assertLogs(log, level="WARNING") as cm:
+            checkout(150)
+        self.assertEqual(cm.output, ["WARNING:shop:large order: 150"])
+        self.assertEqual(cm.records[0].getMessage(), "large order: 150")
+    def test_quiet(self):
+        with self.assertNoLogs("shop", level="WARNING"):
+            checkout(5)
+    def test_negative(self):
+        with self.assertWarns(UserWarning) as w:
+            checkout(-1)
+        self.assertIn("negative", str(w.warning))
+r = unittest.main(exit=False, verbosity=0).result
+print(r.testsRun, r.wasSuccessful())
+""",
     # unittest.main() by name, and one test of a class
     CALCULATOR + """
 class C(unittest.TestCase):
@@ -169,6 +195,9 @@ def test_unittest_main_ends_the_run_as_a_script_would():
     "class V(unittest.TestCase):\n    def _callTestMethod(self, method):\n        pass",
     "vars(T('test_a'))", "T.__mro__", "unittest.TestResult()._original_stdout",
     "super(unittest.TestCase, T('test_a')).__init__('__reduce__')",
+    # assertLogs' context manager without the real logging.Logger it holds
+    "ctx = T('test_a').assertLogs('x')\nctx.logger", "ctx = T('test_a').assertLogs('x')\nctx._context",
+    "ctx = T('test_a').assertNoLogs('x')\ngetattr(ctx, '_context')",
     # the runner's stream is the snippet's stderr wrapper, never the file object
     "unittest.TextTestRunner().stream.stream.buffer",
 ])
