@@ -196,7 +196,9 @@ def test_unittest_main_ends_the_run_as_a_script_would():
     "vars(T('test_a'))", "T.__mro__", "unittest.TestResult()._original_stdout",
     "super(unittest.TestCase, T('test_a')).__init__('__reduce__')",
     # assertLogs' context manager without the real logging.Logger it holds
-    "ctx = T('test_a').assertLogs('x')\nctx.logger", "ctx = T('test_a').assertLogs('x')\nctx._context",
+    "import logging\nctx = T('test_a').assertLogs('x')\nwith ctx:\n    logging.getLogger('x').warning('w')\nctx.logger",
+    "import logging\nctx = T('test_a').assertLogs('x')\nwith ctx:\n    logging.getLogger('x').warning('w')\n"
+    "ctx.logger.manager", "ctx = T('test_a').assertLogs('x')\nctx._context",
     "ctx = T('test_a').assertNoLogs('x')\ngetattr(ctx, '_context')",
     # the runner's stream is the snippet's stderr wrapper, never the file object
     "unittest.TextTestRunner().stream.stream.buffer",
