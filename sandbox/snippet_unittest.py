@@ -129,6 +129,10 @@ def values(refuse, snippet_names, stderr) -> dict:
         def _exc_info_to_string(self, err, test):
             return snippet_traceback.describe(err[1])   # (the real one shows the sandbox's frames and paths)
 
+    def defaultTestResult(self):
+        return TestResult()   # (test.run() without a result: the report of the snippet's lines)
+    TestCase.defaultTestResult = defaultTestResult
+
     class TextTestResult(unittest.TextTestResult):
         __doc__ = unittest.TextTestResult.__doc__
         _exc_info_to_string = TestResult._exc_info_to_string

@@ -160,6 +160,13 @@ def test_a_failures_report_shows_the_snippets_lines_only():
     assert "/" not in err.replace("\n", " ").split("Traceback")[1].split("AssertionError")[0], err
 
 
+def test_a_test_run_without_a_result_reports_the_snippets_lines_only():
+    reply, out, err = run("import unittest\nclass T(unittest.TestCase):\n    def test_x(self):\n"
+                          "        raise KeyError('k')\nresult = T('test_x').run().errors[0][1]")
+    assert reply["success"] and 'File "<snippet>", line 4, in test_x' in reply["result"], reply
+    assert "/" not in reply["result"] and "rp_guards" not in reply["result"], reply
+
+
 def test_unittest_main_ends_the_run_as_a_script_would():
     reply, out, err = run("import unittest\nclass T(unittest.TestCase):\n    def test_x(self):\n"
                           "        self.fail('no')\nunittest.main()")
