@@ -162,7 +162,7 @@ def test_a_failures_report_shows_the_snippets_lines_only():
 
 def test_a_test_run_without_a_result_reports_the_snippets_lines_only():
     reply, out, err = run("import unittest\nclass T(unittest.TestCase):\n    def test_x(self):\n"
-                          "        raise KeyError('k')\nresult = T('test_x').run().errors[0][1]")
+                          "        self.assertEqual(1, 2)\nresult = T('test_x').run().failures[0][1]")
     assert reply["success"] and 'File "<snippet>", line 4, in test_x' in reply["result"], reply
     assert "/" not in reply["result"] and "rp_guards" not in reply["result"], reply
 
