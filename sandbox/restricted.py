@@ -53,7 +53,7 @@ from .rp_guards import ExecutionContext, restricted_globals
 from .rp_validate import validate  # noqa: F401 - part of the contract
 
 # The rest of the layer's face, for its callers (child.py, the tests): one import place.
-from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused  # noqa: E402,F401
+from .rp_base import MAX_EVENT_DETAIL, MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- execute
@@ -209,7 +209,7 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
                 else LAST_VALUE
             out.update(success=True, result=to_jsonable(glb.get(reported)))
         else:
-            out.update(_describe_failure(failure, code))
+            out.update(_describe_failure(failure, code, events.items))
             failure = None  # drop the frames it holds
         glb.pop(LAST_VALUE, None)
         out["variables"] = _variables(glb)
@@ -258,10 +258,18 @@ def _variables(glb: dict) -> list[str]:
     return names[:MAX_VARIABLES]
 
 
-def _describe_failure(exc: BaseException, code: str) -> dict:
+def _refused_anew(exc: BaseException, events: list) -> bool:
+    """A refusal that library code raised again as type(e)(str(e)), which drops its mark
+    (3.12's enum does, for an error in a member's __init__): one of this run's refusals,
+    by its type and text. (A snippet that does the same gets what it would anyway.)"""
+    return isinstance(exc, (SandboxAttributeError, SandboxImportError, SandboxRefused)) and any(
+        event["detail"] == cap_text(str(exc), MAX_EVENT_DETAIL)[0] for event in events)
+
+
+def _describe_failure(exc: BaseException, code: str, events: list = ()) -> dict:
     if isinstance(exc, MemoryError):
         error_type = "memory_limit"
-    elif getattr(exc, "_sandbox_refused", False) is True:
+    elif getattr(exc, "_sandbox_refused", False) is True or _refused_anew(exc, events):
         error_type = "security_violation"
     else:
         error_type = "runtime_error"

@@ -2272,3 +2272,14 @@ def test_an_enum_members_init_sets_attributes_while_the_class_is_made():
 def test_a_class_being_made_opens_no_library_object(code):
     reply, _, _ = run(code)
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
+
+
+def test_a_refusal_raised_anew_by_library_code_is_still_a_refusal():
+    """3.12's enum raises an error of a member's __init__ again as type(e)(str(e)), which
+    drops the refusal's mark: it is known by its type and its text among the run's events."""
+    from sandbox.rp_base import SandboxAttributeError
+    raised_anew = SandboxAttributeError("cannot set attribute extra of a Random object")
+    events = [{"kind": "attribute_blocked", "detail": "cannot set attribute extra of a Random object"}]
+    assert restricted._describe_failure(raised_anew, "", events)["error_type"] == "security_violation"
+    assert restricted._describe_failure(raised_anew, "", [])["error_type"] == "runtime_error"
+    assert restricted._describe_failure(ValueError(events[0]["detail"]), "", events)["error_type"] == "runtime_error"
