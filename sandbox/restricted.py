@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable
 from . import library_policy, snippet_traceback
 from .results import cap_text, to_jsonable
 from .rp_base import (
+    MAX_EVENT_DETAIL,
     MAX_MESSAGE,
     MAX_VARIABLES,
     RESTRICTED_RECURSION_LIMIT,
@@ -53,7 +54,7 @@ from .rp_guards import ExecutionContext, restricted_globals
 from .rp_validate import validate  # noqa: F401 - part of the contract
 
 # The rest of the layer's face, for its callers (child.py, the tests): one import place.
-from .rp_base import MAX_EVENT_DETAIL, MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused  # noqa: E402,F401
+from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- execute

@@ -31,6 +31,9 @@ from . import snippet_logging, snippet_traceback, stand_ins
 # the equality functions TestCase.__init__ registers by name (it calls addTypeEqualityFunc)
 _OWN_ASSERTERS = frozenset({"assertDictEqual", "assertListEqual", "assertTupleEqual", "assertSetEqual",
                             "assertMultiLineEqual"})
+# what unittest.main(argv=[...]) takes besides test names
+_FLAGS = {"-v": ("verbosity", 2), "--verbose": ("verbosity", 2), "-q": ("verbosity", 0), "--quiet": ("verbosity", 0),
+          "-f": ("failfast", True), "--failfast": ("failfast", True), "-b": ("buffer", True), "--buffer": ("buffer", True)}
 _BY_NAME = ("tests are loaded from the snippet's own TestCase classes here: "
             "unittest.TestLoader().loadTestsFromTestCase(MyTests), or unittest.main() for all of them")
 
@@ -152,15 +155,11 @@ def values(refuse, snippet_names, stderr) -> dict:
                          "(with argv, exit, verbosity, failfast, buffer or testRunner as usual); another module, "
                          "loader or catchbreak is not available")
         chosen = [defaultTest] if isinstance(defaultTest, str) else list(defaultTest or ())
+        settings = {"verbosity": verbosity, "failfast": failfast, "buffer": buffer}
         for arg in list(argv or ())[1:]:
-            flags = {"-v": ("verbosity", 2), "--verbose": ("verbosity", 2), "-q": ("verbosity", 0),
-                     "--quiet": ("verbosity", 0), "-f": ("failfast", True), "--failfast": ("failfast", True),
-                     "-b": ("buffer", True), "--buffer": ("buffer", True)}
-            if arg in flags:
-                name, value = flags[arg]
-                verbosity, failfast, buffer = (value if name == "verbosity" else verbosity,
-                                               value if name == "failfast" else failfast,
-                                               value if name == "buffer" else buffer)
+            if isinstance(arg, str) and arg in _FLAGS:
+                name, value = _FLAGS[arg]
+                settings[name] = value
             elif isinstance(arg, str) and not arg.startswith("-"):
                 chosen.append(arg)
             else:
@@ -177,8 +176,7 @@ def values(refuse, snippet_names, stderr) -> dict:
             suite.addTest(cls(method) if method else loader.loadTestsFromTestCase(cls))
         runner = TextTestRunner if testRunner is None else testRunner
         if isinstance(runner, type):
-            runner = runner(verbosity=verbosity, failfast=failfast, buffer=buffer, warnings=warnings,
-                            tb_locals=tb_locals)
+            runner = runner(**settings, warnings=warnings, tb_locals=tb_locals)
         result = runner.run(suite)
         if exit:
             sys.exit(not result.wasSuccessful())
