@@ -426,11 +426,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         pattern reads it back from there (`case _sandbox_match_0.value:`)."""
         if not isinstance(node.value, ast.Attribute):
             return self.node_contents_visit(node)   # a literal: 1, -1, 'a', 1 + 2j
-        held = self._next_match_name()
-        assign = ast.Assign(targets=[ast.Name(held, ast.Store())],
-                            value=_vet_call("_match_value_", self.visit(node.value)))
-        copy_locations(assign, node)
-        self.match_classes[-1].append(ast.fix_missing_locations(assign))
+        held = self._before_the_match(_vet_call("_match_value_", self.visit(node.value)), node)
         value = ast.Attribute(value=ast.Name(held, ast.Load()), attr="value", ctx=ast.Load())
         copy_locations(value, node.value)
         node.value = ast.fix_missing_locations(value)
@@ -465,11 +461,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             # read through the guards before the statement instead, into a name of the
             # sandbox's (early, not when the case is tried: the same value unless a lookup
             # has effects of its own, a property of the snippet's)
-            held = ast.Name(self._next_match_name(), ast.Store())
-            assign = ast.Assign(targets=[held], value=self.visit(node.cls))
-            copy_locations(assign, node)
-            self.match_classes[-1].append(ast.fix_missing_locations(assign))
-            cls = ast.Name(held.id, ast.Load())
+            cls = ast.Name(self._before_the_match(self.visit(node.cls), node), ast.Load())
             copy_locations(cls, node.cls)
             node.cls = cls
         node.patterns = [self.visit(p) for p in node.patterns]
@@ -479,22 +471,23 @@ class _SnippetPolicy(RestrictingNodeTransformer):
                                  "(case Point(x=0)); test others in a guard (case P() if ...)")
         node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
         if node.patterns or node.kwd_patterns:
-            made = self._next_match_name()
             call = ast.Call(func=ast.Name("_match_class_", ast.Load()),
                             args=[ast.Name(node.cls.id, ast.Load()),
                                   ast.Tuple([ast.Constant(name) for name in node.kwd_attrs], ast.Load()),
                                   ast.Constant(len(node.patterns))], keywords=[])
-            assign = ast.Assign(targets=[ast.Name(made, ast.Store())], value=call)
-            copy_locations(assign, node)
-            self.match_classes[-1].append(ast.fix_missing_locations(assign))
-            cls = ast.Name(made, ast.Load())
+            cls = ast.Name(self._before_the_match(call, node), ast.Load())
             copy_locations(cls, node.cls)
             node.cls = cls
         return node
 
-    def _next_match_name(self) -> str:
+    def _before_the_match(self, value: ast.expr, node: ast.AST) -> str:
+        """A name of the sandbox's, assigned `value` before the match statement (visit_Match)."""
+        name = f"_sandbox_match_{self.match_count}"
         self.match_count += 1
-        return f"_sandbox_match_{self.match_count - 1}"
+        assign = ast.Assign(targets=[ast.Name(name, ast.Store())], value=value)
+        copy_locations(assign, node)
+        self.match_classes[-1].append(ast.fix_missing_locations(assign))
+        return name
 
     # -- async def, await, async for, async with: asyncio's subset (module_subsets.py) runs
     # them; what an await or an async for hands over is vetted like a call's result.

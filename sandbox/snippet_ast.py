@@ -60,11 +60,11 @@ def _starting_at_a_node(function, where: str, *, nodes: int = 1):
     """`function`, with its first `nodes` arguments checked to be nodes."""
     @functools.wraps(function)
     def checked(*args, **kwargs):
-        for value in args[:nodes]:
-            _node(value, where)
         if len(args) < nodes:
             raise TypeError(f"ast.{where} takes {nodes} node{'s' if nodes > 1 else ''} as its first argument"
                             f"{'s' if nodes > 1 else ''}")
+        for value in args[:nodes]:
+            _node(value, where)
         return function(*args, **kwargs)
     del checked.__wrapped__   # (the original is the library's, whose checks are these)
     return checked
