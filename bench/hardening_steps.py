@@ -8,8 +8,9 @@ process (getrusage of the reaped child) and its wall time.
 
 Nothing under sandbox/ changes: the steps are wrapped at run time in this
 process, which then clones children exactly as the zygote does (same spec, same
-id maps, same pipes) and has each report its step times instead of serving a
-request. As root and as an ordinary user alike.
+id maps, same pipes) and has each run one trivial request in place (not over
+its pipes) and report the CPU, wall time and page faults of each step. As root
+and as an ordinary user alike.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -40,6 +42,11 @@ def _spec():
                         tuple(mounts.readable_paths(network=False)), shared)
 
 
+def _minor_faults() -> int:
+    """Page faults served without I/O: in a child, nearly all copy-on-write."""
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+
+
 def _install_wrappers(child, events: list) -> None:
     """Each step (and start-up, pre-warm) records its CPU and wall time; the
     request is not served: the child writes the records and exits."""
@@ -49,18 +56,24 @@ def _install_wrappers(child, events: list) -> None:
         def wrapper(*args, **kwargs):
             # (wall time by the real-time clock: the namespaces step enters a time namespace,
             # which moves the monotonic one)
-            cpu, wall = time.thread_time_ns(), time.time_ns()
+            cpu, wall, faults = time.thread_time_ns(), time.time_ns(), _minor_faults()
             try:
                 return fn(*args, **kwargs)
             finally:
-                events.append((name, (time.thread_time_ns() - cpu) / 1e6, (time.time_ns() - wall) / 1e6))
+                events.append((name, (time.thread_time_ns() - cpu) / 1e6, (time.time_ns() - wall) / 1e6,
+                               _minor_faults() - faults))
         return wrapper
 
     child.HARDENING = tuple((name, timed(name, step)) for name, step in child.HARDENING)
     child._start = timed("start (fds, signals, environment)", child._start)
     child._prewarm = timed("pre-warm", child._prewarm)
 
+    run_request = timed("the request: result = 2 + 2", child._run_request)
+
     def report_instead_of_serving(spec, baseline):
+        sink = child._stream(protocol.STDERR)
+        run_request(spec, {"op": "execute", "code": "result = 2 + 2", "nonce": 1, "restricted": True},
+                    sink, sink, None)
         os.write(protocol.STDOUT, json.dumps(events).encode())
         os._exit(0)
     child._serve = report_instead_of_serving
@@ -68,6 +81,7 @@ def _install_wrappers(child, events: list) -> None:
 
 def _reap(pid: int) -> tuple[float, int]:
     _, status, usage = os.wait4(pid, 0)
+    _reap.faults = usage.ru_minflt
     return (usage.ru_utime + usage.ru_stime) * 1e3, status
 
 
@@ -79,7 +93,7 @@ def measure(runs: int) -> dict:
     events: list = []
     _install_wrappers(child, events)
     steps: dict[str, list] = {}
-    totals, walls, clone_ms = [], [], []
+    totals, walls, clone_ms, faults = [], [], [], []
     for _ in range(runs):
         pipes = [os.pipe() for _ in range(5)]
         (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
@@ -97,12 +111,13 @@ def measure(runs: int) -> dict:
         while chunk := os.read(out_r, 1 << 16):
             data += chunk
         cpu, _ = _reap(pid)
+        faults.append(_reap.faults)
         walls.append((time.perf_counter() - started) * 1e3)
         totals.append(cpu)
         for fd in (req_w, res_r, out_r, err_r):
             os.close(fd)
-        for name, step_cpu, step_wall in json.loads(data or b"[]"):
-            steps.setdefault(name, []).append((step_cpu, step_wall))
+        for name, step_cpu, step_wall, step_faults in json.loads(data or b"[]"):
+            steps.setdefault(name, []).append((step_cpu, step_wall, step_faults))
     floor_cpu, floor_wall = [], []
     for _ in range(runs):
         started = time.perf_counter()
@@ -121,8 +136,10 @@ def measure(runs: int) -> dict:
     med = statistics.median
     return {
         "runs": runs, "euid": os.geteuid(), "layers": sorted(spec.layers),
-        "child_cpu_ms": med(totals), "child_wall_ms": med(walls), "zygote_clone_wall_ms": med(clone_ms),
-        "steps": {name: {"cpu_ms": med(v[0] for v in vals), "wall_ms": med(v[1] for v in vals), "n": len(vals)}
+        "child_cpu_ms": med(totals), "child_wall_ms": med(walls),
+        "child_faults": med(faults), "zygote_clone_wall_ms": med(clone_ms),
+        "steps": {name: {"cpu_ms": med(v[0] for v in vals), "wall_ms": med(v[1] for v in vals),
+                         "faults": med(v[2] for v in vals), "n": len(vals)}
                   for name, vals in steps.items()},
         "floor": {"cpu_ms": med(floor_cpu), "wall_ms": med(floor_wall)},
         "bare_python": {"cpu_ms": med(bare_cpu), "wall_ms": med(bare_wall)},
@@ -133,12 +150,12 @@ def render(res: dict) -> str:
     bare = res["bare_python"]["cpu_ms"]
     lines = [f"one child, hardening step by step (median of {res['runs']}; euid {res['euid']}; "
              f"layers {', '.join(res['layers'])})",
-             f"  {'step':<40} {'CPU ms':>8} {'wall ms':>8}"]
+             f"  {'step':<40} {'CPU ms':>8} {'wall ms':>8} {'faults':>8}"]
     for name, row in res["steps"].items():
-        lines.append(f"  {name:<40} {row['cpu_ms']:8.2f} {row['wall_ms']:8.2f}")
+        lines.append(f"  {name:<40} {row['cpu_ms']:8.2f} {row['wall_ms']:8.2f} {row['faults']:8.0f}")
     lines += [
         f"  {'whole child (rusage; incl. exit)':<40} {res['child_cpu_ms']:8.2f} {res['child_wall_ms']:8.2f}"
-        f"   = {res['child_cpu_ms'] / bare:.2f} x a bare python spawn",
+        f" {res['child_faults']:8.0f}   = {res['child_cpu_ms'] / bare:.2f} x a bare python spawn",
         f"  {'zygote: the clone call itself (wall)':<40} {'':>8} {res['zygote_clone_wall_ms']:8.2f}",
         f"  {'floor: clone into the namespaces + exit':<40} {res['floor']['cpu_ms']:8.2f} {res['floor']['wall_ms']:8.2f}",
         f"  {'baseline: python -I -S -c pass':<40} {bare:8.2f} {res['bare_python']['wall_ms']:8.2f}",

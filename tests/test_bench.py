@@ -21,6 +21,8 @@ def test_hardening_steps_measures_every_step_of_the_child():
     res = json.loads(out.stdout)
     measured = set(res["steps"])
     assert set(res["layers"]) <= measured, (res["layers"], measured)
-    assert {"start (fds, signals, environment)", "pre-warm"} <= measured, measured
+    assert {"start (fds, signals, environment)", "pre-warm", "the request: result = 2 + 2"} <= measured, measured
     assert all(row["n"] == 2 and row["cpu_ms"] > 0 for row in res["steps"].values()), res["steps"]
+    # a cloned child copies pages from its first step on: a count of 0 means nothing was read
+    assert res["child_faults"] > 0 and res["steps"]["start (fds, signals, environment)"]["faults"] > 0, res
     assert set(res["layers"]) <= {name for name, _ in child.HARDENING}
