@@ -4,7 +4,7 @@ floor (a clone into the same namespaces that exits at once) and a bare
 `python -I -S -c pass` spawn, all measured the same way: the CPU time of the
 process (getrusage of the reaped child) and its wall time.
 
-    python bench/hardening_steps.py [--runs 100]
+    python bench/hardening_steps.py [--runs 100] [--detail]
 
 Nothing under sandbox/ changes: the steps are wrapped at run time in this
 process, which then clones children exactly as the zygote does (same spec, same
@@ -47,28 +47,57 @@ def _minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
 
 
-def _install_wrappers(child, events: list) -> None:
-    """Each step (and start-up, pre-warm) records its CPU and wall time; the
-    request is not served: the child writes the records and exits."""
-    from sandbox import protocol
+# --detail: the functions inside the steps, by module (sandbox.<module>: names; "child.Class"
+# for methods). The same function runs in the pre-warm and in the request, so each figure is
+# labelled with the part of the child's life it ran in.
+DETAIL = {
+    "child": ("_reset_signals", "_move_pipes_low", "_arm_parent_death"),
+    "kernel": ("set_process_name",),
+    "namespaces": ("enter_private_clocks",),
+    "mounts": ("open_sources", "build_root"),
+    "privileges": ("become", "drop_capabilities"),
+    "restricted": ("compile_snippet", "ExecutionContext", "restricted_globals", "to_jsonable"),
+    "library_policy.SwitchedOff": ("__enter__", "__exit__"),
+}
+REQUEST = "the request: result = 2 + 2"
 
-    def timed(name, fn):
+
+def _install_wrappers(child, events: list, detail: bool = False) -> None:
+    """Each step (and start-up, pre-warm, the request) records its CPU, wall time and
+    faults; with `detail`, the functions of DETAIL too. The request runs in place of
+    serving; then the child writes the records and exits."""
+    import importlib
+
+    from sandbox import protocol
+    part = [""]   # the part of the child's life a detail figure belongs to
+
+    def timed(name, fn, *, detail_of=False, part_name=None):
         def wrapper(*args, **kwargs):
             # (wall time by the real-time clock: the namespaces step enters a time namespace,
             # which moves the monotonic one)
             cpu, wall, faults = time.thread_time_ns(), time.time_ns(), _minor_faults()
+            if not detail_of:
+                part[0] = part_name or name
             try:
                 return fn(*args, **kwargs)
             finally:
-                events.append((name, (time.thread_time_ns() - cpu) / 1e6, (time.time_ns() - wall) / 1e6,
+                label = f"  {part[0]} > {name}" if detail_of else name
+                events.append((label, (time.thread_time_ns() - cpu) / 1e6, (time.time_ns() - wall) / 1e6,
                                _minor_faults() - faults))
         return wrapper
 
     child.HARDENING = tuple((name, timed(name, step)) for name, step in child.HARDENING)
-    child._start = timed("start (fds, signals, environment)", child._start)
+    child._start = timed("start (fds, signals, environment)", child._start, part_name="start")
     child._prewarm = timed("pre-warm", child._prewarm)
+    if detail:
+        for where, names in DETAIL.items():
+            module, _, cls = where.partition(".")
+            owner = importlib.import_module(f"sandbox.{module}")
+            owner = getattr(owner, cls) if cls else owner
+            for name in names:
+                setattr(owner, name, timed(name, getattr(owner, name), detail_of=True))
 
-    run_request = timed("the request: result = 2 + 2", child._run_request)
+    run_request = timed(REQUEST, child._run_request, part_name="request")
 
     def report_instead_of_serving(spec, baseline):
         sink = child._stream(protocol.STDERR)
@@ -85,13 +114,13 @@ def _reap(pid: int) -> tuple[float, int]:
     return (usage.ru_utime + usage.ru_stime) * 1e3, status
 
 
-def measure(runs: int) -> dict:
+def measure(runs: int, detail: bool = False) -> dict:
     from sandbox import child, kernel, namespaces, profiles, restricted, zygote
     restricted.preload(sorted(profiles.allowed_modules(["basic"])))
     spec = _spec()
     own_pidfd = os.pidfd_open(os.getpid())
     events: list = []
-    _install_wrappers(child, events)
+    _install_wrappers(child, events, detail)
     steps: dict[str, list] = {}
     totals, walls, clone_ms, faults = [], [], [], []
     for _ in range(runs):
@@ -150,15 +179,15 @@ def render(res: dict) -> str:
     bare = res["bare_python"]["cpu_ms"]
     lines = [f"one child, hardening step by step (median of {res['runs']}; euid {res['euid']}; "
              f"layers {', '.join(res['layers'])})",
-             f"  {'step':<40} {'CPU ms':>8} {'wall ms':>8} {'faults':>8}"]
+             f"  {'step':<44} {'CPU ms':>8} {'wall ms':>8} {'faults':>8}"]
     for name, row in res["steps"].items():
-        lines.append(f"  {name:<40} {row['cpu_ms']:8.2f} {row['wall_ms']:8.2f} {row['faults']:8.0f}")
+        lines.append(f"  {name:<44} {row['cpu_ms']:8.2f} {row['wall_ms']:8.2f} {row['faults']:8.0f}")
     lines += [
-        f"  {'whole child (rusage; incl. exit)':<40} {res['child_cpu_ms']:8.2f} {res['child_wall_ms']:8.2f}"
+        f"  {'whole child (rusage; incl. exit)':<44} {res['child_cpu_ms']:8.2f} {res['child_wall_ms']:8.2f}"
         f" {res['child_faults']:8.0f}   = {res['child_cpu_ms'] / bare:.2f} x a bare python spawn",
-        f"  {'zygote: the clone call itself (wall)':<40} {'':>8} {res['zygote_clone_wall_ms']:8.2f}",
-        f"  {'floor: clone into the namespaces + exit':<40} {res['floor']['cpu_ms']:8.2f} {res['floor']['wall_ms']:8.2f}",
-        f"  {'baseline: python -I -S -c pass':<40} {bare:8.2f} {res['bare_python']['wall_ms']:8.2f}",
+        f"  {'zygote: the clone call itself (wall)':<44} {'':>8} {res['zygote_clone_wall_ms']:8.2f}",
+        f"  {'floor: clone into the namespaces + exit':<44} {res['floor']['cpu_ms']:8.2f} {res['floor']['wall_ms']:8.2f}",
+        f"  {'baseline: python -I -S -c pass':<44} {bare:8.2f} {res['bare_python']['wall_ms']:8.2f}",
         "  (step CPU is the child's thread time inside the step; what the steps do not cover is the",
         "  copy-on-write faults before start, the exit, and the report that replaces the request)",
     ]
@@ -169,8 +198,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--detail", action="store_true",
+                        help="also the functions inside the steps (DETAIL), each where it ran")
     args = parser.parse_args(argv)
-    res = measure(args.runs)
+    res = measure(args.runs, args.detail)
     print(json.dumps(res) if args.json else render(res))
     return 0
 
