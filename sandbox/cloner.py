@@ -35,6 +35,10 @@ _ANSWER = 8
 CLONE_TIMEOUT = 10.0               # a clone takes about a millisecond; the fork server must never hang on one
 
 
+class ClonerLost(Exception):
+    """The cloner died or hung during a clone (Zygote.clone says what follows)."""
+
+
 class Cloner:
     """The fork server's handle: clone(ends) -> the new child's pid."""
 

@@ -105,6 +105,17 @@ def clone_process(namespaces: int) -> int:
     return pid
 
 
+def children_of_self() -> list[int]:
+    """The pids of this (single-threaded) process's children, zombies included;
+    [] where /proc cannot tell (a kernel without CONFIG_PROC_CHILDREN)."""
+    pid = os.getpid()
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(child) for child in f.read().split()]
+    except OSError:
+        return []
+
+
 def open_no_symlinks(path: str, flags: int) -> int:
     """openat2 with RESOLVE_NO_SYMLINKS: ELOOP if any component of the path is
     a symlink (a path that was a realpath when checked stays one when opened)."""

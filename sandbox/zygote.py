@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from . import child as child_mod
 from . import cutting, kernel, library_policy, namespaces, outcome, protocol
-from .cloner import Cloner
+from .cloner import Cloner, ClonerLost
 
 READ_CHUNK = 1 << 16
 SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
@@ -114,6 +114,7 @@ class Zygote:
         if self.fd_channel is not None:
             self.fd_channel.setblocking(False)
         self.cloner: Cloner | None = None   # once ready: the children of self.spec come from it
+        self.strays: set[int] = set()       # children a dead cloner made, not yet reaped (clone)
         self.next_idle_check = 0.0
 
     # ---- start-up -------------------------------------------------------
@@ -413,17 +414,22 @@ class Zygote:
 
     def spawn(self, spec: child_mod.ChildSpec | None = None) -> Child | None:
         spec = spec or self.spec
-        pipes = [os.pipe() for _ in range(4)] + [go_channel()]  # request, result, stdout, stderr, go
-        (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
-        try:
-            pid = self.clone(spec, [req_r, res_w, out_w, err_w, go_r])
-        except OSError as exc:
-            log(f"clone failed: {exc}")
-            for pair in pipes:
-                for fd in pair:
-                    os.close(fd)
-            self.spawn_backoff_until = time.monotonic() + 1.0
-            return None
+        self.reap_strays()
+        while True:
+            pipes = [os.pipe() for _ in range(4)] + [go_channel()]  # request, result, stdout, stderr, go
+            (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
+            try:
+                pid = self.clone(spec, [req_r, res_w, out_w, err_w, go_r])
+                break
+            except (OSError, ClonerLost) as exc:
+                for pair in pipes:
+                    for fd in pair:
+                        os.close(fd)
+                if isinstance(exc, ClonerLost):
+                    continue  # cloned directly now, with pipes no stray child holds
+                log(f"clone failed: {exc}")
+                self.spawn_backoff_until = time.monotonic() + 1.0
+                return None
         for fd in (req_r, res_w, out_w, err_w, go_r):
             os.close(fd)
         let_go = self.let_go(pid, spec, go_w)
@@ -444,8 +450,11 @@ class Zygote:
 
     def clone(self, spec: child_mod.ChildSpec, ends: list[int]) -> int:
         """The pid of a new child holding `ends`, from the cloner when it serves
-        this spec (every child but the start-up probe). A child whose clone timed
-        out in the cloner, if it exists, fails its setup and stays a zombie."""
+        this spec (every child but the start-up probe). ClonerLost when the cloner
+        died or hung on this clone: it may have made a child that holds copies of
+        `ends` before it went (ours, by CLONE_PARENT, its pid unknown), so the caller
+        must close them and never hand them to another child; that child reads EOF
+        where it waits for its id maps, fails its setup and is reaped as a stray."""
         if spec is self.spec and self.cloner is not None:
             try:
                 return self.cloner.clone(ends)
@@ -453,6 +462,9 @@ class Zygote:
                 log("the cloner is gone: cloning directly from now on")
                 self.cloner.close()
                 self.cloner = None
+                known = set(self.children)
+                self.strays.update(pid for pid in kernel.children_of_self() if pid not in known)
+                raise ClonerLost from None
         flags = namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0
         pid = kernel.clone_process(flags)
         if pid == 0:
@@ -461,6 +473,16 @@ class Zygote:
                                                      stderr=stderr, go=go, zygote=self.own_pidfd))
             os._exit(child_mod.SETUP_FAILED)  # run never returns
         return pid
+
+    def reap_strays(self) -> None:
+        """Children a dead cloner made for us: reaped once they have exited."""
+        for pid in list(self.strays):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.strays.discard(pid)
 
     @staticmethod
     def let_go(pid: int, spec: child_mod.ChildSpec, go_w: int) -> bool:
