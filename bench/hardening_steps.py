@@ -108,10 +108,10 @@ def _install_wrappers(child, events: list, detail: bool = False) -> None:
     child._serve = report_instead_of_serving
 
 
-def _reap(pid: int) -> tuple[float, int]:
+def _reap(pid: int) -> tuple[float, int, int]:
+    """(CPU ms, wait status, minor page faults) of the child, once it has exited."""
     _, status, usage = os.wait4(pid, 0)
-    _reap.faults = usage.ru_minflt
-    return (usage.ru_utime + usage.ru_stime) * 1e3, status
+    return (usage.ru_utime + usage.ru_stime) * 1e3, status, usage.ru_minflt
 
 
 def measure(runs: int, detail: bool = False) -> dict:
@@ -139,8 +139,8 @@ def measure(runs: int, detail: bool = False) -> dict:
         data = b""
         while chunk := os.read(out_r, 1 << 16):
             data += chunk
-        cpu, _ = _reap(pid)
-        faults.append(_reap.faults)
+        cpu, _, child_faults = _reap(pid)
+        faults.append(child_faults)
         walls.append((time.perf_counter() - started) * 1e3)
         totals.append(cpu)
         for fd in (req_w, res_r, out_r, err_r):
