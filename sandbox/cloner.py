@@ -14,7 +14,7 @@ cloner's, the fork server's as it was when ready.
 
 The cloner dies with the fork server (parent-death signal) and holds no fd but
 its socket and the fork server's pidfd. If it is gone, the fork server clones
-directly again.
+directly again, with new pipes for the child it was making (Zygote.clone says why).
 """
 
 from __future__ import annotations
