@@ -47,7 +47,7 @@ def _minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
 
 
-# --detail: the functions inside the steps, by module (sandbox.<module>: names; "child.Class"
+# --detail: the functions inside the steps, by module (sandbox.<module>: names; "<module>.<Class>"
 # for methods). The same function runs in the pre-warm and in the request, so each figure is
 # labelled with the part of the child's life it ran in.
 DETAIL = {
