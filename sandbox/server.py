@@ -400,7 +400,8 @@ class SandboxTools:
         # changed tools by a notification on the connection (newer ones listen on the bus)
         self.connections: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> protocol
         self.notifying: set[asyncio.Task] = set()
-        self.registry = upstreams.Registry(settings.tool_servers) if settings.tool_servers else None
+        self.registry = (upstreams.Registry(settings.tool_servers, settings.tool_result_max)
+                         if settings.tool_servers else None)
         runner.tool_registry, runner.audit = self.registry, audit
         runner.tool_limits = tool_calls.Limits(budget=settings.tool_call_budget,
                                                call_timeout=settings.tool_call_timeout,

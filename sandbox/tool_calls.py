@@ -12,6 +12,7 @@ its text parsed as JSON, else the text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -87,12 +88,17 @@ class ToolSession:
                    "do more per call, or split the work over several executions")
             return self._refuse(why) if self.over_budget == 1 else {"ok": False, "error": why}
         upstream, remote, why = self.registry.lookup(server, tool)
+        if why and upstream is not None and upstream.reconnecting:   # a call just cut its connection
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(upstream.ready.wait(), self.limits.call_timeout)
+            upstream, remote, why = self.registry.lookup(server, tool)
         if why:
             return self._refuse(why)
         problem = remote.arguments_problem(arguments)
         if problem:
             return self._refuse(f"tools.{server}.{tool}: bad arguments: {problem}; it takes {remote.call_form()}",
                                 kind="tool_bad_arguments")
+        asked = time.monotonic()
         try:
             result = await asyncio.wait_for(upstream.session.call_tool(remote.name, arguments),
                                             self.limits.call_timeout)
@@ -102,8 +108,15 @@ class ToolSession:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the upstream's failure is the snippet's ToolError
+            if upstream.cap.cut_since(asked):   # its connection was ended for an answer past the cap
+                return self._too_large(server, tool, f"an answer past {upstream.cap.limit} bytes (reading stopped there)")
             return {"ok": False, "error": f"tools.{server}.{tool} failed: {type(exc).__name__}: {exc}"[:MAX_ERROR]}
         return self._answer(server, tool, result)
+
+    def _too_large(self, server: str, tool: str, size: str) -> dict:
+        return {"ok": False, "error": f"tools.{server}.{tool} returned {size}, more than the "
+                                      f"{self.limits.max_result_bytes} a call may (SANDBOX_TOOL_RESULT_MAX): "
+                                      "ask the tool for less (a narrower query, a page of the result)"}
 
     def _answer(self, server: str, tool: str, result) -> dict:
         texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
@@ -129,9 +142,7 @@ class ToolSession:
         answer = {"ok": True, "value": value, "images": images}
         size = len(json.dumps(answer, ensure_ascii=False, default=str))
         if size > self.limits.max_result_bytes:
-            return {"ok": False, "error": f"tools.{server}.{tool} returned {size} bytes, more than the "
-                                          f"{self.limits.max_result_bytes} a call may (SANDBOX_TOOL_RESULT_MAX): "
-                                          "ask the tool for less"}
+            return self._too_large(server, tool, f"{size} bytes")
         return answer
 
     def _refuse(self, why: str, kind: str = "tool_refused") -> dict:

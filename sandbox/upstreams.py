@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 
+from . import upstream_transports
 from .terminal_text import terminal_safe
 from .tool_servers import ToolServer, identifier
 
@@ -26,6 +26,7 @@ PING_INTERVAL = 10.0
 MAX_BACKOFF = 30.0
 MAX_DOC = 200
 MAX_SHOWN_PARAMETERS = 40   # of a tool's call form (an upstream's schema may list thousands)
+RECONNECTING = "reconnecting"
 
 
 class RemoteTool:
@@ -86,14 +87,28 @@ def _python_type(schema: dict) -> str:
 
 
 class Upstream:
-    def __init__(self, spec: ToolServer, on_change=None):
+    def __init__(self, spec: ToolServer, on_change=None, max_message: int = upstream_transports.message_limit(1 << 20)):
         self.spec = spec
         self.on_change = on_change or (lambda: None)  # the tools it offers may have changed
         self.status = "connecting"
         self.tools: dict[str, RemoteTool] = {}     # by attribute
         self.session = None
         self.connected = asyncio.Event()           # set once the first attempt ended, either way
+        self.ready = asyncio.Event()               # set while a session is ready
         self._changed = asyncio.Event()
+        self._cut = asyncio.Event()                # a message passed the cap: this connection ends
+        self.cap = upstream_transports.MessageCap(max_message, on_cut=self._end_connection)
+
+    def _end_connection(self) -> None:
+        self._cut.set()
+        self.ready.clear()    # no new call goes to the connection that is ending
+        self.status = f"{RECONNECTING}: an answer passed {self.cap.limit} bytes"
+        self._changed.set()   # wakes the connection's loop
+
+    @property
+    def reconnecting(self) -> bool:
+        """Its connection was ended for an answer past the cap, and a new one is on its way."""
+        return self.status.startswith(RECONNECTING)
 
     async def run(self) -> None:
         backoff = 1.0
@@ -103,23 +118,33 @@ class Upstream:
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # noqa: BLE001 - ExceptionGroups from anyio included
-                self.status = f"failed: {_reason(exc)}"
-                logger.warning("tool server %s: %s (retrying in %g s)", self.spec.name, self.status, backoff)
+                if not self._cut.is_set():
+                    self.status = f"failed: {_reason(exc)}"
             finally:
                 was_ready, self.session = self.session is not None, None
+                self.ready.clear()
                 self.connected.set()
                 if was_ready:
                     self.on_change()
+            if self._cut.is_set():
+                if was_ready:   # a call's answer failed, not the connection: again at once
+                    logger.warning("tool server %s: %s", self.spec.name, self.status)
+                    backoff = 1.0
+                    continue
+                self.status = f"failed: a message passed {self.cap.limit} bytes before the tools were listed"
+            logger.warning("tool server %s: %s (retrying in %g s)", self.spec.name, self.status, backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF)
 
     async def _serve_one_connection(self) -> None:
         from mcp.client.session import ClientSession
+        self._cut.clear()
         async with self._transport() as (read, write):
             async with ClientSession(read, write, message_handler=self._on_message) as session:
                 await asyncio.wait_for(session.initialize(), CONNECT_TIMEOUT)
                 await self._list(session)
                 self.session, self.status = session, "ready"
+                self.ready.set()
                 self.connected.set()
                 self.on_change()
                 logger.info("tool server %s: %d tools", self.spec.name, len(self.tools))
@@ -131,6 +156,8 @@ class Upstream:
                         except asyncio.TimeoutError:
                             await asyncio.wait_for(session.send_ping(), PING_INTERVAL)
                             continue
+                        if self._cut.is_set():
+                            return
                         self._changed.clear()
                         await self._list(session)
                         self.on_change()
@@ -139,19 +166,10 @@ class Upstream:
                     with contextlib.suppress(BaseException):
                         await listener
 
-    @contextlib.asynccontextmanager
-    async def _transport(self):
+    def _transport(self):
         if self.spec.url is not None:
-            import httpx2
-            from mcp.client.streamable_http import streamable_http_client
-            async with httpx2.AsyncClient(headers=self.spec.headers) as client:
-                async with streamable_http_client(self.spec.url, http_client=client) as streams:
-                    yield streams[0], streams[1]
-        else:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-            params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args), env=self.spec.env or None)
-            async with stdio_client(params, errlog=sys.stderr) as (read, write):
-                yield read, write
+            return upstream_transports.streamable_http(self.spec.url, self.spec.headers, self.cap)
+        return upstream_transports.stdio(self.spec, self.cap)
 
     async def _list(self, session) -> None:
         listing = await asyncio.wait_for(session.list_tools(), CONNECT_TIMEOUT)
@@ -198,8 +216,9 @@ def _reason(exc: BaseException) -> str:
 class Registry:
     """Every upstream, and what snippets may call."""
 
-    def __init__(self, specs: tuple[ToolServer, ...]):
-        self.upstreams = {spec.attribute: Upstream(spec, self._changed) for spec in specs}
+    def __init__(self, specs: tuple[ToolServer, ...], max_result_bytes: int = 1 << 20):
+        limit = upstream_transports.message_limit(max_result_bytes)
+        self.upstreams = {spec.attribute: Upstream(spec, self._changed, limit) for spec in specs}
         self.tasks: list[asyncio.Task] = []
         self.listeners: list = []   # called with the new stubs when what snippets can call changed
         self._last_stubs: list[str] | None = None
@@ -249,7 +268,7 @@ class Registry:
         upstream = self.upstreams.get(server)
         if upstream is None:
             return None, None, f"no tool server named {server!r} (tools has: {', '.join(self.upstreams) or 'none'})"
-        if upstream.session is None:
+        if upstream.session is None or not upstream.ready.is_set():
             return upstream, None, f"tool server {server!r} is not connected ({upstream.status})"
         remote = upstream.tools.get(tool)
         if remote is None:

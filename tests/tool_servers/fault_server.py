@@ -1,12 +1,13 @@
 """A small upstream MCP server of our own for the code-mode tests: well-behaved
 tools, one that writes, and tools that misbehave in each way a snippet's call
-must survive (hang, crash the server, answer 10 MB, report an error, break
-their own output schema)."""
+must survive (hang, crash the server, answer 10 MB or 256 MB or a line that
+never ends, report an error, break their own output schema)."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import sys
 from typing import Annotated
@@ -21,6 +22,7 @@ PNG = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d494844520000000100
                                      "0000000d4944415478da63f8ffff3f0005fe02fea7d6a8960000000049454e44ae426082")).decode()
 WRITES: list = []
 BACKGROUND: set = set()   # tasks that outlive the call that started them
+WIRE = os.dup(1)          # the client's pipe: the SDK points fd 1 at stderr while it serves
 
 
 class Sum(BaseModel):
@@ -100,9 +102,34 @@ def crash() -> str:
 
 
 @server.tool(annotations=READ)
-def big() -> str:
-    """Answer 10 MB."""
-    return "x" * (10 << 20)
+def big(megabytes: int = 10) -> str:
+    """Answer `megabytes` MB (10 by default)."""
+    return "x" * (megabytes << 20)
+
+
+@server.tool(annotations=READ)
+def flood(ctx: Context, megabytes: int = 256) -> str:
+    """Answer with one well-formed line of `megabytes` MB, written straight to the
+    client's pipe as it is made (this server never holds it)."""
+    head = b'{"jsonrpc":"2.0","id":' + json.dumps(ctx.request_id).encode() + b',"result":{"content":[{"type":"text","text":"'
+    _write_forever(head, megabytes << 20, b'"}]}}\n')
+    return "unreachable"
+
+
+@server.tool(annotations=READ)
+def endless() -> str:
+    """Write a line that never ends."""
+    _write_forever(b'{"jsonrpc":"2.0","id":', None, b"")
+    return "unreachable"
+
+
+def _write_forever(head: bytes, size: "int | None", tail: bytes) -> None:
+    os.write(WIRE, head)
+    chunk, written = b"x" * (1 << 16), 0
+    while size is None or written < size:
+        os.write(WIRE, chunk)   # blocks while the client does not read; fails once it hung up
+        written += len(chunk)
+    os.write(WIRE, tail)
 
 
 @server.tool(annotations=READ)
@@ -130,4 +157,10 @@ def nested(depth: int) -> TextContent:
 
 
 if __name__ == "__main__":
-    server.run()
+    # fault_server.py [--http PORT [--json]]: over streamable HTTP, answering with event
+    # streams, or with JSON bodies
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        server.run("streamable-http", host="127.0.0.1", port=port, json_response="--json" in sys.argv)
+    else:
+        server.run()
