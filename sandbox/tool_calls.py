@@ -108,15 +108,15 @@ class ToolSession:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the upstream's failure is the snippet's ToolError
-            if upstream.cap.cut_since(asked):   # its connection was ended for an answer past the cap
-                return self._too_large(server, tool, f"an answer past {upstream.cap.limit} bytes (reading stopped there)")
+            if upstream.cap.cut_since(asked):   # this call's answer, or another's on the same connection
+                return {"ok": False, "error": f"tools.{server}.{tool}: an answer from {server} passed "
+                                              f"{upstream.cap.limit} bytes, more than a call may return "
+                                              f"(SANDBOX_TOOL_RESULT_MAX is {self.limits.max_result_bytes}), so "
+                                              "the reading stopped and the connection was ended: ask the tool for "
+                                              "less (a narrower query, a page of the result); a call that asked "
+                                              "for little can be made again"}
             return {"ok": False, "error": f"tools.{server}.{tool} failed: {type(exc).__name__}: {exc}"[:MAX_ERROR]}
         return self._answer(server, tool, result)
-
-    def _too_large(self, server: str, tool: str, size: str) -> dict:
-        return {"ok": False, "error": f"tools.{server}.{tool} returned {size}, more than the "
-                                      f"{self.limits.max_result_bytes} a call may (SANDBOX_TOOL_RESULT_MAX): "
-                                      "ask the tool for less (a narrower query, a page of the result)"}
 
     def _answer(self, server: str, tool: str, result) -> dict:
         texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
@@ -142,7 +142,9 @@ class ToolSession:
         answer = {"ok": True, "value": value, "images": images}
         size = len(json.dumps(answer, ensure_ascii=False, default=str))
         if size > self.limits.max_result_bytes:
-            return self._too_large(server, tool, f"{size} bytes")
+            return {"ok": False, "error": f"tools.{server}.{tool} returned {size} bytes, more than the "
+                                          f"{self.limits.max_result_bytes} a call may (SANDBOX_TOOL_RESULT_MAX): "
+                                          "ask the tool for less (a narrower query, a page of the result)"}
         return answer
 
     def _refuse(self, why: str, kind: str = "tool_refused") -> dict:

@@ -106,6 +106,11 @@ class Upstream:
         self._changed.set()   # wakes the connection's loop
 
     @property
+    def offering(self) -> bool:
+        """Its tools are callable: connected, or on its way back after a cut (a call waits)."""
+        return self.session is not None or self.reconnecting
+
+    @property
     def reconnecting(self) -> bool:
         """Its connection was ended for an answer past the cap, and a new one is on its way."""
         return self.status.startswith(RECONNECTING)
@@ -249,7 +254,7 @@ class Registry:
                 await task
 
     def exposed(self) -> list[RemoteTool]:
-        return [tool for u in self.upstreams.values() if u.session is not None
+        return [tool for u in self.upstreams.values() if u.offering
                 for tool in u.tools.values() if tool.refusal() is None]
 
     def listing(self) -> dict:
@@ -258,7 +263,7 @@ class Registry:
         out: dict = {}
         for upstream in self.upstreams.values():
             tools = out.setdefault(upstream.spec.attribute, {})
-            for tool in upstream.tools.values() if upstream.session is not None else ():
+            for tool in upstream.tools.values() if upstream.offering else ():
                 why = tool.refusal()
                 tools[tool.attribute] = f"not allowed: {why}" if why else tool.stub()
         return out
