@@ -533,3 +533,29 @@ def test_an_answer_past_the_cap_is_cut_as_its_bytes_arrive(tmp_path, transport, 
         assert grown < 48 << 20, f"the server's peak memory grew by {grown >> 20} MB"
         again = _serving_again(server)
         assert again["success"] and again["result"] == {"total": 3}, again
+
+
+def test_a_cut_fails_the_other_calls_on_that_connection_with_the_reason(tmp_path):
+    """A call waiting on an upstream whose connection a cut ends (another execution's
+    answer passed the cap) hears why, and that it can call again."""
+    path = tmp_path / "servers.json"
+    marks = tmp_path / "marks"
+    path.write_text(json.dumps({"mcpServers": {"faults": {
+        "command": sys.executable, "args": [str(HERE / "tool_servers" / "fault_server.py")],
+        "env": {"FAULT_SERVER_MARKS": str(marks)}}}}))
+    with blocking_session({"SANDBOX_TOOL_SERVERS": str(path), "SANDBOX_TOOL_RESULT_MAX": "64k",
+                           "SANDBOX_TOOL_CALL_TIMEOUT": "250"}, start_timeout=120.0) as server:
+        catch = "try:\n    {}\nexcept ToolError as e:\n    result = str(e)"
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            waiting = pool.submit(server.call, "execute_code", {"code": catch.format("tools.faults.hang()"), "timeout": 280},
+                                  300)
+            deadline = time.monotonic() + 120
+            while not (marks.exists() and "hang" in marks.read_text()):
+                assert time.monotonic() < deadline and not waiting.done(), "the hanging call never reached the upstream"
+                time.sleep(0.2)
+            cut, _ = server.call("execute_code", {"code": catch.format("tools.faults.big()"), "timeout": 280}, 300)
+            bystander, _ = waiting.result()
+        for data in (cut, bystander):
+            assert data["success"] and "passed" in data["result"] and "SANDBOX_TOOL_RESULT_MAX" in data["result"], data
+        assert bystander["result"].startswith("tools.faults.hang:") and "can be made again" in bystander["result"]
+        assert _serving_again(server)["result"] == {"total": 3}

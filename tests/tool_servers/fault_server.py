@@ -89,7 +89,10 @@ async def grow(ctx: Context, later: float = 0.0) -> str:
 
 @server.tool(annotations=READ)
 async def hang() -> str:
-    """Never answer."""
+    """Never answer (and say so in the file FAULT_SERVER_MARKS names, if set)."""
+    if os.environ.get("FAULT_SERVER_MARKS"):
+        with open(os.environ["FAULT_SERVER_MARKS"], "a") as marks:
+            marks.write("hang\n")
     await asyncio.sleep(3600)
     return "late"
 
