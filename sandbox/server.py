@@ -440,8 +440,9 @@ class SandboxTools:
             restricted=settings.restricted_python,
             capture_output=capture_output,
             strict=use_container,
+            execution_id=execution_id,
             **({"files": files} if files else {}),
-            **({"tools": self.registry.listing(), "execution_id": execution_id} if self.registry else {}),
+            **({"tools": self.registry.listing()} if self.registry else {}),
         )
         audit_args = dict(
             code=code,
