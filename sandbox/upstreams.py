@@ -16,6 +16,7 @@ import contextlib
 import logging
 import sys
 
+from . import schema_shapes
 from .terminal_text import terminal_safe
 from .tool_servers import ToolServer, identifier
 
@@ -26,6 +27,8 @@ PING_INTERVAL = 10.0
 MAX_BACKOFF = 30.0
 MAX_DOC = 200
 MAX_SHOWN_PARAMETERS = 40   # of a tool's call form (an upstream's schema may list thousands)
+SHAPE_DEPTH = 3             # levels of nested objects a call form opens when they fit
+MAX_CALL_FORM = 600         # characters; deeper shapes give way to `{...}` beyond
 
 
 class RemoteTool:
@@ -62,16 +65,24 @@ class RemoteTool:
         return None
 
     def call_form(self) -> str:
-        """`tools.server.tool(a: str, b: int = ...) -> dict`, from the schemas."""
+        """`tools.server.tool(a: str, b: list[{id: int}] = ...) -> dict`, from the schemas:
+        argument shapes as deep as fits in MAX_CALL_FORM characters (schema_shapes)."""
+        for depth in range(SHAPE_DEPTH, -1, -1):
+            form = self._call_form(depth)
+            if len(form) <= MAX_CALL_FORM:
+                break
+        return form
+
+    def _call_form(self, depth: int) -> str:
         properties = self.input_schema.get("properties") or {}
         required = set(self.input_schema.get("required") or ())
         params = []
         for name, schema in list(properties.items())[:MAX_SHOWN_PARAMETERS]:
-            kind = _python_type(schema if isinstance(schema, dict) else {})
+            kind = _python_type(schema, depth, self.input_schema)
             params.append(f"{identifier(name)[:MAX_DOC]}: {kind}" + ("" if name in required else " = ..."))
         if len(properties) > MAX_SHOWN_PARAMETERS:
             params.append(f"... ({len(properties) - MAX_SHOWN_PARAMETERS} more parameters)")
-        returns = _python_type(self.output_schema) if self.output_schema else "Any"
+        returns = _python_type(self.output_schema, depth, self.output_schema) if self.output_schema else "Any"
         return f"tools.{self.server.attribute}.{self.attribute}({', '.join(params)}) -> {returns}"
 
     def stub(self) -> str:
@@ -80,9 +91,8 @@ class RemoteTool:
         return self.call_form() + (f"  # {doc}" if doc else "")
 
 
-def _python_type(schema: dict) -> str:
-    return {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "array": "list",
-            "object": "dict"}.get(schema.get("type") if isinstance(schema.get("type"), str) else "", "Any")
+def _python_type(schema, depth: int, root) -> str:
+    return schema_shapes.shape(schema if isinstance(schema, dict) else {}, depth, root)
 
 
 class Upstream:
