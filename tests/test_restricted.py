@@ -1606,9 +1606,33 @@ def test_globals_is_a_copy_of_the_snippets_names_that_assigns_what_is_written():
     "globals()['_tmp0'] = 1",                                 # RestrictedPython's temporaries
     "globals()['_sandbox_method_alias'] = len",               # the sandbox's own helpers
     "globals()['__name__'] = 'os'",
+    "globals()['_print'] = None",                            # RestrictedPython's print collector
 ])
 def test_globals_never_writes_a_name_the_snippet_could_not_assign(code):
     assert blocked(code)["error_type"] == "security_violation"
+
+
+@pytest.mark.parametrize("unrestricted", [False, True], ids=["rp", "norp"])
+def test_a_snippet_that_prints_sees_only_its_own_names_in_globals(unrestricted):
+    """RestrictedPython collects print() output in a variable of its own (`_print`), in
+    the module and in each function that prints: globals() never shows it. Without
+    RestrictedPython the namespace is a plain module's (its dunders, nothing of ours)."""
+    result, out = ok("print('hi')\nx = 1\ndef f():\n    print('in f')\n    return sorted(globals())\n"
+                     "result = [sorted(globals()), f()]", unrestricted=unrestricted)
+    assert out == "hi\nin f\n"
+    own = [[name for name in names if not (name.startswith("__") and name.endswith("__"))] for names in result]
+    assert own == [["f", "x"], ["f", "x"]], result
+    if not unrestricted:
+        assert result == own, result
+
+
+def test_the_print_collectors_name_is_not_the_snippets_and_says_so():
+    reply = blocked("print('a')\n_print = None\nprint('b')", error_types=("syntax_error", "security_violation"))
+    assert "the sandbox collects print() output under this name: choose another name" in reply["error"], reply
+    # an attribute of that name on the snippet's own object is its own
+    result, out = ok("class Log:\n    def __init__(self):\n        self._print = []\n"
+                     "log = Log()\nlog._print.append(1)\nprint('still printing')\nresult = log._print")
+    assert result == [1] and out == "still printing\n"
 
 
 def test_globals_has_the_snippets_private_names_too():
