@@ -1648,6 +1648,62 @@ def test_globals_hands_out_no_guard_and_is_not_the_namespace():
     blocked("g = globals()\ntype(g)({'x': 1})", error_types=("runtime_error", "security_violation"))
 
 
+# --------------------------------------------------------------------- SANDBOX_ALLOWED_IMPORTS=pkg.*
+def test_a_wildcard_entry_imports_the_packages_submodules():
+    allowed = profiles.allowed_modules(["basic"], ["packaging.*"])
+    result, _ = ok("import packaging.version\nfrom packaging.specifiers import SpecifierSet\n"
+                   "result = [str(packaging.version.Version('1.2.3').release), '1.5' in SpecifierSet('>=1,<2')]",
+                   allowed=allowed)
+    assert result == ["(1, 2, 3)", True]
+
+
+@pytest.mark.parametrize("code, says", [
+    ("import packaging.tags\nresult = packaging.tags.sys", "packaging.tags.sys is the module 'sys', which is not allowed"),
+    ("import packaging._parser", "import of 'packaging._parser' is not allowed"),
+    ("import urllib.request", "it is in the network profile, which is off"),
+    ("from http import client", "module http.client is not allowed"),
+    ("import numpy.ctypeslib", "no setting allows it in the sandbox (loads shared libraries)"),
+])
+def test_a_wildcard_hands_out_no_module_refused_by_name(code, says):
+    """Private modules, modules refused by name or under such a name, a profile's modules
+    (urllib.request, http.client: the network profile, off), modules reached as attributes."""
+    if "numpy" in code:
+        pytest.importorskip("numpy")
+    allowed = profiles.allowed_modules(["basic"], ["packaging.*", "urllib.*", "http.*", "numpy.*"])
+    reply = blocked(code, allowed=allowed)
+    assert says in reply["error"], reply
+
+
+@pytest.fixture
+def aliasing_package(tmp_path, monkeypatch):
+    """A package that puts another module under a submodule's name, as six.moves and
+    os.path do: pkg.shell is os (in sys.modules and as an attribute), pkg.ok is its own."""
+    name = f"aliasing_{tmp_path.name.replace('-', '_')}"
+    package = tmp_path / name
+    package.mkdir()
+    (package / "__init__.py").write_text("import os as _os, sys as _sys\n"
+                                         "_sys.modules[__name__ + '.shell'] = shell = _os\n")
+    (package / "ok.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[module]
+
+
+@pytest.mark.parametrize("code, says", [
+    ("import {p}.shell\nresult = {p}.shell.system('true')", "{p}.shell is the module 'os', which is not allowed"),
+    ("from {p}.shell import system\nresult = system('true')", "only the allowed submodules of {p}.shell are"),
+    ("from {p} import shell\nresult = shell.system('true')", "{p}.shell is the module 'os', which is not allowed"),
+    ("import {p}\nresult = {p}.shell.system('true')", "{p}.shell is the module 'os', which is not allowed"),
+    ("import {p}.ok\nresult = {p}.shell.getcwd()", "{p}.shell is the module 'os', which is not allowed"),
+])
+def test_a_wildcard_admits_a_module_under_its_own_name_only(aliasing_package, code, says):
+    allowed = profiles.allowed_modules(["basic"], [aliasing_package + ".*"])
+    reply = blocked(code.format(p=aliasing_package), allowed=allowed)   # (its first import of the package)
+    assert says.format(p=aliasing_package) in reply["error"], reply
+    assert ok(f"import {aliasing_package}.ok\nresult = {aliasing_package}.ok.VALUE", allowed=allowed)[0] == 42
+
+
 # --------------------------------------------------------------------- an import's policy, applied in full
 def test_a_policy_that_failed_to_apply_after_an_import_is_completed_before_any_attribute(monkeypatch):
     """Near the recursion limit (or out of memory) the tables an import brings in can
