@@ -32,8 +32,9 @@ def titles(zygote: int) -> dict[int, str]:
 
 
 async def wait_for_title(zygote: int, wanted: str) -> int:
-    """The pid of the process below the fork server (or it) titled `wanted`."""
-    for _ in range(600):
+    """The pid of the process below the fork server (or it) titled `wanted` (two minutes
+    at most: a safety net on a loaded machine, not a measure)."""
+    for _ in range(2400):
         found = [pid for pid, title in titles(zygote).items() if title == wanted]
         if found:
             return found[0]
