@@ -28,6 +28,7 @@ MAX_BACKOFF = 30.0
 MAX_DOC = 200
 MAX_SHOWN_PARAMETERS = 40   # of a tool's call form (an upstream's schema may list thousands)
 SHAPE_DEPTH = 3             # levels of nested objects a call form opens when they fit
+RESULT_DEPTH = 1            # a result's: its keys (every stub goes into execute_code's description)
 MAX_CALL_FORM = 600         # characters; deeper shapes give way to `{...}` beyond
 
 
@@ -82,7 +83,8 @@ class RemoteTool:
             params.append(f"{identifier(name)[:MAX_DOC]}: {kind}" + ("" if name in required else " = ..."))
         if len(properties) > MAX_SHOWN_PARAMETERS:
             params.append(f"... ({len(properties) - MAX_SHOWN_PARAMETERS} more parameters)")
-        returns = _python_type(self.output_schema, depth, self.output_schema) if self.output_schema else "Any"
+        returns = (_python_type(self.output_schema, min(depth, RESULT_DEPTH), self.output_schema)
+                   if self.output_schema else "Any")
         return f"tools.{self.server.attribute}.{self.attribute}({', '.join(params)}) -> {returns}"
 
     def stub(self) -> str:

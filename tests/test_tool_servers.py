@@ -118,6 +118,8 @@ ENTITIES = {"type": "object", "required": ["entities"], "properties": {"entities
 def test_a_stub_shows_the_shape_of_nested_arguments_and_results():
     assert _stub(ENTITIES, {"type": "object", "properties": {"count": {"type": "integer"}}}) == (
         "tools.up.t(entities: list[{name: str, entityType: str, observations: list[str]}]) -> {count?: int}")
+    # a result shows its keys, one level (every stub goes into execute_code's description)
+    assert _stub({}, ENTITIES) == "tools.up.t() -> {entities: list[{...}]}"
     assert _stub({"type": "object", "properties": {
         "unit": {"enum": ["c", "f"]}, "limit": {"type": ["integer", "null"]},
         "tags": {"type": "object", "additionalProperties": {"type": "number"}},
