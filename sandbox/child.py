@@ -27,12 +27,11 @@ import socket
 import sys
 from dataclasses import dataclass, replace
 
-from . import (artifacts, cutting, kernel, landlock, mounts, namespaces, privileges, protocol, restricted, rlimits,
-               seccomp, snippet_files, tools_object)
+from . import (artifacts, cutting, kernel, landlock, mounts, namespaces, privileges, process_names, protocol,
+               restricted, rlimits, seccomp, snippet_files, tools_object)
 from .protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, ZYGOTE_FD
 
 SETUP_FAILED = 121  # exit status of a child that could not apply a layer
-PROCESS_NAME = b"sandbox"  # in ps and /proc/<pid>/comm
 SANDBOX_NICE = 10   # every sandbox process runs below the server and the fork server
 MAX_VARIABLE_NAME = 200
 CHILD_ENV = {
@@ -197,7 +196,7 @@ def _start(spec: ChildSpec, pipes: ChildPipes) -> None:
     # Collections run only inside a run (restricted.execute turns them on): a cycle the
     # snippet dropped is finalized under the run's policy, never while reporting.
     gc.disable()
-    kernel.set_process_name(PROCESS_NAME)
+    process_names.name(process_names.POOLED)
     os.setsid()
     # Every sandbox process runs below the server and the fork server: a
     # snippet (or a pool refill) never delays another request's answer.
@@ -250,6 +249,8 @@ def _serve(spec: ChildSpec, baseline) -> None:
         request = None
         try:
             request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)
+            process_names.name(process_names.VALIDATION if request.get("op") == "validate" else
+                               process_names.execution(request.get("execution_id", ""), bool(request.get("session"))))
             if request.get("session"):
                 session = session or restricted.SessionState()
             elif not request.get("tools"):  # (code mode reads its answers on it)
@@ -263,6 +264,7 @@ def _serve(spec: ChildSpec, baseline) -> None:
                 # EOF now, not after the kernel has torn down our address space at exit
                 kernel.close_range_from(STDOUT)
                 break
+            process_names.name(process_names.SESSION_IDLE)
         except MemoryError:
             _write_error("memory_limit", "the sandbox ran out of memory while reporting the result",
                          request)

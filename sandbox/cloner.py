@@ -26,9 +26,9 @@ import signal
 import socket
 
 from . import child as child_mod
-from . import kernel, namespaces, privileges
+from . import kernel, namespaces, privileges, process_names
 
-NAME = b"sandbox-cloner"           # in ps and /proc/<pid>/comm (each child renames itself)
+NAME = process_names.COMM[process_names.CLONER]   # /proc/<pid>/comm (each child renames itself)
 _SOCKET_FD, _ZYGOTE_PIDFD = 3, 4   # the cloner's own fds (0-2 stay: its stderr is the log)
 _CHILD_ENDS = 5                    # request, result, stdout, stderr, go
 _ANSWER = 8
@@ -92,7 +92,7 @@ class Cloner:
 def _serve(spec: child_mod.ChildSpec, sock_fd: int, zygote_pidfd: int) -> None:
     """The cloner's loop. Never returns."""
     privileges.set_parent_death_signal(signal.SIGKILL)
-    kernel.set_process_name(NAME)
+    process_names.name(process_names.CLONER)
     # above every fd first, so that neither dup2 clobbers the other's source
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 16) for fd in (sock_fd, zygote_pidfd)]
     os.dup2(high[0], _SOCKET_FD)

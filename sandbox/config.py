@@ -66,8 +66,9 @@ VARIABLES = {
     "SANDBOX_SESSION_TTL": ("600", "seconds a session lives without a call"),
     "SANDBOX_SESSION_MAX_LIFETIME": ("3600", "seconds a session lives at most (also its CPU time budget)"),
     "SANDBOX_ENABLE_DATA_SCIENCE": ("false", "data-science profile: numpy, pandas, ... when installed"),
-    "SANDBOX_ALLOWED_IMPORTS": ("", "comma list of modules added to the enabled profiles (the Python layer has "
-                                    "not audited them: for them the kernel layers are what holds)"),
+    "SANDBOX_ALLOWED_IMPORTS": ("", "comma list of modules added to the enabled profiles; pkg.* adds pkg with "
+                                    "its submodules (never one refused by name: os, sys, ...). The Python layer "
+                                    "has not audited them: for them the kernel layers are what holds"),
     "SANDBOX_RESTRICTED_PYTHON": ("true", "compile snippets with RestrictedPython"),
     "SANDBOX_REQUIRE": ("", 'comma list of layers that must be active, or "all"'),
     "SANDBOX_UNSAFE_DISABLE_LAYERS": ("", "TESTING ONLY: comma list of kernel layers to switch off"),
@@ -83,6 +84,7 @@ VARIABLES = {
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+MODULE_ENTRY = re.compile(rf"\*|{MODULE_NAME.pattern}(\.\*)?")   # SANDBOX_ALLOWED_IMPORTS: json, packaging.*
 _SECRET_VARIABLES = frozenset({"SANDBOX_API_TOKEN"})
 
 
@@ -315,7 +317,8 @@ def _check_extra_imports(settings: Settings) -> None:
         raise ConfigError(
             f"SANDBOX_ALLOWED_IMPORTS={','.join(settings.extra_imports)!r} is refused: {reasons}; "
             "accepted: modules that give no access to the host (os, sys, subprocess, ctypes, "
-            "importlib, builtins, ... never are; socket needs the network profile, io the filesystem one)"
+            "importlib, builtins, ... never are; socket needs the network profile, io the filesystem one), "
+            "and pkg.* for such a package with its submodules"
         )
 
 
@@ -330,7 +333,8 @@ def _check_libraries_installed(settings: Settings) -> None:
                 f"{PROFILE_SWITCHES[profile]}=true needs {', '.join(missing)}, which "
                 f"{'is' if len(missing) == 1 else 'are'} not installed for {sys.executable}; install with: "
                 f"{profiles.INSTALL_HINT[profile]}, or switch the profile off")
-    missing = [name for name in settings.extra_imports if not profiles.importable(name)]
+    missing = [name for name in settings.extra_imports
+               if not profiles.importable(profiles.wildcard_package(name) or name)]
     if missing:
         raise ConfigError(
             f"SANDBOX_ALLOWED_IMPORTS names {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
@@ -416,8 +420,9 @@ class _Reader:
             return ()
         names = [part.strip() for part in raw.split(",") if part.strip()]
         for module in names:
-            if not MODULE_NAME.fullmatch(module):
-                raise self._fail(name, raw, "a comma-separated list of module names such as 'numpy,yaml'")
+            if not MODULE_ENTRY.fullmatch(module):
+                raise self._fail(name, raw, "a comma-separated list of module names such as 'numpy,yaml', "
+                                            "or a package with its submodules as 'packaging.*'")
         return tuple(dict.fromkeys(names))
 
     def layers(self, name: str, known: tuple[str, ...], allow_all: bool = False) -> frozenset[str]:

@@ -126,6 +126,9 @@ RESERVED_NAME_INSTEAD = {
     "__file__": "the snippet runs from memory, not from a file; the working directory is os.getcwd()",
     "breakpoint": "there is no debugger in the sandbox: print() the values you want to see",
     **dict.fromkeys(("print", "printed", "builtins"), "the sandbox's own name: choose another name"),
+    # RestrictedPython's print collector: its transformer assigns this name in every scope
+    # that calls print(), so it is neither the snippet's to assign nor shown in globals()
+    "_print": "the sandbox collects print() output under this name: choose another name",
 }
 
 

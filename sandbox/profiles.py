@@ -4,7 +4,8 @@ A profile is a set of module names. The import hook in ``restricted.py`` allows 
 name only if it is in the set it is given (``allowed_modules``); a dotted name such
 as ``xml.etree.ElementTree`` is listed whole, because allowing a package does not
 allow its submodules. The packages in ``WHOLE_PACKAGES`` are the exception: their
-public submodules (``numpy.linalg``, ``email.mime.text``) come with them.
+public submodules (``numpy.linalg``, ``email.mime.text``) come with them, and so do
+those of a package the operator lists as ``pkg.*``.
 
 ``DANGEROUS`` modules are never allowed through configuration: they hand out the
 process, the file system, the network, the interpreter or its frames.
@@ -72,6 +73,10 @@ PROFILES: dict[str, frozenset[str]] = {
 }
 
 # Libraries used through their submodules (numpy.linalg, sklearn.linear_model, ...).
+# SANDBOX_ALLOWED_IMPORTS=pkg.*: pkg and every submodule of it that no rule refuses by name
+# (is_allowed); never a module DANGEROUS names, nor one of a profile that is off.
+WILDCARD = ".*"
+
 WHOLE_PACKAGES = frozenset({
     "numpy", "pandas", "scipy", "matplotlib", "sympy", "seaborn", "sklearn",
     "plotly", "email", "httpx", "requests",
@@ -284,19 +289,46 @@ def import_advice(name: str, allowed: Iterable[str]) -> str:
         return f"no setting allows it in the sandbox ({why}){instead}"
     if not importable(top):
         return f"{top} is not installed on this server"
+    real = getattr(sys.modules.get(name), "__name__", name)
+    covering = next((p for p in _parents(name)[:-1] if p + WILDCARD in allowed), None)
+    if covering is not None and real != name:
+        return f"{name} is the module {real!s:.80}; {covering}.* admits modules under their own names only"
+    whole = f", or {top}.* for {top} with all its submodules" if "." in name else ""
     return ("it is not among the modules the sandbox allows: the operator can add it with "
-            f"SANDBOX_ALLOWED_IMPORTS (get_sandbox_info lists the modules that are on){instead}")
+            f"SANDBOX_ALLOWED_IMPORTS{whole} (get_sandbox_info lists the modules that are on){instead}")
 
 
 def is_allowed(name: str, allowed: Iterable[str]) -> bool:
-    """Is ``name`` importable under the set ``allowed`` (exact name or a WHOLE_PACKAGES child)?"""
+    """Is ``name`` importable under the set ``allowed`` (exact name, a WHOLE_PACKAGES child,
+    or a submodule of a ``pkg.*`` entry that the wildcard admits)?"""
     allowed = allowed if isinstance(allowed, (set, frozenset)) else frozenset(allowed)
     if not isinstance(name, str) or not name or any(not p.isidentifier() for p in name.split(".")):
         return False
     if name in allowed:
         return True
     top = name.split(".")[0]
-    return top in WHOLE_PACKAGES and top in allowed and danger(name) is None
+    if top in WHOLE_PACKAGES and top in allowed and danger(name) is None:
+        return True
+    return any(package + WILDCARD in allowed for package in _parents(name)[:-1]) and _wildcard_admits(name)
+
+
+def _wildcard_admits(name: str) -> bool:
+    """A ``pkg.*`` entry admits a submodule of pkg only if no rule refuses it by name
+    (DANGEROUS, private, a parent of those), it belongs to no profile (a profile's modules
+    come with their profile, or listed one by one), and, once imported, it is the module of
+    that name itself: a package may put another module there (six.moves.builtins is
+    builtins), and such an alias is admitted only by its own name."""
+    if danger(name) is not None or name in _PROFILE_OF:
+        return False
+    loaded = sys.modules.get(name)
+    return loaded is None or getattr(loaded, "__name__", None) == name
+
+
+def wildcard_package(entry: str) -> str | None:
+    """``pkg`` for a SANDBOX_ALLOWED_IMPORTS entry ``pkg.*`` (``""`` for ``*`` alone), else None."""
+    if entry == "*":
+        return ""
+    return entry[: -len(WILDCARD)] if entry.endswith(WILDCARD) else None
 
 
 def permits(name: str, allowed: Iterable[str]) -> bool:
@@ -323,7 +355,14 @@ def _enabled(enabled_profiles: Iterable[str]) -> list[str]:
 
 
 def refusal_reason(name: str, *, network: bool = False, filesystem: bool = False) -> str | None:
-    """Why an extra module ``name`` is refused, or None when it may be added."""
+    """Why an extra module ``name`` (or ``pkg.*``) is refused, or None when it may be added."""
+    package = wildcard_package(name) if isinstance(name, str) else None
+    if package == "":
+        return ("a wildcard names its package, as packaging.*: '*' alone would admit every module; "
+                "list the packages the snippets need")
+    if package is not None:
+        why = refusal_reason(package, network=network, filesystem=filesystem)
+        return None if why is None else f"{package} itself is refused: {why}"
     if not isinstance(name, str) or not name or any(not p.isidentifier() for p in name.split(".")):
         return "not a module name"
     why = danger(name)
@@ -364,8 +403,11 @@ def allowed_modules(enabled_profiles: Iterable[str], extra: Iterable[str] = ()) 
     for profile in profiles:
         modules |= PROFILES[profile]
     network, filesystem = "network" in profiles, "filesystem" in profiles
-    modules |= {name for name in extra
-                if refusal_reason(name, network=network, filesystem=filesystem) is None}
+    for name in extra:
+        if refusal_reason(name, network=network, filesystem=filesystem) is None:
+            modules.add(name)
+            if wildcard_package(name):  # pkg.* is pkg with its submodules
+                modules.add(wildcard_package(name))
     return frozenset(modules)
 
 

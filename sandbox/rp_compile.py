@@ -103,11 +103,12 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             return  # a method of a class body: visit_FunctionDef guards it
         if name in private_names.ENUM_HOOKS and getattr(node, "sandbox_enum_hook", False):
             return  # `def _missing_(cls, value)`, `_ignore_ = [...]` in a class body (visit_ClassDef)
-        if name is not None and private_names.private_name_allowed(name):
+        reserved = name in private_names.RESERVED_NAME_INSTEAD   # (RestrictedPython's `_print` among them)
+        if name is not None and private_names.private_name_allowed(name) and not reserved:
             return  # `_cache`, `_helper`, `__secret` (private_names.py)
         if name in private_names.DUNDER_NAMES_STORED:
             return  # `__all__ = [...]`, a class's `__slots__`
-        if (name is not None and name.startswith("_")
+        if (name is not None and name.startswith("_") and not reserved
                 and not (allow_magic_methods and name in ALLOWED_FUNC_NAMES and node.col_offset != 0)):
             if name.startswith("__") and name.endswith("__") and isinstance(node, ast.Name):
                 advice = private_names.RESERVED_NAME_INSTEAD.get(name, "special names are not available here")

@@ -520,8 +520,8 @@ class ExecutionContext(ModulePolicy):
         """dir(obj): the names that do not start with "_" (and the snippet's own
         objects' private ones). Without an argument: not available, as vars()."""
         if len(args) != 1:
-            raise self.refuse("call_blocked", "dir() needs an object (dir(obj)); the snippet's names are "
-                                              "simply its variables", SandboxRefused)
+            raise self.refuse("call_blocked", "dir() needs an object (dir(obj)); the snippet's own names: "
+                                              "sorted(globals())", SandboxRefused)
         (obj,) = args
         own = self.only_snippet_classes(obj)
         if type(obj) is ModuleProxy:

@@ -58,7 +58,7 @@ class ExecRequest:
     strict: bool = False
     files: dict | None = None          # filesystem profile: {relative path: text | {"base64": ...}}
     tools: dict | None = None          # code mode: {server: {tool: doc}} the snippet may call
-    execution_id: str = ""             # for the audit records of its tool calls
+    execution_id: str = ""             # the process's name while it runs; the audit records of its tool calls
 
 
 class LayerUnavailable(RuntimeError):
@@ -220,9 +220,10 @@ class Runner:
         }
         if request.files:
             body["files"] = request.files
+        if request.execution_id:
+            body["execution_id"] = request.execution_id
         if request.tools and self.tool_registry is not None:
             body["tools"] = request.tools
-            body["execution_id"] = request.execution_id
         return await self._call("execute", body, body["timeout"], on_output, session)
 
     async def open_session(self, session: str) -> dict:
@@ -279,7 +280,7 @@ class Runner:
         started = time.monotonic()
         if op == "execute" and body.get("tools"):
             self._tool_sessions[request_id] = tool_calls.ToolSession(
-                self.tool_registry, self.tool_limits, self.audit, body.pop("execution_id", ""))
+                self.tool_registry, self.tool_limits, self.audit, body.get("execution_id", ""))
         egress = None
         if self.config.network and op == "execute":
             egress = self._egress[request_id] = egress_proxy.EgressSession(

@@ -344,9 +344,10 @@ def narrow_imports(requested: list[str], allowed: frozenset[str], settings: Sett
     if not requested:
         return allowed
     for name in requested:
-        if not isinstance(name, str) or not MODULE_NAME.fullmatch(name):
+        if not isinstance(name, str) or not (MODULE_NAME.fullmatch(name) or name in allowed):
             raise RequestRefused("invalid_argument", f"allowed_imports: {_shown(name)} is not a module name")
-    refused = [name for name in dict.fromkeys(requested) if not profiles.is_allowed(name, allowed)]
+    refused = [name for name in dict.fromkeys(requested)
+               if name not in allowed and not profiles.is_allowed(name, allowed)]   # (pkg.* is not a module name)
     if refused:
         reasons = "; ".join(f"{name} ({_why_not_allowed(name, settings)})" for name in refused)
         raise RequestRefused(
@@ -441,8 +442,9 @@ class SandboxTools:
             restricted=settings.restricted_python,
             capture_output=capture_output,
             strict=use_container,
+            execution_id=execution_id,
             **({"files": files} if files else {}),
-            **({"tools": self.registry.listing(), "execution_id": execution_id} if self.registry else {}),
+            **({"tools": self.registry.listing()} if self.registry else {}),
         )
         audit_args = dict(
             code=code,

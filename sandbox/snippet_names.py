@@ -17,16 +17,18 @@ import keyword
 from RestrictedPython.transformer import FORBIDDEN_FUNC_NAMES
 
 from .own_attributes import write_through
-from .private_names import private_name_allowed
+from .private_names import RESERVED_NAME_INSTEAD, private_name_allowed
 
 
 def snippet_name(key) -> bool:
     """A name the snippet could assign with `key = ...`: RestrictedPython's rules (none
     ending in "__roles__", not its reserved print, printed, builtins) with our private
-    names (`_cache`, never a guard's `_getattr_` or a dunder: private_names.py)."""
+    names (`_cache`, never a guard's `_getattr_`, a dunder or RestrictedPython's `_print`:
+    private_names.py)."""
     return (type(key) is str and key.isidentifier() and not keyword.iskeyword(key)
             and (not key.startswith("_") or private_name_allowed(key))
-            and not key.endswith("__roles__") and key not in FORBIDDEN_FUNC_NAMES)
+            and not key.endswith("__roles__") and key not in FORBIDDEN_FUNC_NAMES
+            and key not in RESERVED_NAME_INSTEAD)
 
 
 def globals_for(ctx):

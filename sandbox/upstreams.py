@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 
-from . import upstream_transports
+from . import schema_shapes, upstream_transports
 from .terminal_text import terminal_safe
 from .tool_servers import ToolServer, identifier
 
@@ -26,6 +26,9 @@ PING_INTERVAL = 10.0
 MAX_BACKOFF = 30.0
 MAX_DOC = 200
 MAX_SHOWN_PARAMETERS = 40   # of a tool's call form (an upstream's schema may list thousands)
+SHAPE_DEPTH = 3             # levels of nested objects a call form opens when they fit
+RESULT_DEPTH = 1            # a result's: its keys (every stub goes into execute_code's description)
+MAX_CALL_FORM = 600         # characters; deeper shapes give way to `{...}` beyond
 RECONNECTING = "reconnecting"
 
 
@@ -63,16 +66,25 @@ class RemoteTool:
         return None
 
     def call_form(self) -> str:
-        """`tools.server.tool(a: str, b: int = ...) -> dict`, from the schemas."""
+        """`tools.server.tool(a: str, b: list[{id: int}] = ...) -> dict`, from the schemas:
+        argument shapes as deep as fits in MAX_CALL_FORM characters (schema_shapes)."""
+        for depth in range(SHAPE_DEPTH, -1, -1):
+            form = self._call_form(depth)
+            if len(form) <= MAX_CALL_FORM:
+                break
+        return form
+
+    def _call_form(self, depth: int) -> str:
         properties = self.input_schema.get("properties") or {}
         required = set(self.input_schema.get("required") or ())
         params = []
         for name, schema in list(properties.items())[:MAX_SHOWN_PARAMETERS]:
-            kind = _python_type(schema if isinstance(schema, dict) else {})
+            kind = _python_type(schema, depth, self.input_schema)
             params.append(f"{identifier(name)[:MAX_DOC]}: {kind}" + ("" if name in required else " = ..."))
         if len(properties) > MAX_SHOWN_PARAMETERS:
             params.append(f"... ({len(properties) - MAX_SHOWN_PARAMETERS} more parameters)")
-        returns = _python_type(self.output_schema) if self.output_schema else "Any"
+        returns = (_python_type(self.output_schema, min(depth, RESULT_DEPTH), self.output_schema)
+                   if self.output_schema else "Any")
         return f"tools.{self.server.attribute}.{self.attribute}({', '.join(params)}) -> {returns}"
 
     def stub(self) -> str:
@@ -81,9 +93,8 @@ class RemoteTool:
         return self.call_form() + (f"  # {doc}" if doc else "")
 
 
-def _python_type(schema: dict) -> str:
-    return {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "array": "list",
-            "object": "dict"}.get(schema.get("type") if isinstance(schema.get("type"), str) else "", "Any")
+def _python_type(schema, depth: int, root) -> str:
+    return schema_shapes.shape(schema if isinstance(schema, dict) else {}, depth, root)
 
 
 class Upstream:

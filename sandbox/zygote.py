@@ -887,7 +887,8 @@ def last_line(out: cutting.HeadTail) -> str:
 
 def main() -> None:
     config = json.loads(sys.argv[1])
-    from . import privileges
+    from . import privileges, process_names
+    process_names.name_fork_server(config["parent_pid"])
     privileges.set_parent_death_signal(signal.SIGKILL)
     if os.getppid() != config["parent_pid"]:
         os._exit(1)  # the runner died before we were ready

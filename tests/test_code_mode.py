@@ -111,6 +111,18 @@ def test_misbehaving_tools_give_a_clear_tool_error(server, code, needle):
     assert _serving_again(server)["result"] == {"total": 3}
 
 
+def test_a_stub_shows_what_each_entity_needs(server):
+    """The memory server's create_entities takes a list of objects: the stub, the
+    description, the function's __doc__ and help() show their keys, so the first call is right."""
+    shape = "tools.memory.create_entities(entities: list[{name: str, entityType: str, observations: list[str]}])"
+    info, _ = server.call("get_sandbox_info")
+    assert any(stub.startswith(shape) for stub in info["tool_stubs"]), info["tool_stubs"]
+    assert shape in server.tools["execute_code"].description
+    assert run(server, "tools.memory.create_entities.__doc__")[0]["result"].startswith(shape)
+    if server.mode == "rp":   # (without RestrictedPython the interpreter runs without site: no help())
+        assert shape in run(server, "help(tools.memory.create_entities)")[0]["stdout"]
+
+
 def test_a_call_with_positional_arguments_says_how_to_call(server):
     data, _ = run(server, "try:\n    tools.faults.add(1, 2)\nexcept TypeError as e:\n    result = str(e)")
     assert data["success"], data

@@ -273,7 +273,10 @@ BAD_VALUES = {
     # logging.config import any module by name; logging and warnings read files)
     "SANDBOX_ALLOWED_IMPORTS": ["os", "json,subprocess", "ctypes", "importlib.util", "not a module", "socket",
                                 "timeit", "doctest", "rlcompleter", "unittest", "unittest.mock", "pydoc",
-                                "logging", "logging.config", "warnings", "zoneinfo", "antigravity"],
+                                "logging", "logging.config", "warnings", "zoneinfo", "antigravity",
+                                # a wildcard: never alone, never on a package refused by name
+                                "*", "json,*", "os.*", "sys.*", "importlib.*", "subprocess.*", "ctypes.*",
+                                "numpy.ctypeslib.*", "socket.*", "*.json", "json.*.x", "json*", ".*"],
     "SANDBOX_RESTRICTED_PYTHON": ["nah"],
     "SANDBOX_REQUIRE": ["everything", "seccomp,docker"],
     "SANDBOX_UNSAFE_DISABLE_LAYERS": ["restricted_python", "all"],
@@ -314,6 +317,29 @@ def test_profile_modules_are_accepted_as_extras_only_with_their_profile():
     with pytest.raises(ConfigError, match="socket"):
         load({"SANDBOX_ALLOWED_IMPORTS": "socket"})
     assert "socket" in load({"SANDBOX_ALLOWED_IMPORTS": "socket", "SANDBOX_ENABLE_NETWORK": "1"}).extra_imports
+
+
+def test_a_package_with_its_submodules_is_one_entry():
+    settings = load({"SANDBOX_ALLOWED_IMPORTS": "packaging.*,colorsys"})
+    assert settings.extra_imports == ("packaging.*", "colorsys")
+    assert {"packaging", "packaging.*", "colorsys"} <= settings.allowed_modules()
+
+
+@pytest.mark.parametrize("value, says", [
+    ("*", "'*' alone would admit every module"),
+    ("os.*", "os itself is refused: process, environment and file system control"),
+    ("importlib.*", "importlib itself is refused: imports any module"),
+    ("socket.*", "socket itself is refused: only available with the network profile"),
+])
+def test_a_wildcard_that_would_open_a_door_stops_the_server_saying_why(value, says):
+    with pytest.raises(ConfigError) as caught:
+        load({"SANDBOX_ALLOWED_IMPORTS": value})
+    assert says in str(caught.value) and "pkg.* for such a package with its submodules" in str(caught.value)
+
+
+def test_a_wildcard_on_a_package_that_is_not_installed_says_what_to_install():
+    with pytest.raises(ConfigError, match="names no_such_package_here.*, which is not installed"):
+        load({"SANDBOX_ALLOWED_IMPORTS": "no_such_package_here.*"})
 
 
 def test_dangerous_extra_import_message_says_why():

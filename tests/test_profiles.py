@@ -96,6 +96,26 @@ def test_is_allowed_whole_packages():
     assert not profiles.is_allowed("numpy.linalg", profiles.BASIC)
 
 
+def test_a_wildcard_admits_the_submodules_no_rule_refuses():
+    allowed = profiles.allowed_modules(["basic"], ["xml.*", "json.*", "numpy.*", "urllib.*"])
+    assert {"xml", "xml.*", "json", "json.*"} <= allowed          # pkg.* is pkg and its submodules
+    assert profiles.permits("xml.dom.minidom", allowed) and profiles.permits("json.decoder", allowed)
+    assert not profiles.permits("json._private", allowed)          # private
+    assert not profiles.permits("numpy.ctypeslib", allowed)         # refused by name
+    assert not profiles.permits("numpy.core.multiarray", allowed)   # under a name refused
+    assert not profiles.permits("urllib.request", allowed)          # a member of the network profile, off
+    assert not profiles.permits("jsonschema.validators", allowed)   # json.* is not a prefix of jsonschema
+
+
+@pytest.mark.parametrize("slipped", ["os.*", "sys.*", "importlib.*", "subprocess.*", "*", ".*", "builtins.*"])
+def test_a_wildcard_that_slipped_into_allowed_admits_nothing_refused_by_name(slipped):
+    """What the import hook decides even if configuration were bypassed."""
+    allowed = profiles.BASIC | {slipped}
+    for name in ("os", "os.path", "sys", "importlib.util", "importlib.machinery", "subprocess", "builtins",
+                 "ctypes", "socket"):
+        assert not profiles.permits(name, allowed), (slipped, name)
+
+
 def test_permits_refuses_dangerous_names_that_slipped_into_allowed():
     allowed = profiles.BASIC | {"os", "ctypes", "socket"}
     assert not profiles.permits("os", allowed)
@@ -198,3 +218,22 @@ def test_the_import_advice_never_names_a_switch_for_what_no_switch_allows():
     for name in NEVER:
         advice = profiles.import_advice(name, profiles.allowed_modules(["basic", "data_science", "network"]))
         assert "SANDBOX_" not in advice and "no setting allows it" in advice, (name, advice)
+
+
+@pytest.mark.parametrize("requested", [["*"], ["os.*"], ["packaging.*"], ["json.*"], ["math", "*"]])
+def test_a_call_cannot_widen_the_modules_with_a_wildcard(requested):
+    """allowed_imports of one call narrows: a wildcard is taken only when the server has it."""
+    from sandbox.config import load_settings
+    from sandbox.server import RequestRefused, narrow_imports
+    settings = load_settings({})
+    with pytest.raises(RequestRefused):
+        narrow_imports(requested, settings.allowed_modules(), settings)
+
+
+def test_a_call_may_name_a_configured_wildcard_or_a_module_under_it():
+    from sandbox.config import load_settings
+    from sandbox.server import narrow_imports
+    settings = load_settings({"SANDBOX_ALLOWED_IMPORTS": "packaging.*"})
+    allowed = settings.allowed_modules()
+    assert narrow_imports(["packaging.*"], allowed, settings) == {"packaging.*"}
+    assert narrow_imports(["packaging.version"], allowed, settings) == {"packaging.version"}

@@ -1606,9 +1606,33 @@ def test_globals_is_a_copy_of_the_snippets_names_that_assigns_what_is_written():
     "globals()['_tmp0'] = 1",                                 # RestrictedPython's temporaries
     "globals()['_sandbox_method_alias'] = len",               # the sandbox's own helpers
     "globals()['__name__'] = 'os'",
+    "globals()['_print'] = None",                            # RestrictedPython's print collector
 ])
 def test_globals_never_writes_a_name_the_snippet_could_not_assign(code):
     assert blocked(code)["error_type"] == "security_violation"
+
+
+@pytest.mark.parametrize("unrestricted", [False, True], ids=["rp", "norp"])
+def test_a_snippet_that_prints_sees_only_its_own_names_in_globals(unrestricted):
+    """RestrictedPython collects print() output in a variable of its own (`_print`), in
+    the module and in each function that prints: globals() never shows it. Without
+    RestrictedPython the namespace is a plain module's (its dunders, nothing of ours)."""
+    result, out = ok("print('hi')\nx = 1\ndef f():\n    print('in f')\n    return sorted(globals())\n"
+                     "result = [sorted(globals()), f()]", unrestricted=unrestricted)
+    assert out == "hi\nin f\n"
+    own = [[name for name in names if not (name.startswith("__") and name.endswith("__"))] for names in result]
+    assert own == [["f", "x"], ["f", "x"]], result
+    if not unrestricted:
+        assert result == own, result
+
+
+def test_the_print_collectors_name_is_not_the_snippets_and_says_so():
+    reply = blocked("print('a')\n_print = None\nprint('b')", error_types=("syntax_error", "security_violation"))
+    assert "the sandbox collects print() output under this name: choose another name" in reply["error"], reply
+    # an attribute of that name on the snippet's own object is its own
+    result, out = ok("class Log:\n    def __init__(self):\n        self._print = []\n"
+                     "log = Log()\nlog._print.append(1)\nprint('still printing')\nresult = log._print")
+    assert result == [1] and out == "still printing\n"
 
 
 def test_globals_has_the_snippets_private_names_too():
@@ -1622,6 +1646,62 @@ def test_globals_hands_out_no_guard_and_is_not_the_namespace():
                    "type(g) is dict]")
     assert result == [["x"], False, False, False], result   # a copy: taken before g was assigned
     blocked("g = globals()\ntype(g)({'x': 1})", error_types=("runtime_error", "security_violation"))
+
+
+# --------------------------------------------------------------------- SANDBOX_ALLOWED_IMPORTS=pkg.*
+def test_a_wildcard_entry_imports_the_packages_submodules():
+    allowed = profiles.allowed_modules(["basic"], ["packaging.*"])
+    result, _ = ok("import packaging.version\nfrom packaging.specifiers import SpecifierSet\n"
+                   "result = [str(packaging.version.Version('1.2.3').release), '1.5' in SpecifierSet('>=1,<2')]",
+                   allowed=allowed)
+    assert result == ["(1, 2, 3)", True]
+
+
+@pytest.mark.parametrize("code, says", [
+    ("import packaging.tags\nresult = packaging.tags.sys", "packaging.tags.sys is the module 'sys', which is not"),
+    ("import packaging._parser", "import of 'packaging._parser' is not allowed"),
+    ("import urllib.request", "it is in the network profile, which is off"),
+    ("from http import client", "module http.client is not allowed"),
+    ("import numpy.ctypeslib", "no setting allows it in the sandbox (loads shared libraries)"),
+])
+def test_a_wildcard_hands_out_no_module_refused_by_name(code, says):
+    """Private modules, modules refused by name or under such a name, a profile's modules
+    (urllib.request, http.client: the network profile, off), modules reached as attributes."""
+    if "numpy" in code:
+        pytest.importorskip("numpy")
+    allowed = profiles.allowed_modules(["basic"], ["packaging.*", "urllib.*", "http.*", "numpy.*"])
+    reply = blocked(code, allowed=allowed)
+    assert says in reply["error"], reply
+
+
+@pytest.fixture
+def aliasing_package(tmp_path, monkeypatch):
+    """A package that puts another module under a submodule's name, as six.moves and
+    os.path do: pkg.shell is os (in sys.modules and as an attribute), pkg.ok is its own."""
+    name = f"aliasing_{tmp_path.name.replace('-', '_')}"
+    package = tmp_path / name
+    package.mkdir()
+    (package / "__init__.py").write_text("import os as _os, sys as _sys\n"
+                                         "_sys.modules[__name__ + '.shell'] = shell = _os\n")
+    (package / "ok.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[module]
+
+
+@pytest.mark.parametrize("code, says", [
+    ("import {p}.shell\nresult = {p}.shell.system('true')", "{p}.shell is the module 'os', which is not allowed"),
+    ("from {p}.shell import system\nresult = system('true')", "only the allowed submodules of {p}.shell are"),
+    ("from {p} import shell\nresult = shell.system('true')", "{p}.shell is the module 'os', which is not allowed"),
+    ("import {p}\nresult = {p}.shell.system('true')", "{p}.shell is the module 'os', which is not allowed"),
+    ("import {p}.ok\nresult = {p}.shell.getcwd()", "{p}.shell is the module 'os', which is not allowed"),
+])
+def test_a_wildcard_admits_a_module_under_its_own_name_only(aliasing_package, code, says):
+    allowed = profiles.allowed_modules(["basic"], [aliasing_package + ".*"])
+    reply = blocked(code.format(p=aliasing_package), allowed=allowed)   # (its first import of the package)
+    assert says.format(p=aliasing_package) in reply["error"], reply
+    assert ok(f"import {aliasing_package}.ok\nresult = {aliasing_package}.ok.VALUE", allowed=allowed)[0] == 42
 
 
 # --------------------------------------------------------------------- an import's policy, applied in full

@@ -493,3 +493,18 @@ def test_deep_recursion_in_the_hardened_child(full):
     assert r["result"] == 950
     r = full.run("def f(n):\n    return f(n + 1) + 1\nf(0)")
     assert r["error_type"] == "runtime_error" and "RecursionError" in r["error"], r
+
+
+def test_a_package_wildcard_reaches_the_hardened_child():
+    """SANDBOX_ALLOWED_IMPORTS=packaging.*: the child imports the submodules, and still
+    refuses the modules they hold (packaging.tags.sys)."""
+    from sandbox import profiles
+    allowed = profiles.allowed_modules(["basic"], ["packaging.*"])
+    r = SyncRunner(pool_size=1)
+    try:
+        answer = r.run("import packaging.version\nresult = str(packaging.version.Version('3.1'))", allowed=allowed)
+        assert answer["success"] and answer["result"] == "3.1", answer
+        answer = r.run("import packaging.tags\nresult = str(packaging.tags.sys)", allowed=allowed)
+        assert answer["error_type"] == "security_violation" and "'sys', which is not allowed" in answer["error"], answer
+    finally:
+        r.close()

@@ -69,7 +69,7 @@ def test_kill_9_during_executions_leaves_no_process(mode, tmp_path):
         time.sleep(1.0)
         survivors = [(p, cmdline(p)[:100]) for p, started in tree.items() if _alive(p, started)]
         assert not survivors, f"{len(survivors)} of {len(tree)} processes outlived the server by a second: {survivors}"
-        marker = f'"parent_pid": {pid},'
+        marker = f"(server pid {pid})"   # every sandbox process's title names its server
         orphans = [p for p in all_pids() if marker in cmdline(p) and state_of(p) not in (None, "Z", "X")]
         assert not orphans, f"processes of the dead server's fork server remain: {orphans}"
 

@@ -100,3 +100,64 @@ def test_a_tool_with_thousands_of_parameters_gets_a_stub_of_bounded_size():
     stub = upstreams.RemoteTool(server, tool).stub()
     assert len(stub) < 10_000 and stub.count(": str") == upstreams.MAX_SHOWN_PARAMETERS, len(stub)
     assert f"... ({5000 - upstreams.MAX_SHOWN_PARAMETERS} more parameters)" in stub
+
+
+def _stub(input_schema, output_schema=None, name="t"):
+    server = ToolServer(name="up", attribute="up", command="true")
+    tool = SimpleNamespace(name=name, description="", input_schema=input_schema, output_schema=output_schema,
+                           annotations=None)
+    return upstreams.RemoteTool(server, tool).call_form()
+
+
+ENTITIES = {"type": "object", "required": ["entities"], "properties": {"entities": {
+    "type": "array", "items": {"type": "object", "required": ["name", "entityType", "observations"], "properties": {
+        "name": {"type": "string"}, "entityType": {"type": "string"},
+        "observations": {"type": "array", "items": {"type": "string"}}}}}}}
+
+
+def test_a_stub_shows_the_shape_of_nested_arguments_and_results():
+    assert _stub(ENTITIES, {"type": "object", "properties": {"count": {"type": "integer"}}}) == (
+        "tools.up.t(entities: list[{name: str, entityType: str, observations: list[str]}]) -> {count?: int}")
+    # a result shows its keys, one level (every stub goes into execute_code's description)
+    assert _stub({}, ENTITIES) == "tools.up.t() -> {entities: list[{...}]}"
+    assert _stub({"type": "object", "properties": {
+        "unit": {"enum": ["c", "f"]}, "limit": {"type": ["integer", "null"]},
+        "tags": {"type": "object", "additionalProperties": {"type": "number"}},
+        "when": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/Span"}]}},
+        "$defs": {"Span": {"type": "object", "properties": {"days": {"type": "integer"}}, "required": ["days"]}}}) == (
+        "tools.up.t(unit: 'c' | 'f' = ..., limit: int | None = ..., tags: dict[str, float] = ..., "
+        "when: str | {days: int} = ...) -> Any")
+
+
+def test_a_recursive_schema_ends_in_an_ellipsis():
+    tree = {"$defs": {"Node": {"type": "object", "required": ["value"], "properties": {
+        "value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+        "type": "object", "required": ["root"], "properties": {"root": {"$ref": "#/$defs/Node"}}}
+    assert _stub(tree) == "tools.up.t(root: {value: int, children?: list[...]}) -> Any"
+    assert _stub({"type": "object", "properties": {"me": {"$ref": "#"}}}) == "tools.up.t(me: {me?: ...} = ...) -> Any"
+
+
+def test_a_huge_or_deep_schema_gives_a_stub_of_bounded_size():
+    """Wide objects and unions are cut (`...`), deep ones closed (`{...}`), and a call form
+    that would still be too long opens fewer levels."""
+    wide = {"type": "object", "properties": {f"k{i}": {"anyOf": [
+        {"type": "array", "items": {"type": "object", "properties": {f"q{j}": {"type": "string"} for j in range(50)}}}
+        for _ in range(50)]} for i in range(50)}}
+    deep = leaf = {"type": "array", "items": {}}
+    for _ in range(10_000):
+        leaf["items"] = {"type": "object", "properties": {"a": {"type": "array", "items": {}}}}
+        leaf = leaf["items"]["properties"]["a"]
+    form = _stub({"type": "object", "properties": {f"p{i}": wide for i in range(5)} | {"deep": deep}})
+    assert len(form) <= upstreams.MAX_CALL_FORM and "{...}" in form and "deep: list[" in form, form
+    # many parameters: each one's shape closed at the first level
+    many = _stub({"type": "object", "properties": {f"p{i}": wide for i in range(50)}})
+    assert many.count(": {...} = ...") == upstreams.MAX_SHOWN_PARAMETERS, many
+    assert _stub({"type": "object", "properties": {"deep": deep}}) == (
+        "tools.up.t(deep: list[{a?: list[{a?: list[{a?: list[{...}]}]}]}] = ...) -> Any")
+
+
+def test_the_keys_and_values_of_a_shape_reach_a_terminal_escaped():
+    form = _stub({"type": "object", "properties": {"x": {"type": "object", "properties": {
+        "\x1b]52;c;eA==\x07": {"type": "string"}, "\u202eevil": {"enum": ["\x1b[2J", 1]}}}}})
+    assert "\x1b" not in form and "\u202e" not in form and "\x07" not in form, form
+    assert form == ("tools.up.t(x: {'\\x1b]52;c;eA==\\x07'?: str, '\\u202eevil'?: '\\x1b[2J' | 1} = ...) -> Any")

@@ -507,17 +507,15 @@ def cmdline_of(pid: int) -> str:
 
 
 def has_zygote_ancestor(pid: int) -> bool:
-    """Is pid inside a live fork server's tree? Sandbox processes are forked,
-    never exec'd, so they all carry the zygote's command line: the real fork
-    server is the one whose parent (a server) does not."""
+    """Is pid inside a live fork server's tree? The fork server names itself in
+    its command line (sandbox/process_names.py)."""
     seen = set()
     pid = int(_stat_field(pid, 1) or 0)
     while pid > 1 and pid not in seen:
         seen.add(pid)
-        parent = int(_stat_field(pid, 1) or 0)
-        if "sandbox.zygote" in cmdline_of(pid) and parent > 1 and "sandbox.zygote" not in cmdline_of(parent):
+        if cmdline_of(pid).startswith("sandbox: fork server"):
             return True
-        pid = parent
+        pid = int(_stat_field(pid, 1) or 0)
     return False
 
 

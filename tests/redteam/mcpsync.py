@@ -27,6 +27,7 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
 import mcp_client  # noqa: E402  (tests/mcp_client.py: the shared helper)
+from sandbox import process_names  # noqa: E402
 from mcp_client import structured  # noqa: E402,F401
 
 
@@ -230,6 +231,9 @@ def start_time(pid: int) -> "int | None":
     return int(fields[19]) if fields else None
 
 
+FORK_SERVER_TITLE = process_names.PREFIX + process_names.FORK_SERVER
+
+
 def cmdline(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
@@ -239,9 +243,9 @@ def cmdline(pid: int) -> str:
 
 
 def zygote_of(server_pid: int) -> "int | None":
-    """The fork server: the server's child running sandbox.zygote."""
+    """The fork server: the server's child named so (sandbox/process_names.py)."""
     for child in children_of(server_pid):
-        if "sandbox.zygote" in cmdline(child):
+        if cmdline(child).startswith(FORK_SERVER_TITLE):
             return child
     return None
 
