@@ -18,9 +18,14 @@ END = "<!-- end of settings table -->"
 def table() -> str:
     rows = ["| setting | default | what it sets |", "| --- | --- | --- |"]
     for name, (default, description) in VARIABLES.items():
-        shown = f"`{default}`" if default and not default.startswith("<") else (default or "(empty)")
-        rows.append(f"| `{name}` | {shown} | {description.replace('|', '&#124;')} |")
+        shown = f"`{default}`" if default and not default.startswith("<") else (default.strip("<>") or "(empty)")
+        rows.append(f"| `{name}` | {shown} | {markdown_text(description)} |")
     return "\n".join(rows)
+
+
+def markdown_text(text: str) -> str:
+    """Plain text in a table cell: no tag (`<server>`) and no column break."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
 
 
 def rewritten(text: str) -> str:
