@@ -92,6 +92,8 @@ def test_snippets_are_in_the_clients_format():
             assert keys <= CLIENT_KEYS[entry["format"]], f"{where}: {keys - CLIENT_KEYS[entry['format']]}"
         if entry["format"] == "servers":
             assert entry["type"] == "stdio", where
+        if entry["format"] == "mcpServers":  # every client reads an args list; some versions require one
+            assert isinstance(entry.get("args"), list), where
         assert isinstance(entry["command"], str) and entry["command"], where
         assert all(isinstance(a, str) for a in entry.get("args", [])), where
         assert all(isinstance(k, str) and isinstance(v, str) for k, v in entry.get("env", {}).items()), where
