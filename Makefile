@@ -1,20 +1,27 @@
 # The self-test is `make test`; `make install && bin/mcp-server-python-sandbox` serves stdio.
+# install: what the server needs to run; install-test: the tools the tests use besides.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install install-datascience dev serve-http test test-root test-pool-off test-user dist bench fuzz soak clean
+.PHONY: install install-test install-datascience dev serve-http test test-root test-pool-off test-user dist bench fuzz soak clean
 
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+install-test: $(VENV)/.installed-test
+
+$(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
 install-datascience: install
-	$(PY) -m pip install -q -e '.[datascience,test]'
+	$(PY) -m pip install -q -e '.[datascience]'
 
 dev: install
 	$(PY) bin/mcp-server-python-sandbox serve
@@ -27,27 +34,29 @@ serve-http: install
 # as an ordinary user created for it.
 test: test-root test-pool-off test-user
 
-test-root: install
+test-root: install-test
 	$(PY) -m pytest -q -m "not slow" tests
 
-test-pool-off: install
+test-pool-off: install-test
 	SANDBOX_TEST_POOL_SIZE=0 $(PY) -m pytest -q -m "not slow" tests/test_runner.py \
 		tests/test_profiles_kernel.py tests/test_server_e2e.py tests/redteam/test_corpus.py
 
-test-user: install
+test-user: install-test
 	$(PY) tests/run_as_user.py
 
+# dist/mcp-server-python-sandbox.pyz, and the wheel beside it
 dist: install
 	$(PY) tools/build_pyz.py
+	$(PY) -m pip wheel -q --no-deps -w dist .
 
-bench: install
+bench: install-test
 	@command -v bwrap >/dev/null || echo "bench: bwrap is not installed, its baseline is skipped (apt-get install bubblewrap)" >&2
 	$(PY) bench/run.py
 
-fuzz: install
+fuzz: install-test
 	$(PY) -m pytest -q -m slow tests/test_fuzz.py tests/test_library_overrides_fuzz.py
 
-soak: install
+soak: install-test
 	$(PY) bench/soak.py
 
 clean:

@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from sandbox import egress_policy, profiles
+from sandbox import egress_policy, install_source, profiles
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_bool, parse_seconds, parse_size
 
@@ -331,15 +331,15 @@ def _check_libraries_installed(settings: Settings) -> None:
         if missing:
             raise ConfigError(
                 f"{PROFILE_SWITCHES[profile]}=true needs {', '.join(missing)}, which "
-                f"{'is' if len(missing) == 1 else 'are'} not installed for {sys.executable}; install with: "
-                f"{profiles.INSTALL_HINT[profile]}, or switch the profile off")
-    missing = [name for name in settings.extra_imports
+                f"{'is' if len(missing) == 1 else 'are'} not installed for {sys.executable}; "
+                f"{install_source.with_extra(profiles.EXTRAS[profile])}, or switch the profile off")
+    missing = [profiles.wildcard_package(name) or name for name in settings.extra_imports
                if not profiles.importable(profiles.wildcard_package(name) or name)]
     if missing:
         raise ConfigError(
             f"SANDBOX_ALLOWED_IMPORTS names {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
-            f"not installed for {sys.executable}; install with: {sys.executable} -m pip install "
-            f"{' '.join(missing)}, or remove {'it' if len(missing) == 1 else 'them'} from the list")
+            f"not installed for {sys.executable}; {install_source.with_packages(missing)}, "
+            f"or remove {'it' if len(missing) == 1 else 'them'} from the list")
 
 
 def _describe_refusal(item) -> str:

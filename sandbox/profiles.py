@@ -54,9 +54,8 @@ FILESYSTEM = frozenset({
 # The libraries without which a profile is pointless: switched on without them, the
 # server refuses to start (the pyz, for one, carries no data-science libraries).
 REQUIRED_LIBRARIES = {"data_science": ("numpy", "pandas")}
-# What installs a profile's libraries.
-INSTALL_HINT = {"data_science": "pip install 'mcp-server-python-sandbox[datascience]' "
-                                "(from a checkout: make install-datascience)"}
+# The extra of pyproject.toml that installs a profile's libraries (install_source says how).
+EXTRAS = {"data_science": "datascience"}
 
 # The switch that turns each optional profile on ("basic" is always on).
 SWITCHES = {

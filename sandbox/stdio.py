@@ -26,7 +26,7 @@ from mcp.shared.message import SessionMessage
 
 from sandbox.config import MAX_MESSAGE_BYTES as MAX_LINE  # longer lines are refused unread
 HUMAN_HINT = ("mcp-server-python-sandbox: this program speaks MCP (JSON-RPC, one message per line) on "
-              "stdin/stdout; start it from an MCP client (see the README: 'Connecting a client') "
+              "stdin/stdout; start it from an MCP client (see the README: 'Install and connect a client') "
               "instead of typing into it")
 
 

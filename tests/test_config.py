@@ -468,7 +468,7 @@ def test_data_science_profile_without_its_libraries_stops_the_server():
     done = start_without("numpy,pandas", {"SANDBOX_ENABLE_DATA_SCIENCE": "true"})
     assert done.returncode == 2, done.stderr
     assert "SANDBOX_ENABLE_DATA_SCIENCE=true needs numpy, pandas" in done.stderr
-    assert "pip install 'mcp-server-python-sandbox[datascience]'" in done.stderr
+    assert f"make -C {REPO_ROOT} install-datascience" in done.stderr  # started from this checkout
     if HAVE_DATA_SCIENCE:  # numpy present: only the hidden one is named
         done = start_without("pandas", {"SANDBOX_ENABLE_DATA_SCIENCE": "true"})
         assert done.returncode == 2 and "needs pandas, which is not installed" in done.stderr

@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_client import LAUNCHER, server_env  # noqa: E402
+from mcp_client import LAUNCHER, REPO_ROOT, server_env  # noqa: E402
 from npm_packages import installed  # noqa: E402
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
@@ -86,3 +86,34 @@ def test_inspector_over_http_with_the_token_header(inspector):
     finally:
         server.terminate()
         server.wait(15)
+
+
+def test_the_readme_http_lines_run_as_written(inspector):
+    """README.md's "Over HTTP" lines in bash, from the checkout: the token, the server, and the
+    Inspector at the version the tests pin (npx -y fetches that one; here it is installed
+    already), on a free port instead of 8765, with a wait for the server to listen."""
+    import re
+    import socket
+
+    text = (REPO_ROOT / "README.md").read_text()
+    section = text.split("### Over HTTP\n", 1)[1]
+    lines = section.split("```sh\n", 1)[1].split("```", 1)[0].replace("\\\n", "").splitlines()
+    export, serve, npx = lines
+    assert export.startswith("export SANDBOX_API_TOKEN=") and serve.split("#")[0].rstrip().endswith(" &")
+    assert npx.startswith(f"npx -y {INSPECTOR} --cli http://127.0.0.1:8765/mcp ")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = "\n".join([
+        "set -e", export, serve, "server=$!", "trap 'kill $server; wait $server || true' EXIT",
+        f"until (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; do sleep 0.1; done",
+        npx.replace(f"npx -y {INSPECTOR}", inspector).replace("127.0.0.1:8765", f"127.0.0.1:{port}"),
+    ])
+    path = f"{Path(sys.executable).parent}:{server_env()['PATH']}"
+    done = subprocess.run(["bash", "-c", script], env=server_env({"SANDBOX_HTTP_PORT": str(port), "PATH": path}),
+                          capture_output=True, text=True, timeout=300, cwd=str(REPO_ROOT))
+    assert done.returncode == 0, done.stderr[-3000:]
+    listing = json.loads(done.stdout[done.stdout.index("{"):])
+    assert {tool["name"] for tool in listing["tools"]} == {
+        "execute_code", "validate_code", "get_sandbox_info", "create_session", "close_session"}
+    assert re.search(r"serving MCP over HTTP at http://127\.0\.0\.1:\d+/mcp", done.stderr)

@@ -24,7 +24,7 @@ import tempfile
 import zipfile
 
 PREFIX = "_bundle/site/"
-MARKER = ".mcp-server-python-sandbox-complete"
+MARKER = ".mcp-server-python-sandbox-complete"  # sandbox/install_source.py knows a .pyz by it
 
 
 def main() -> None:
