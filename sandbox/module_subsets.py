@@ -328,6 +328,11 @@ def names(subset: ModuleSubset) -> list:
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
 
 
+def values(subset: ModuleSubset) -> list:
+    """What a subset hands out (sys's streams as their holders)."""
+    return list(object.__getattribute__(subset, "_ModuleSubset__values").values())
+
+
 def make(name: str, files: str | None = None, refuse=None, formatter=None, snippet_open=None,
          snippet_names=None) -> ModuleSubset:
     """The subset of `name` as this process sees it now (sys.stdout and sys.stderr

@@ -5,9 +5,32 @@ The stand-in is a subclass of the real class: `isinstance(x, StandIn)` and
 derive from it, and constructing it runs `check` on the arguments and on what
 was made before the snippet sees anything. Constructing the stand-in itself makes
 an instance of the real class, so values look and behave as usual.
+
+The real class is then a hidden base: its methods run without the stand-in's checks
+(and without what the stand-in overrides), so no guard hands it out. `mro()` shows the
+stand-in in its place (rp_guards), and wherever else the real class would come back (a
+call's result, an item, an exception's argument, type() of an instance) the guards give
+the stand-in the execution made, or refuse it (rp_modules.vet).
 """
 
 from __future__ import annotations
+
+# id(real class) -> the real class (kept alive: its id stays its own), for every class a
+# stand-in or a subset's class of the sandbox derives from in place of handing it out
+HIDDEN: dict[int, type] = {}
+# id(sandbox class) -> the real class it stands in for
+_REAL_BEHIND: dict[int, type] = {}
+
+
+def hide(real: type, face: type) -> None:
+    """`face` (the sandbox's class) is handed out in place of its base `real`."""
+    HIDDEN[id(real)] = real
+    _REAL_BEHIND[id(face)] = real
+
+
+def real_behind(value):
+    """The real class a sandbox class stands in for, or None."""
+    return _REAL_BEHIND.get(id(value)) if isinstance(value, type) else None
 
 
 def stand_in(real: type, *, check_arguments=None, check_made=None) -> type:
@@ -43,4 +66,5 @@ def stand_in(real: type, *, check_arguments=None, check_made=None) -> type:
             real.__init__(self, *args, **kwargs)
         namespace["__init__"] = __init__
     made_class = StandInMeta(real.__name__, (real,), namespace)
+    hide(real, made_class)
     return made_class

@@ -806,3 +806,14 @@ def test_statsmodels_formula_strings_never_run(code, ds):
     reply = ds.run(code, allowed=ALLOWED)
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
     assert "ESCAPED" not in (reply.get("stdout") or "") and "formula strings are Python code" in reply["error"], reply
+
+
+def test_mro_hands_out_no_class_a_library_keeps_behind_its_public_one(ds):
+    """pandas.core's mixins, scipy.sparse's index-trusting bases: mro() lists the public class,
+    the snippet's own classes and the bases they named, and built-in classes."""
+    r = ds.run("import pandas as pd, scipy.sparse as sp\nclass F(pd.DataFrame):\n    pass\n"
+               "print(pd.DataFrame.mro(), pd.Categorical.mro(), type.mro(sp.csr_matrix))\n"
+               "print([c.__name__ for c in F.mro()])", allowed=ALLOWED, timeout=60)
+    assert r["success"], r
+    assert "pandas.core" not in r["stdout"] and "_cs_matrix" not in r["stdout"], r["stdout"]
+    assert r["stdout"].splitlines()[-1] == "['F', 'DataFrame', 'object']", r["stdout"]
