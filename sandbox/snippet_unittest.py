@@ -27,6 +27,7 @@ import types
 import unittest
 
 from . import snippet_logging, snippet_traceback, stand_ins
+from .sealed import Sealed, seal
 
 # the equality functions TestCase.__init__ registers by name (it calls addTypeEqualityFunc)
 _OWN_ASSERTERS = frozenset({"assertDictEqual", "assertListEqual", "assertTupleEqual", "assertSetEqual",
@@ -100,18 +101,42 @@ def values(refuse, snippet_names, stderr) -> dict:
                              f"{type(test).__name__}: {_BY_NAME}")
             super().addTest(test)
 
-    class TestLoader(unittest.TestLoader):
-        __doc__ = unittest.TestLoader.__doc__
+    class _Loader(unittest.TestLoader):
+        """The loader's work, never handed out: by public test method names, into the snippet's suites."""
         suiteClass = TestSuite
+
+        def getTestCaseNames(self, testCaseClass):
+            return [name for name in super().getTestCaseNames(testCaseClass) if not name.startswith("_")]
+
+    class TestLoader(Sealed):
+        """unittest.TestLoader for the snippet's own TestCase classes (composed: the real
+        loader's by-name, by-module and by-directory loading is not behind it)."""
+        __slots__ = ("__loader",)
+
+        def __init__(self):
+            object.__setattr__(self, "_TestLoader__loader", _Loader())
 
         def loadTestsFromTestCase(self, testCaseClass):
             if not is_test_class(testCaseClass):
                 raise refuse(f"loadTestsFromTestCase takes a class of the snippet's derived from unittest.TestCase, "
                              f"not {testCaseClass!r:.60}")
-            return super().loadTestsFromTestCase(testCaseClass)
+            return object.__getattribute__(self, "_TestLoader__loader").loadTestsFromTestCase(testCaseClass)
 
         def getTestCaseNames(self, testCaseClass):
-            return [name for name in super().getTestCaseNames(testCaseClass) if not name.startswith("_")]
+            if not is_test_class(testCaseClass):
+                raise refuse(f"getTestCaseNames takes a class of the snippet's derived from unittest.TestCase, "
+                             f"not {testCaseClass!r:.60}")
+            return object.__getattribute__(self, "_TestLoader__loader").getTestCaseNames(testCaseClass)
+
+        @property
+        def testMethodPrefix(self):
+            return object.__getattribute__(self, "_TestLoader__loader").testMethodPrefix
+
+        @property
+        def errors(self):
+            return list(object.__getattribute__(self, "_TestLoader__loader").errors)
+
+        suiteClass = TestSuite
 
         def loadTestsFromModule(self, *args, **kwargs):
             raise refuse(f"TestLoader.loadTestsFromModule: {_BY_NAME}")
@@ -140,12 +165,34 @@ def values(refuse, snippet_names, stderr) -> dict:
         __doc__ = unittest.TextTestResult.__doc__
         _exc_info_to_string = TestResult._exc_info_to_string
 
-    class TextTestRunner(unittest.TextTestRunner):
-        __doc__ = unittest.TextTestRunner.__doc__
+    class _Runner(unittest.TextTestRunner):
+        """The runner's work, never handed out (its stream is the writer it was given)."""
         resultclass = TextTestResult
 
-        def __init__(self, stream=None, *args, **kwargs):
-            super().__init__(stderr() if stream is None else stream, *args, **kwargs)
+    class TextTestRunner(Sealed):
+        """unittest.TextTestRunner writing to the snippet's stderr, or the stream it is given
+        (composed: the real runner's stream and result class are not behind it)."""
+        __slots__ = ("__runner",)
+
+        def __init__(self, stream=None, descriptions=True, verbosity=1, failfast=False, buffer=False,
+                     resultclass=None, warnings=None, *, tb_locals=False, **kwargs):
+            if resultclass is not None and not (isinstance(resultclass, type) and issubclass(resultclass,
+                                                                                             TextTestResult)):
+                raise refuse("TextTestRunner(resultclass=...) takes unittest.TextTestResult or a class of the "
+                             "snippet's derived from it")
+            object.__setattr__(self, "_TextTestRunner__runner", _Runner(
+                stderr() if stream is None else stream, descriptions, verbosity, failfast, buffer, resultclass,
+                warnings, tb_locals=tb_locals, **kwargs))
+
+        def run(self, test):
+            """Run the given test case or test suite."""
+            return object.__getattribute__(self, "_TextTestRunner__runner").run(test)
+
+        def __getattr__(self, name):   # its settings, as the real runner has them
+            if name in ("descriptions", "verbosity", "failfast", "buffer", "tb_locals", "warnings"):
+                return getattr(object.__getattribute__(self, "_TextTestRunner__runner"), name)
+            raise AttributeError(f"'TextTestRunner' object has no attribute {name!r:.60} here: it runs tests "
+                                 "(runner.run(suite)) and writes to the stream it was given")
 
     def main(module="__main__", defaultTest=None, argv=None, testRunner=None, testLoader=None, exit=True,
              verbosity=1, failfast=None, catchbreak=None, buffer=None, warnings=None, *, tb_locals=False):
@@ -184,6 +231,11 @@ def values(refuse, snippet_names, stderr) -> dict:
 
     for made in (TestSuite, TestLoader, TestResult, TextTestResult, TextTestRunner):
         made.__module__, made.__qualname__ = "unittest", made.__name__
+    for real, made in ((unittest.TestSuite, TestSuite), (unittest.TestResult, TestResult),
+                       (unittest.TextTestResult, TextTestResult)):
+        stand_ins.hide(real, made)   # (derived, as the snippet's own results and suites may be)
+    seal(TestLoader, TextTestRunner, advice="use it as it is: a loader of the snippet's TestCase classes, a "
+                                            "runner given a stream (TextTestRunner(stream=buf)) or a result class")
     return {"TestCase": TestCase, "TestSuite": TestSuite, "TestLoader": TestLoader, "TextTestRunner": TextTestRunner,
             "TextTestResult": TextTestResult, "TestResult": TestResult,
             "FunctionTestCase": unittest.FunctionTestCase, "main": main, "skip": unittest.skip,
