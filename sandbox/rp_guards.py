@@ -31,7 +31,7 @@ from RestrictedPython.Utilities import utility_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from . import (copy_memo, library_policy, module_subsets, pandas_expressions, private_names, safe_format, snippet_files,
-               snippet_names)
+               snippet_names, stand_ins)
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, METACLASS_ADVICE, OBJECT_METHODS, SUPER_METHODS
@@ -97,6 +97,7 @@ class ExecutionContext(ModulePolicy):
         self.policy_pending = False   # an import's policy did not finish applying (import_)
         self.library_methods: dict[int, tuple] = {}  # id(function or property) -> (it, its checked form)
         self.state_names: dict[type, frozenset] = {}  # a snippet class -> library_policy.state_names of its bases
+        self.overridden_around: dict[type, frozenset] = {}  # a class -> stand_ins.overridden_around(it)
 
     # -- events and refusals
     def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):
@@ -172,6 +173,14 @@ class ExecutionContext(ModulePolicy):
                     # functools.wraps puts the wrapped library function's dict here
                     return self.check_container(dict(value), f"{describe_value(obj)}.{name}")
                 return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
+        around = self.overridden_around.get(type(obj))
+        if around is None:
+            around = self.overridden_around[type(obj)] = stand_ins.overridden_around(type(obj))
+        if around and name in around:
+            raise self.refuse("attribute_blocked", f"{describe_value(obj)}.{name!s:.80} is the library's own, without "
+                                                   "the sandbox's checks: call it on an object of the class the "
+                                                   f"module hands out (self.{name}(...) in a test of your own "
+                                                   "TestCase class)")
         refusal = None
         if type(name) is str and name in FORMAT_NAMES:
             refusal = self._extra_refusal(obj)

@@ -20,12 +20,30 @@ from __future__ import annotations
 HIDDEN: dict[int, type] = {}
 # id(sandbox class) -> the real class it stands in for
 _REAL_BEHIND: dict[int, type] = {}
+# id(real class) -> its sandbox class, whose public names are what it checks or replaces:
+# a library object of the real class, or of a library subclass of it, that does not go
+# through the sandbox's class has them in their real form
+_FACE: dict[int, type] = {}
 
 
 def hide(real: type, face: type) -> None:
     """`face` (the sandbox's class) is handed out in place of its base `real`."""
     HIDDEN[id(real)] = real
     _REAL_BEHIND[id(face)] = real
+    _FACE[id(real)] = face
+
+
+def overridden_around(cls: type) -> frozenset:
+    """The public names the sandbox's class overrides for a hidden class in cls's MRO
+    that cls does not reach through the sandbox's class (unittest's _SubTest, a
+    FunctionTestCase, a TestCase the stand-in made): refused on its instances."""
+    names = frozenset()
+    mro = cls.__mro__
+    for klass in mro:
+        face = _FACE.get(id(klass))
+        if face is not None and not any(_REAL_BEHIND.get(id(k)) is klass for k in mro):
+            names |= {name for name in vars(face) if not name.startswith("_")}   # (read now: set after hide())
+    return names
 
 
 def real_behind(value):

@@ -249,6 +249,16 @@ HIDDEN_BASE_ATTACKS = {
                                     "class F(unittest.TestCase):\n    def test_f(self):\n        self.fail('x')\n"
                                     "s = io.StringIO()\nRunner(stream=s, tb_locals=True).run(unittest.TestLoader()"
                                     ".loadTestsFromTestCase(F))\nprint(s.getvalue())",
+    "a subtest's real test case": "import logging\nclass S(unittest.TestCase):\n    def test_s(self):\n"
+                                  "        with self.subTest(i=1):\n            self.fail('x')\n"
+                                  "r = unittest.TestResult()\nunittest.TestLoader().loadTestsFromTestCase(S).run(r)\n"
+                                  "ctx = r.failures[0][0].assertLogs('x')\nwith ctx:\n"
+                                  "    logging.getLogger('x').warning('w')\nprint(ctx.logger.manager)",
+    "a FunctionTestCase's real test case": "import logging\nctx = unittest.FunctionTestCase(print).assertLogs('x')\n"
+                                          "with ctx:\n    logging.getLogger('x').warning('w')\n"
+                                          "print(ctx.logger.manager)",
+    "a plain test case's equality function by name": "t = unittest.TestCase()\n"
+                                                     "t.addTypeEqualityFunc(int, '__init__')",
     "the subset's method in its real form": "real = unittest.TestLoader.mro()[1].discover\n"
                                              "real(unittest.TestLoader(), '.', top_level_dir='.')",
 }
