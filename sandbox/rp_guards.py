@@ -128,8 +128,8 @@ class ExecutionContext(ModulePolicy):
         if type(obj) is super and not self.snippet_class(obj.__thisclass__):
             raise self.refuse("attribute_blocked", "super() is available inside the snippet's own classes "
                                                    "(super().method() in a method, or super(MyClass, self)), not "
-                                                   f"from {describe_value(obj.__thisclass__)}: call the method on "
-                                                   "the object itself (obj.method())")
+                                                   f"from {getattr(obj.__thisclass__, '__name__', '?')!s:.80}: call "
+                                                   "the method on the object itself (obj.method())")
         if obj is object and type(name) is str and name in OBJECT_METHODS:
             return self.object_method(name)
         if obj is object and name == "__new__":
@@ -366,18 +366,25 @@ class ExecutionContext(ModulePolicy):
 
     def mro_method(self, cls: type):
         """cls.mro() (and type.mro(cls)): the classes of cls's MRO the snippet holds anyway,
-        in order: cls itself, its own classes, the bases its class statements named and the
-        built-in ones. Never the classes a library keeps behind its public one (pandas.core's
-        mixins) nor the real class behind a sandbox's (stand_ins.HIDDEN): their methods run
-        on the snippet's objects without what the public class checks or overrides."""
+        in order: cls itself, its own classes, the bases its class statements named, the
+        built-in ones and those an allowed module names (enum.Enum, collections.abc's).
+        Never the classes a library keeps behind its public one (pandas.core's mixins) nor
+        the real class behind a sandbox's (stand_ins.HIDDEN): their methods run on the
+        snippet's objects without what the public class checks or overrides."""
         def visible(klass) -> list:
             if not isinstance(klass, type) or issubclass(klass, type):
                 raise TypeError("mro() takes a class")
             named = {base for k in klass.__mro__ if k in self.classes for base in k.__bases__}
-            return [k for k in klass.__mro__ if k is klass or k in named or self.snippet_side(k)]
+            return [k for k in klass.__mro__ if k is klass or k in named or self.snippet_side(k)
+                    or (id(k) not in stand_ins.HIDDEN and self.named_by_allowed_module(k))]
         if cls is self.type or cls is type:
             return visible
         return lambda: visible(cls)
+
+    def named_by_allowed_module(self, cls: type) -> bool:
+        module = vars(cls).get("__module__")
+        return (type(module) is str and self.permits(module)
+                and getattr(sys.modules.get(module), _TYPE_QUALNAME(cls), None) is cls)
 
     def checked_new(self, new):
         """A `__new__` the snippet reached (its class's, super()'s, object's), for the snippet's

@@ -279,7 +279,9 @@ def test_the_real_classes_behind_the_subset_are_out_of_reach(code, tmp_path, mon
 
 def test_mro_lists_the_classes_a_snippet_holds_as_cpython_shows_them(monkeypatch):
     code = ("import collections, unittest\nclass T(unittest.TestCase):\n    pass\nclass A:\n    pass\n"
-            "class B(A, collections.OrderedDict):\n    pass\n"
+            "class B(A, collections.OrderedDict):\n    pass\nimport enum, collections.abc\n"
+            "class Color(enum.IntEnum):\n    RED = 1\nclass M(collections.abc.Mapping):\n    pass\n"
+            "print(Color.mro(), [c.__name__ for c in M.mro()])\n"
             "print([c.__name__ for c in T.mro()], [c.__name__ for c in type.mro(B)], bool.mro(), KeyError.mro())\n"
             "print([c.__name__ for c in unittest.TestLoader.mro()], collections.Counter.mro())\n")
     reply, out, err = run(code)
