@@ -15,11 +15,14 @@ the stand-in the execution made, or refuse it (rp_modules.vet).
 
 from __future__ import annotations
 
+import weakref
+
 # id(real class) -> the real class (kept alive: its id stays its own), for every class a
 # stand-in or a subset's class of the sandbox derives from in place of handing it out
 HIDDEN: dict[int, type] = {}
-# id(sandbox class) -> the real class it stands in for
-_REAL_BEHIND: dict[int, type] = {}
+# id(sandbox class) -> (a weak reference to it, the real class it stands in for): a
+# subset's classes are made for each execution, and an id is only theirs while they live
+_REAL_BEHIND: dict[int, tuple] = {}
 # id(real class) -> its sandbox class, whose public names are what it checks or replaces:
 # a library object of the real class, or of a library subclass of it, that does not go
 # through the sandbox's class has them in their real form
@@ -29,7 +32,8 @@ _FACE: dict[int, type] = {}
 def hide(real: type, face: type) -> None:
     """`face` (the sandbox's class) is handed out in place of its base `real`."""
     HIDDEN[id(real)] = real
-    _REAL_BEHIND[id(face)] = real
+    key = id(face)
+    _REAL_BEHIND[key] = (weakref.ref(face, lambda _, key=key: _REAL_BEHIND.pop(key, None)), real)
     _FACE[id(real)] = face
 
 
@@ -41,14 +45,15 @@ def overridden_around(cls: type) -> frozenset:
     mro = cls.__mro__
     for klass in mro:
         face = _FACE.get(id(klass))
-        if face is not None and not any(_REAL_BEHIND.get(id(k)) is klass for k in mro):
+        if face is not None and not any(real_behind(k) is klass for k in mro):
             names |= {name for name in vars(face) if not name.startswith("_")}   # (read now: set after hide())
     return names
 
 
 def real_behind(value):
     """The real class a sandbox class stands in for, or None."""
-    return _REAL_BEHIND.get(id(value)) if isinstance(value, type) else None
+    entry = _REAL_BEHIND.get(id(value))
+    return entry[1] if entry is not None and entry[0]() is value else None
 
 
 def stand_in(real: type, *, check_arguments=None, check_made=None) -> type:
