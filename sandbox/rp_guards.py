@@ -179,8 +179,8 @@ class ExecutionContext(ModulePolicy):
         if around and name in around:
             raise self.refuse("attribute_blocked", f"{describe_value(obj)}.{name!s:.80} is the library's own, without "
                                                    "the sandbox's checks: call it on an object of the class the "
-                                                   f"module hands out (self.{name}(...) in a test of your own "
-                                                   "TestCase class)")
+                                                   f"module hands out (for a test case: self.{name}(...) in a test "
+                                                   "method of your own unittest.TestCase class)")
         refusal = None
         if type(name) is str and name in FORMAT_NAMES:
             refusal = self._extra_refusal(obj)
