@@ -30,7 +30,7 @@ _FACE: dict[int, type] = {}
 
 
 def hide(real: type, face: type) -> None:
-    """`face` (the sandbox's class) is handed out in place of its base `real`."""
+    """`face` (the sandbox's class) is handed out in place of `real` (its base, or the class it wraps)."""
     HIDDEN[id(real)] = real
     key = id(face)
     _REAL_BEHIND[key] = (weakref.ref(face, lambda _, key=key: _REAL_BEHIND.pop(key, None)), real)

@@ -259,6 +259,8 @@ HIDDEN_BASE_ATTACKS = {
                                           "print(ctx.logger.manager)",
     "a plain test case's equality function by name": "t = unittest.TestCase()\n"
                                                      "t.addTypeEqualityFunc(int, '__init__')",
+    "super of the suite": "s = unittest.TestSuite()\nsuper(unittest.TestSuite, s).addTest(print)\nprint(list(s))",
+    "mro of the suite": "s = unittest.TestSuite()\nunittest.TestSuite.mro()[1].addTest(s, print)\nprint(list(s))",
     "the subset's method in its real form": "real = unittest.TestLoader.mro()[1].discover\n"
                                              "real(unittest.TestLoader(), '.', top_level_dir='.')",
 }
