@@ -13,7 +13,7 @@ import io
 import os
 import sys
 
-from . import snippet_ast, snippet_files, snippet_traceback
+from . import snippet_ast, snippet_files, snippet_traceback, stand_ins
 from .rp_base import RESTRICTED_RECURSION_LIMIT
 
 # The deepest recursion sys.setrecursionlimit gives a snippet (a larger limit is taken as
@@ -296,6 +296,7 @@ def _zone_info_by_exact_key(real: type) -> type:
 
         ZoneInfo.__module__, ZoneInfo.__doc__ = "zoneinfo", real.__doc__
         made = _ZONE_INFO["class"] = ZoneInfo
+        stand_ins.hide(real, ZoneInfo)   # (type(tzinfo) of a library's zone: this class, not the real one)
     return made
 
 
@@ -326,6 +327,11 @@ def _signature_as_written(inspect, refuse):
 def names(subset: ModuleSubset) -> list:
     """The names a subset has."""
     return list(object.__getattribute__(subset, "_ModuleSubset__values"))
+
+
+def values(subset: ModuleSubset) -> list:
+    """What a subset hands out (sys's streams as their holders)."""
+    return list(object.__getattribute__(subset, "_ModuleSubset__values").values())
 
 
 def make(name: str, files: str | None = None, refuse=None, formatter=None, snippet_open=None,

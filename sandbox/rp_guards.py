@@ -31,7 +31,7 @@ from RestrictedPython.Utilities import utility_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from . import (copy_memo, library_policy, module_subsets, pandas_expressions, private_names, safe_format, snippet_files,
-               snippet_names)
+               snippet_names, stand_ins)
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, METACLASS_ADVICE, OBJECT_METHODS, SUPER_METHODS
@@ -97,6 +97,7 @@ class ExecutionContext(ModulePolicy):
         self.policy_pending = False   # an import's policy did not finish applying (import_)
         self.library_methods: dict[int, tuple] = {}  # id(function or property) -> (it, its checked form)
         self.state_names: dict[type, frozenset] = {}  # a snippet class -> library_policy.state_names of its bases
+        self.overridden_around: dict[type, frozenset] = {}  # a class -> stand_ins.overridden_around(it)
 
     # -- events and refusals
     def refuse(self, kind: str, detail: str, exc_type=SandboxAttributeError, **kwargs):
@@ -122,6 +123,13 @@ class ExecutionContext(ModulePolicy):
         """_getattr_ and the getattr builtin: safer_getattr, plus value vetting."""
         if self.policy_pending:
             self.complete_policy()
+        if name == "mro" and isinstance(obj, type):
+            return self.mro_method(obj)
+        if type(obj) is super and not self.snippet_class(obj.__thisclass__):
+            raise self.refuse("attribute_blocked", "super() is available inside the snippet's own classes "
+                                                   "(super().method() in a method, or super(MyClass, self)), not "
+                                                   f"from {getattr(obj.__thisclass__, '__name__', '?')!s:.80}: call "
+                                                   "the method on the object itself (obj.method())")
         if obj is object and type(name) is str and name in OBJECT_METHODS:
             return self.object_method(name)
         if obj is object and name == "__new__":
@@ -165,6 +173,14 @@ class ExecutionContext(ModulePolicy):
                     # functools.wraps puts the wrapped library function's dict here
                     return self.check_container(dict(value), f"{describe_value(obj)}.{name}")
                 return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
+        around = self.overridden_around.get(type(obj))
+        if around is None:
+            around = self.overridden_around[type(obj)] = stand_ins.overridden_around(type(obj))
+        if around and name in around:
+            raise self.refuse("attribute_blocked", f"{describe_value(obj)}.{name!s:.80} is the library's own, without "
+                                                   "the sandbox's checks: call it on an object of the class the "
+                                                   f"module hands out (for a test case: self.{name}(...) in a test "
+                                                   "method of your own unittest.TestCase class)")
         refusal = None
         if type(name) is str and name in FORMAT_NAMES:
             refusal = self._extra_refusal(obj)
@@ -345,6 +361,31 @@ class ExecutionContext(ModulePolicy):
         value = getattr(sup, name)
         return self.checked_new(value) if name == "__new__" else value
 
+    def snippet_class(self, cls) -> bool:
+        return cls in self.classes or (isinstance(cls, type) and self.being_built(cls))
+
+    def mro_method(self, cls: type):
+        """cls.mro() (and type.mro(cls)): the classes of cls's MRO the snippet holds anyway,
+        in order: cls itself, its own classes, the bases its class statements named, the
+        built-in ones and those an allowed module names (enum.Enum, collections.abc's).
+        Never the classes a library keeps behind its public one (pandas.core's mixins) nor
+        the real class behind a sandbox's (stand_ins.HIDDEN): their methods run on the
+        snippet's objects without what the public class checks or overrides."""
+        def visible(klass) -> list:
+            if not isinstance(klass, type) or issubclass(klass, type):
+                raise TypeError("mro() takes a class")
+            named = {base for k in klass.__mro__ if k in self.classes for base in k.__bases__}
+            return [k for k in klass.__mro__ if k is klass or k in named or self.snippet_side(k)
+                    or (id(k) not in stand_ins.HIDDEN and self.named_by_allowed_module(k))]
+        if cls is self.type or cls is type:
+            return visible
+        return lambda: visible(cls)
+
+    def named_by_allowed_module(self, cls: type) -> bool:
+        module = vars(cls).get("__module__")
+        return (type(module) is str and self.permits(module)
+                and getattr(sys.modules.get(module), _TYPE_QUALNAME(cls), None) is cls)
+
     def checked_new(self, new):
         """A `__new__` the snippet reached (its class's, super()'s, object's), for the snippet's
         own classes only: object.__new__(LibraryClass) would make a library object whose
@@ -370,14 +411,21 @@ class ExecutionContext(ModulePolicy):
         known = self.library_methods.get(id(value))
         if known is not None and known[0] is value:
             return known[1]
-        refuse = self.refuse_call
+        refuse, classes = self.refuse_call, self.classes
 
         def for_instances(function):
             def method(*args, **kwargs):
-                if args and owner not in type(args[0]).__mro__:  # (not isinstance: ABCs take registrations)
+                mro = type(args[0]).__mro__ if args else ()
+                if args and owner not in mro:  # (not isinstance: ABCs take registrations)
                     raise refuse(f"{owner.__name__}.{name} takes a {owner.__name__} as self, not "
                                  f"{type(args[0]).__name__}: call it on one (obj.{name}), library methods do "
                                  "not run on other objects")
+                # the method self's own class uses, or one a class of the snippet's overrides: a
+                # library class between them that overrides it (a subset refusing it) has the say
+                used = next((klass for klass in mro if name in vars(klass)), owner)
+                if used is not owner and used not in classes:
+                    raise refuse(f"{owner.__name__}.{name} is not the {name} of a {type(args[0]).__name__} "
+                                 f"({used.__name__} has its own): call obj.{name}(...) on the object itself")
                 return function(*args, **kwargs)
             for attr in ("__name__", "__qualname__", "__doc__", "__module__"):  # (as the library's reads)
                 setattr(method, attr, getattr(function, attr, None))

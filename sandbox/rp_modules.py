@@ -406,7 +406,7 @@ def needs_vet(value) -> bool:
         id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
         or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
         or id(value) in library_policy.replaced_ids or id(value) in library_policy.by_path_ids
-        or id(value) in library_policy.named_file_writers
+        or id(value) in library_policy.named_file_writers or id(value) in stand_ins.HIDDEN
         # list[X] and numpy.typing.NDArray call their class: X must pass too
         or (type(value) is types.GenericAlias and needs_vet(value.__origin__)))
 
@@ -765,6 +765,10 @@ class ModulePolicy:
             subset = self.subsets[name] = module_subsets.make(name, self.files, self.refuse_call,
                                                                    self.Formatter, self.open, lambda: self.globals)
             deny_types_of(name)
+            for value in module_subsets.values(subset):   # a real class behind one of the subset's: the subset's
+                real = stand_ins.real_behind(value)
+                if real is not None:
+                    self.replacements[id(real)] = value
         names = module_subsets.names(subset)
         for item in fromlist or ():
             if item not in names:
@@ -918,6 +922,10 @@ class ModulePolicy:
             return library_policy.keyword_guard(value, self.refuse_call)
         if key in library_policy.named_file_writers:
             return snippet_files.writing_through_open(value, *library_policy.named_file_writers[key], self.open)
+        if key in stand_ins.HIDDEN:   # (the execution's stand-in for it is in self.replacements, when it made one)
+            raise self.refuse(kind, f"{where} is the library class behind the sandbox's {value.__name__}, which is "
+                                    "not available (its methods would run without the sandbox's checks): use "
+                                    f"{value.__name__} as the module hands it out")
         if key in DENIED_OBJECTS or (is_open and not self.permits("io")):
             denied = DENIED_OBJECTS.get(key, OPEN_BY_NAME)
             name, instead = denied.split(": ", 1)

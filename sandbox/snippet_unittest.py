@@ -14,6 +14,9 @@ case calls whatever attribute its method name names. Here:
 - TestLoader loads a class of the snippet's derived from TestCase, by its public method
   names: no names, modules or directories;
 - TestSuite holds test cases of those classes, FunctionTestCases and suites only;
+- TestSuite, TestLoader and TextTestRunner wrap a real one and list what they expose; the
+  real classes behind them and behind TestCase, TestResult and TextTestResult (which a
+  snippet's classes derive from) are hidden (stand_ins.hide);
 - main() runs the snippet's own TestCase classes (by their names in sorted order, as the
   real one walks a module) or the ones `defaultTest` or `argv` names among them;
 - the runner writes to the snippet's stderr through the sys subset's wrapper (never the
@@ -27,6 +30,7 @@ import types
 import unittest
 
 from . import snippet_logging, snippet_traceback, stand_ins
+from .sealed import Sealed, seal
 
 # the equality functions TestCase.__init__ registers by name (it calls addTypeEqualityFunc)
 _OWN_ASSERTERS = frozenset({"assertDictEqual", "assertListEqual", "assertTupleEqual", "assertSetEqual",
@@ -91,27 +95,101 @@ def values(refuse, snippet_names, stderr) -> dict:
         # (by the MRO: the stand-in answers issubclass and isinstance as the real TestCase does)
         return isinstance(value, type) and TestCase in value.__mro__ and value is not TestCase
 
-    class TestSuite(unittest.TestSuite):
-        __doc__ = unittest.TestSuite.__doc__
+    class _Suite(unittest.TestSuite):
+        """The suite's work, never handed out: test cases of the snippet's classes, FunctionTestCases
+        and suites."""
 
         def addTest(self, test):
-            if not (is_test_class(type(test)) or isinstance(test, (unittest.FunctionTestCase, TestSuite))):
+            if isinstance(test, TestSuite):
+                test = object.__getattribute__(test, "_TestSuite__suite")
+            if not (is_test_class(type(test)) or isinstance(test, (unittest.FunctionTestCase, _Suite))):
                 raise refuse(f"a test suite holds test cases of the snippet's TestCase classes and suites, not "
                              f"{type(test).__name__}: {_BY_NAME}")
             super().addTest(test)
 
-    class TestLoader(unittest.TestLoader):
-        __doc__ = unittest.TestLoader.__doc__
-        suiteClass = TestSuite
+    def suite_of(real):
+        made = object.__new__(TestSuite)
+        object.__setattr__(made, "_TestSuite__suite", real)
+        return made
+
+    class TestSuite(Sealed):
+        """unittest.TestSuite of the snippet's test cases (composed: a real suite runs any
+        callable it holds, and the set-up functions of its module)."""
+        __slots__ = ("__suite",)
+
+        def __init__(self, tests=()):
+            object.__setattr__(self, "_TestSuite__suite", _Suite())
+            self.addTests(tests)
+
+        def addTest(self, test):
+            object.__getattribute__(self, "_TestSuite__suite").addTest(test)
+
+        def addTests(self, tests):
+            if isinstance(tests, str):
+                raise TypeError("tests must be an iterable of tests, not a string")
+            for test in tests:
+                self.addTest(test)
+
+        def run(self, result, debug=False):
+            return object.__getattribute__(self, "_TestSuite__suite").run(result, debug)
+
+        def __call__(self, *args, **kwargs):
+            return self.run(*args, **kwargs)
+
+        def debug(self):
+            object.__getattribute__(self, "_TestSuite__suite").debug()
+
+        def countTestCases(self):
+            return object.__getattribute__(self, "_TestSuite__suite").countTestCases()
+
+        def __iter__(self):
+            for test in object.__getattribute__(self, "_TestSuite__suite"):
+                yield suite_of(test) if isinstance(test, _Suite) else test
+
+        def __eq__(self, other):
+            return isinstance(other, TestSuite) and list(self) == list(other)
+
+        __hash__ = None
+
+        def __repr__(self):
+            return f"<unittest.suite.TestSuite tests={list(self)!r}>"
+
+    class _Loader(unittest.TestLoader):
+        """The loader's work, never handed out: by public test method names, into the snippet's suites."""
+        suiteClass = _Suite
+
+        def getTestCaseNames(self, testCaseClass):
+            return [name for name in super().getTestCaseNames(testCaseClass) if not name.startswith("_")]
+
+    class TestLoader(Sealed):
+        """unittest.TestLoader for the snippet's own TestCase classes (composed: the real
+        loader's by-name, by-module and by-directory loading is not behind it)."""
+        __slots__ = ("__loader",)
+
+        def __init__(self):
+            object.__setattr__(self, "_TestLoader__loader", _Loader())
 
         def loadTestsFromTestCase(self, testCaseClass):
             if not is_test_class(testCaseClass):
                 raise refuse(f"loadTestsFromTestCase takes a class of the snippet's derived from unittest.TestCase, "
                              f"not {testCaseClass!r:.60}")
-            return super().loadTestsFromTestCase(testCaseClass)
+            return suite_of(object.__getattribute__(self, "_TestLoader__loader").loadTestsFromTestCase(testCaseClass))
 
         def getTestCaseNames(self, testCaseClass):
-            return [name for name in super().getTestCaseNames(testCaseClass) if not name.startswith("_")]
+            if not is_test_class(testCaseClass):
+                raise refuse(f"getTestCaseNames takes a class of the snippet's derived from unittest.TestCase, "
+                             f"not {testCaseClass!r:.60}")
+            return object.__getattribute__(self, "_TestLoader__loader").getTestCaseNames(testCaseClass)
+
+        @property
+        def testMethodPrefix(self):
+            return object.__getattribute__(self, "_TestLoader__loader").testMethodPrefix
+
+        @property
+        def errors(self):
+            return list(object.__getattribute__(self, "_TestLoader__loader").errors)
+
+        suiteClass = TestSuite
 
         def loadTestsFromModule(self, *args, **kwargs):
             raise refuse(f"TestLoader.loadTestsFromModule: {_BY_NAME}")
@@ -140,12 +218,36 @@ def values(refuse, snippet_names, stderr) -> dict:
         __doc__ = unittest.TextTestResult.__doc__
         _exc_info_to_string = TestResult._exc_info_to_string
 
-    class TextTestRunner(unittest.TextTestRunner):
-        __doc__ = unittest.TextTestRunner.__doc__
+    class _Runner(unittest.TextTestRunner):
+        """The runner's work, never handed out (its stream is the writer it was given)."""
         resultclass = TextTestResult
 
-        def __init__(self, stream=None, *args, **kwargs):
-            super().__init__(stderr() if stream is None else stream, *args, **kwargs)
+    class TextTestRunner(Sealed):
+        """unittest.TextTestRunner writing to the snippet's stderr, or the stream it is given
+        (composed: the real runner's stream and result class are not behind it)."""
+        __slots__ = ("__runner",)
+
+        def __init__(self, stream=None, descriptions=True, verbosity=1, failfast=False, buffer=False,
+                     resultclass=None, warnings=None, *, tb_locals=False, **kwargs):
+            if resultclass is not None and not (isinstance(resultclass, type) and issubclass(resultclass,
+                                                                                             TextTestResult)):
+                raise refuse("TextTestRunner(resultclass=...) takes unittest.TextTestResult or a class of the "
+                             "snippet's derived from it")
+            object.__setattr__(self, "_TextTestRunner__runner", _Runner(
+                stderr() if stream is None else stream, descriptions, verbosity, failfast, buffer, resultclass,
+                warnings, tb_locals=tb_locals, **kwargs))
+
+        def run(self, test):
+            """Run the given test case or test suite."""
+            if isinstance(test, TestSuite):
+                test = object.__getattribute__(test, "_TestSuite__suite")
+            return object.__getattribute__(self, "_TextTestRunner__runner").run(test)
+
+        def __getattr__(self, name):   # its settings, as the real runner has them
+            if name in ("descriptions", "verbosity", "failfast", "buffer", "tb_locals", "warnings"):
+                return getattr(object.__getattribute__(self, "_TextTestRunner__runner"), name)
+            raise AttributeError(f"'TextTestRunner' object has no attribute {name!r:.60} here: it runs tests "
+                                 "(runner.run(suite)) and writes to the stream it was given")
 
     def main(module="__main__", defaultTest=None, argv=None, testRunner=None, testLoader=None, exit=True,
              verbosity=1, failfast=None, catchbreak=None, buffer=None, warnings=None, *, tb_locals=False):
@@ -184,6 +286,11 @@ def values(refuse, snippet_names, stderr) -> dict:
 
     for made in (TestSuite, TestLoader, TestResult, TextTestResult, TextTestRunner):
         made.__module__, made.__qualname__ = "unittest", made.__name__
+    for made in (TestSuite, TestLoader, TestResult, TextTestResult, TextTestRunner):
+        stand_ins.hide(getattr(unittest, made.__name__), made)   # (results stay derived: a snippet's may be)
+    seal(TestSuite, TestLoader, TextTestRunner, advice="use it as it is: a suite of the snippet's test cases, a "
+                                                       "loader of its TestCase classes, a runner given a stream "
+                                                       "(TextTestRunner(stream=buf)) or a result class")
     return {"TestCase": TestCase, "TestSuite": TestSuite, "TestLoader": TestLoader, "TextTestRunner": TextTestRunner,
             "TextTestResult": TextTestResult, "TestResult": TestResult,
             "FunctionTestCase": unittest.FunctionTestCase, "main": main, "skip": unittest.skip,

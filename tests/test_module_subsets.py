@@ -666,3 +666,36 @@ def test_inspect_hands_out_no_frame_source_or_evaluation(code):
     reply, out, _ = run(code)
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
     assert out.getvalue() == "", out.getvalue()   # (no annotation text was evaluated)
+
+
+SEES_ITS_OWN_LINES = {
+    "a test run with tb_locals": "import io, unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+                                 "        secret = 'mine'\n        with self.subTest(i=1):\n            self.fail('no')\n"
+                                 "s = io.StringIO()\nunittest.TextTestRunner(stream=s, tb_locals=True).run("
+                                 "unittest.TestLoader().loadTestsFromTestCase(T))\nprint(s.getvalue())\n"
+                                 "unittest.main(exit=False, tb_locals=True)",
+    "a log record's fields": "import logging, sys\nh = logging.StreamHandler(sys.stdout)\nh.setFormatter(logging.Formatter("
+                             "'%(pathname)s %(filename)s %(module)s %(funcName)s %(lineno)d %(message)s'))\n"
+                             "log = logging.getLogger('app')\nlog.addHandler(h)\ndef f():\n"
+                             "    log.warning('w', stack_info=True)\n    try:\n        int('x')\n    except ValueError:\n"
+                             "        log.exception('e')\nf()",
+    "a logger's caller": "import logging\nlogging.getLogger('app').findCaller(True)",
+    "a warning's place": "import warnings\ndef f():\n    warnings.warn('careful', stacklevel=2)\nf()\n"
+                         "warnings.warn('here')",
+    "an error raised in library code": "import json, traceback\ntry:\n    json.loads('{x')\nexcept ValueError:\n"
+                                       "    print(traceback.format_exc())\njson.loads('{x')",
+    "a failing test's report without a result": "import unittest\nclass T(unittest.TestCase):\n"
+                                                "    def test_a(self):\n        self.fail('no')\n"
+                                                "print(T('test_a').run().failures[0][1])",
+}
+
+
+@pytest.mark.parametrize("code", SEES_ITS_OWN_LINES.values(), ids=list(SEES_ITS_OWN_LINES))
+def test_what_the_snippet_sees_names_its_own_lines_only(code):
+    """No install path, sandbox frame or module, host kernel release in what a snippet is shown."""
+    import platform
+    reply, out, err = run(code)
+    shown = out.getvalue() + err.getvalue() + str(reply.get("error")) + str(reply.get("traceback"))
+    for internal in ("/", "sandbox", "rp_guards", "restricted", "site-packages", "unittest/", "logging/",
+                     platform.release()):
+        assert internal not in shown.replace("__sandbox__", ""), (internal, shown)

@@ -168,7 +168,10 @@ def test_without_a_directory_only_memory():
     "sqlite3.Connection.set_authorizer(conn, None)", "super(sqlite3.Connection, conn).set_authorizer(None)",
     "conn.set_authorizer", "conn.cursor().connection.set_authorizer(None)",
     # the real classes and module, and the registries of the real module
-    "type(conn).mro()", "sqlite3.Cursor.mro()", "type(conn.cursor()).mro()[1]", "sqlite3.adapters",
+    # (mro() lists the sandbox's class, never the real one behind it)
+    "[c for c in type(conn).mro() if c.__name__ == 'Connection' and c is not sqlite3.Connection][0]",
+    "[c for c in sqlite3.Cursor.mro() if c.__name__ == 'Cursor' and c is not sqlite3.Cursor][0]",
+    "type(conn.cursor()).mro()[1].execute", "sqlite3.adapters",
     "sqlite3.converters", "sqlite3.enable_callback_tracebacks(True)", "sqlite3.enable_shared_cache(True)",
     "sqlite3.dbapi2", "import sqlite3.dump", "from sqlite3 import dbapi2", "sqlite3.connect.__globals__",
     "sqlite3.connect.__wrapped__", "sqlite3.Connection.__init__", "sqlite3.Connection.__mro__",

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import platform
 import sys
 import types
+import uuid
 
 import pytest
 
@@ -223,3 +225,67 @@ def test_a_test_files_of_the_snippets_own_are_never_imported(tmp_path, monkeypat
     reply, out, err = run("import unittest\nunittest.TestLoader().discover('.', pattern='test_*.py')")
     assert not reply["success"] and reply["error_type"] == "security_violation", reply
     assert "imported as a module" not in out + err
+
+
+# The real classes behind the subset, reached without naming them: each would run a method
+# the subset refuses (or hands out what it keeps back) in its real form.
+_REAL = "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n"
+HIDDEN_BASE_ATTACKS = {
+    "mro of the loader": "Real = unittest.TestLoader.mro()[1]\nReal.loadTestsFromName(Real(), 'os.uname')",
+    "super of the loader": "print(super(unittest.TestLoader, unittest.TestLoader()).loadTestsFromName)",
+    "super of the loader, discover": "super(unittest.TestLoader, unittest.TestLoader()).discover('.')",
+    "mro of the runner": "print(unittest.TextTestRunner.mro()[1]().stream.stream)",
+    "mro of a test case": "import logging\nReal = T.mro()[2]\nctx = Real.assertLogs(T('test_a'), 'x')\nwith ctx:\n"
+                          "    logging.getLogger('x').warning('w')\n"
+                          "print(ctx.logger.manager.loggerDict)",
+    "mro of FunctionTestCase": "Real = unittest.FunctionTestCase.mro()[1]\nReal('__reduce__')",
+    "type of a plain test case": "import logging\nReal = type(unittest.TestCase())\n"
+                                 "ctx = Real.assertLogs(T('test_a'), 'x')\nwith ctx:\n"
+                                 "    logging.getLogger('x').warning('w')\nprint(ctx.logger.manager)",
+    "a real test case's own private method name": "class U(T.mro()[2]):\n    pass\nU('__reduce__')",
+    "a real loader's dunder prefix": "class L(unittest.TestLoader.mro()[1]):\n    testMethodPrefix = '__'\n"
+                                      "print(L().getTestCaseNames(T))",
+    "a real runner with tb_locals": "import io\nRunner = unittest.TextTestRunner.mro()[1]\n"
+                                    "class F(unittest.TestCase):\n    def test_f(self):\n        self.fail('x')\n"
+                                    "s = io.StringIO()\nRunner(stream=s, tb_locals=True).run(unittest.TestLoader()"
+                                    ".loadTestsFromTestCase(F))\nprint(s.getvalue())",
+    "a subtest's real test case": "import logging\nclass S(unittest.TestCase):\n    def test_s(self):\n"
+                                  "        with self.subTest(i=1):\n            self.fail('x')\n"
+                                  "r = unittest.TestResult()\nunittest.TestLoader().loadTestsFromTestCase(S).run(r)\n"
+                                  "ctx = r.failures[0][0].assertLogs('x')\nwith ctx:\n"
+                                  "    logging.getLogger('x').warning('w')\nprint(ctx.logger.manager)",
+    "a FunctionTestCase's real test case": "import logging\nctx = unittest.FunctionTestCase(print).assertLogs('x')\n"
+                                          "with ctx:\n    logging.getLogger('x').warning('w')\n"
+                                          "print(ctx.logger.manager)",
+    "a plain test case's equality function by name": "t = unittest.TestCase()\n"
+                                                     "t.addTypeEqualityFunc(int, '__init__')",
+    "super of the suite": "s = unittest.TestSuite()\nsuper(unittest.TestSuite, s).addTest(print)\nprint(list(s))",
+    "mro of the suite": "s = unittest.TestSuite()\nunittest.TestSuite.mro()[1].addTest(s, print)\nprint(list(s))",
+    "the subset's method in its real form": "real = unittest.TestLoader.mro()[1].discover\n"
+                                             "real(unittest.TestLoader(), '.', top_level_dir='.')",
+}
+
+
+@pytest.mark.parametrize("code", HIDDEN_BASE_ATTACKS.values(), ids=list(HIDDEN_BASE_ATTACKS))
+def test_the_real_classes_behind_the_subset_are_out_of_reach(code, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # (a name of its own: a module imported once is not imported again)
+    (tmp_path / f"test_{uuid.uuid4().hex}.py").write_text("open('imported', 'w').close()\n")
+    reply, out, err = run(_REAL + code)
+    assert not reply["success"], (reply, out, err)   # (mro() shows no real class: [TestLoader, object])
+    assert not (tmp_path / "imported").exists()
+    shown = out + err + str(reply.get("error"))
+    for leak in ( "Logger", platform.release(), "FileIO", "_io.", "sandbox/", "rp_guards"):
+        assert leak not in shown, (leak, shown)
+
+
+def test_mro_lists_the_classes_a_snippet_holds_as_cpython_shows_them(monkeypatch):
+    code = ("import collections, unittest\nclass T(unittest.TestCase):\n    pass\nclass A:\n    pass\n"
+            "class B(A, collections.OrderedDict):\n    pass\nimport enum, collections.abc\n"
+            "class Color(enum.IntEnum):\n    RED = 1\nclass M(collections.abc.Mapping):\n    pass\n"
+            "print(Color.mro(), [c.__name__ for c in M.mro()])\n"
+            "print([c.__name__ for c in T.mro()], [c.__name__ for c in type.mro(B)], bool.mro(), KeyError.mro())\n"
+            "print([c.__name__ for c in unittest.TestLoader.mro()], collections.Counter.mro())\n")
+    reply, out, err = run(code)
+    assert reply["success"], reply
+    assert out == plain(code, monkeypatch), out
