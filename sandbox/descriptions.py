@@ -10,12 +10,13 @@ from sandbox.config import Settings
 from sandbox.limits_parse import format_size
 
 MAX_STUBS_IN_DESCRIPTION = 40
-# Longer allow-lists are named by their setting; get_sandbox_info shows them whole.
-MAX_POLICY_IN_DESCRIPTION = 120
+# Longer lists are named by their setting or counted; get_sandbox_info shows them whole.
+MAX_POLICY_IN_DESCRIPTION = 60
+MAX_EXTRA_IN_DESCRIPTION = 50   # SANDBOX_ALLOWED_IMPORTS, likewise
 
 # Modules a model reaches for first, named in the description; the rest of the basic
 # profile is in get_sandbox_info.
-BASIC_EXAMPLES = ("json", "re", "math", "datetime", "collections", "itertools", "statistics")
+BASIC_EXAMPLES = ("json", "re", "math", "datetime", "collections", "itertools")
 # Sandbox subsets a model reaches for first; get_sandbox_info lists them all.
 SUBSET_EXAMPLES = ("sys", "io", "os", "asyncio", "logging", "traceback", "pathlib", "sqlite3")
 
@@ -49,7 +50,8 @@ def modules_note(s: Settings) -> str:
         if name not in ("filesystem", "network"):   # named with the files and network they give
             text += f"; {name.replace('_', ' ')}: {', '.join(_top_level(profiles.profile_modules_available(name)))}"
     if s.extra_imports:
-        text += f"; extra: {', '.join(s.extra_imports)}"
+        extra = ", ".join(s.extra_imports)
+        text += f"; extra: {extra if len(extra) <= MAX_EXTRA_IN_DESCRIPTION else f'{len(s.extra_imports)} modules'}"
     if s.restricted_python:
         text += f"; subsets of {', '.join(SUBSET_EXAMPLES)}..."
     return text + "."
@@ -85,8 +87,8 @@ def rules_detail() -> str:
 
 def files_note(s: Settings, scratch: bool) -> str:
     if s.enable_filesystem:
-        return ("Files: a private workspace (open, pathlib, shutil, zipfile...); `files` writes inputs; what "
-                f"the code writes under out/ comes back (large files as links for {s.file_ttl:g} s).")
+        return ("Files: a private workspace (open, pathlib, shutil...); `files` adds inputs; files written under "
+                f"out/ come back (large ones as links for {s.file_ttl:g} s).")
     if scratch:
         return ("Files: open() reaches a scratch directory, gone after the call"
                 + (" (figures come back as images)." if s.enable_data_science else "."))
@@ -98,10 +100,10 @@ def network_note(s: Settings, *, short: bool = False) -> str:
     where a long allow-list is named by its setting."""
     reach = s.network_policy.describe()
     if short and len(reach) > MAX_POLICY_IN_DESCRIPTION:
-        reach = "the hosts in SANDBOX_NETWORK_ALLOW (get_sandbox_info lists them)"
+        reach = "the hosts in SANDBOX_NETWORK_ALLOW"
     if short:
-        return (f"Network: HTTP(S) only, via the proxy {namespaces.PROXY_URL} (urllib.request, requests, "
-                f"socket), to {reach}; {s.network_max_connections} connections, {format_size(s.network_max_bytes)} "
+        return (f"Network: HTTP(S) only, via the proxy {namespaces.PROXY_URL} (urllib, requests), "
+                f"to {reach}; {s.network_max_connections} connections, {format_size(s.network_max_bytes)} "
                 "per call.")
     return (f"Network: HTTP and HTTPS only, through the sandbox's proxy ({namespaces.PROXY_URL}, set in "
             "HTTP_PROXY/HTTPS_PROXY, so urllib.request and requests work unchanged; it speaks SOCKS5 too; "

@@ -261,6 +261,7 @@ class SandboxInfo(BaseModel):
     tool_servers: list[dict] = Field(
         default_factory=list, description="code mode: each upstream MCP server, its status and the tools exposed")
     tool_stubs: list[str] = Field(default_factory=list, description="code mode: what snippets can call")
+    rules: str | None = Field(None, description="the RestrictedPython rules in full, with every sandbox subset")
 
 
 # ----------------------------------------------------------------------------- request checks
@@ -667,6 +668,7 @@ class SandboxTools:
             tool_servers=self.registry.status() if self.registry else [],
             tool_stubs=self.registry.stubs() if self.registry else [],
             strongest_isolation_available=bool(layers) and all(layer.active for layer in layers.values()),
+            rules=descriptions.rules_detail() if s.restricted_python else None,
         ).model_dump(mode="json")
 
 

@@ -612,7 +612,7 @@ def test_through_mcp_the_model_is_told_and_the_audit_log_records_each_connection
            "SANDBOX_AUDIT_LOG": str(log)}
     with blocking_session(env) as server:
         description = server.tools["execute_code"].description
-        assert "Network: HTTP and HTTPS only" in description and f"127.0.0.1:{http_port}" in description
+        assert "Network: HTTP(S) only" in description and f"127.0.0.1:{http_port}" in description
         info, _ = server.call("get_sandbox_info")
         assert "egress proxy" in info["layers"]["namespaces"]["detail"]
         assert f"127.0.0.1:{http_port}" in info["profiles"]["network"]["detail"]
