@@ -133,3 +133,30 @@ def test_the_servers_text_blocks_go_through_it():
     assert result.content[0].text == "stdout:\n\\x1b[2J\\u2066"
     assert result.structured_content == {"stdout": "\x1b[2J"}        # the data stays as it was
     assert "\x1b" not in tool_result({"note": "\x1b]52;c;x\x07"}).content[0].text
+
+
+def test_the_sandbox_summary_stays_within_1500_characters_whatever_the_configuration():
+    """get_sandbox_info's text: the first lines, the modules in the room left, the rest
+    while it fits, and always the pointer to detail=true."""
+    from sandbox import info_summary
+    many = [f"package{n}.module{n}" for n in range(400)]
+    info = {
+        "server": {"name": "mcp-server-python-sandbox", "version": "9" * 40},
+        "restricted_python": True,
+        "profiles": {name: {"enabled": False, "switch": f"SANDBOX_ENABLE_{name.upper()}" * 3, "detail": "x" * 900}
+                     for name in ("data_science", "network", "filesystem")} | {"basic": {"enabled": True}},
+        "layers": {f"layer{n}": {"active": n % 2 == 0, "detail": "why " * 100} for n in range(12)},
+        "limits": {"timeout": {"default": 86400, "max": 86400}, "memory_limit": {"default": "1t", "max": "1t"},
+                   "max_output_size": 64 << 20, "max_code_size": 16 << 20, "max_concurrency": 512},
+        "sessions": {"open": 100, "max_sessions": 100},
+        "allowed_modules": many,
+        "module_subsets": {name: [] for name in many[:100]},
+        "weakened_by": [{"setting": f"SANDBOX_{n}", "value": "v" * 50} for n in range(20)],
+        "tool_stubs": [f"tools.server{n}.tool{n}(argument: str)" for n in range(200)],
+    }
+    text = info_summary.summary(info)
+    assert len(text) <= 1500, len(text)
+    assert "importable: package0.module0" in text and " more" in text and text.endswith(info_summary.POINTER)
+    small = info_summary.summary({**info, "allowed_modules": ["json", "math"], "module_subsets": {},
+                                  "weakened_by": [], "tool_stubs": []})
+    assert "importable: json, math\n" in small
