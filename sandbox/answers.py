@@ -57,7 +57,7 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
         lines.append(f"{len(images)} figure{'s' if len(images) != 1 else ''} returned as image content")
     for item in result.get("files") or []:
         where = item.get("returned_as", "")
-        how = {"text": "as a text resource", "blob": "as a blob resource",
+        how = {"text": "as a text resource", "blob": "as a blob resource", "image": "as the figure's image",
                "link": f"as a link ({item.get('uri')}), readable with resources/read"}.get(where, where)
         lines.append(f"file {item['path']} ({item['size']:,} bytes) returned {how}"
                      + (f"; {item['note']}" if item.get("note") else ""))
@@ -127,9 +127,12 @@ def image_blocks(images: list[dict], store) -> list:
 def file_blocks(result: dict, store) -> list:
     """The run's out/ files: small text files as embedded text resources, small binaries
     as blob resources, the rest as resource links that resources/read serves from `store`
-    for a while. Rewrites result["files"] to say where each went."""
+    for a while; a PNG that is one of the run's figures (saved to out/ and still open) is
+    already an image block, so it comes back once. Rewrites result["files"] to say where
+    each went; the content is in the blocks only, never repeated as base64 in the data."""
     blocks: list = []
     described = []
+    figures = {image.get("base64") for image in result.get("images") or () if isinstance(image, dict)}
     for item in result.get("files") or []:
         data = base64.b64decode(item["base64"])
         mime, note = mime_type(item["path"]), None
@@ -143,14 +146,16 @@ def file_blocks(result: dict, store) -> list:
         uri = store.put(item["path"], mime, data)
         entry = {"path": item["path"], "size": len(data), "mime_type": mime, "uri": uri, "returned_as": "link",
                  **({"note": note} if note else {})}
-        if text is not None and len(data) <= INLINE_TEXT:
+        if mime == "image/png" and item["base64"] in figures:
+            entry["returned_as"] = "image"
+        elif text is not None and len(data) <= INLINE_TEXT:
             blocks.append(EmbeddedResource(type="resource", resource=TextResourceContents(
                 uri=uri or f"sandbox://inline/{item['path']}", mime_type=mime, text=text)))
             entry["returned_as"] = "text"
         elif len(data) <= INLINE_BLOB:
             blocks.append(EmbeddedResource(type="resource", resource=BlobResourceContents(
                 uri=uri or f"sandbox://inline/{item['path']}", mime_type=mime, blob=item["base64"])))
-            entry.update(returned_as="blob", base64=item["base64"])
+            entry["returned_as"] = "blob"
         elif uri:
             blocks.append(ResourceLink(type="resource_link", uri=uri, name=item["path"], mime_type=mime,
                                        size=len(data)))

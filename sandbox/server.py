@@ -65,9 +65,8 @@ class OutputFile(BaseModel):
     size: int
     mime_type: str
     uri: str | None = Field(None, description="readable with resources/read for SANDBOX_FILE_TTL seconds")
-    returned_as: str = Field(description='"text" or "blob" (an embedded resource block), or "link" (a '
-                                         "resource_link block)")
-    base64: str | None = Field(None, description="the content, for binary files small enough to inline")
+    returned_as: str = Field(description='"text" or "blob" (an embedded resource block), "link" (a '
+                                         'resource_link block), or "image" (a figure\'s image block)')
     note: str | None = Field(None, description="why it is not returned as its name says (an image too large for "
                                                "a client to decode goes as application/octet-stream)")
 

@@ -912,12 +912,27 @@ def test_a_pandas_analysis_comes_back_as_text_an_image_and_a_readable_csv():
     text = result_text(result)
     assert text.startswith("stdout:\nregion  sales\n north    120") and "result: 446" in text
     assert len(text) < 1000
-    kinds = [block.type for block in result.content]
-    assert "image" in kinds
     [csv] = [b for b in result.content if b.type == "resource" and b.resource.mime_type == "text/csv"]
     assert csv.resource.text.startswith(",sales\ncount,4.0")
-    [png] = [b for b in result.content if b.type == "resource" and b.resource.mime_type == "image/png"]
-    assert base64.b64decode(png.resource.blob).startswith(b"\x89PNG")
+    # the chart saved to out/ and still open is one figure: one image, not an image and a blob
+    [png] = [b for b in result.content if b.type == "image"]
+    assert base64.b64decode(png.data).startswith(b"\x89PNG")
+    assert not [b for b in result.content if b.type == "resource" and b.resource.mime_type == "image/png"]
+    files = {f["path"]: f for f in data["files"]}
+    assert files["out/chart.png"]["returned_as"] == "image" and files["out/chart.png"]["uri"]
+    assert "file out/chart.png" in text and "as the figure's image" in text
+    assert "base64" not in json.dumps(data["files"])
+
+
+def test_a_binary_file_comes_back_once_as_a_blob_without_base64_in_the_data():
+    with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true"}) as server:
+        data, result = execute(server, "open('out/raw.bin', 'wb').write(bytes(range(256)))", timeout=20)
+    assert data["success"], data
+    [blob] = [b for b in result.content if b.type == "resource"]
+    assert base64.b64decode(blob.resource.blob) == bytes(range(256))
+    [entry] = data["files"]
+    assert entry["returned_as"] == "blob" and "base64" not in entry
+    assert blob.resource.blob not in json.dumps(data)
 
 
 def test_a_seventy_second_run_sends_progress_all_along():
