@@ -63,6 +63,7 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
                      + (f"; {item['note']}" if item.get("note") else ""))
     for item in result.get("files_refused") or []:
         lines.append(f"file {item['path']} not returned: {item['reason']}")
+    lines += network_lines(result.get("network") or [])
     if result.get("artifacts_error"):
         lines.append(f"files and figures could not be collected: {result['artifacts_error']}")
     hint = HINTS.get(error_type)
@@ -80,6 +81,22 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
     if not lines:
         lines.append("ok (no output and no result: set `result = ...` or end with an expression to return a value)")
     return "\n".join(lines)
+
+
+MAX_NETWORK_LINES = 5
+
+
+def network_lines(connections: list) -> list[str]:
+    """The connections the egress proxy refused or cut: a snippet may read a 403 as an
+    ordinary answer, so the text says it came from the sandbox, and why."""
+    refused = [c for c in connections if isinstance(c, dict) and (not c.get("allowed") or c.get("reason"))]
+    lines = [f"network: {c.get('method') or 'connection to'} {c.get('host')}:{c.get('port')} "
+             + ("refused" if not c.get("allowed") else "cut") + " by the sandbox's proxy"
+             + (f" (HTTP {c['status']})" if c.get("status") else "") + f": {c.get('reason') or 'no reason given'}"
+             for c in refused[:MAX_NETWORK_LINES]]
+    if len(refused) > MAX_NETWORK_LINES:
+        lines.append(f"network: {len(refused) - MAX_NETWORK_LINES} more refused (see network in the structured data)")
+    return lines
 
 
 def _value(value) -> str:
