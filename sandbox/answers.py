@@ -28,6 +28,7 @@ HINTS = {
     "invalid_argument": "fix the argument the message names",
     "isolation_unavailable": "call without use_container to run with the layers this host has",
     "session_not_found": "create a new session with create_session and run everything it needs again",
+    "rate_limited": "wait the seconds the message gives, then call again",
 }
 SESSION_ENDED = ("the session ended with this error: its state (variables, imports, files) is gone; "
                  "create a new session with create_session to go on")

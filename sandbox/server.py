@@ -33,10 +33,11 @@ from sandbox.audit import AuditLog
 from sandbox.file_store import URI_PREFIX, FileExpired, FileStore
 from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, MODULE_NAME, PROFILE_SWITCHES, Settings
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
+from sandbox.rate_limit import RateLimit
 from sandbox.runner import ExecRequest, LayerUnavailable, Runner
 from sandbox.sessions import SessionRefused, Sessions
 from sandbox.terminal_text import terminal_safe
-from sandbox import descriptions, info_summary, published_schemas, tool_calls, upstreams
+from sandbox import descriptions, info_summary, published_schemas, rate_limit, tool_calls, upstreams
 from sandbox.descriptions import execute_description, network_note
 
 logger = logging.getLogger(__name__)
@@ -395,6 +396,7 @@ class SandboxTools:
         self.files = FileStore(settings.file_store_size, settings.file_ttl)
         # Bounds children running at once; the rest wait here without blocking the loop.
         self.slots = asyncio.Semaphore(settings.max_concurrency)
+        self.rate = RateLimit(settings.rate_limit)
         self.sessions = Sessions(runner, audit, max_sessions=settings.max_sessions, ttl=settings.session_ttl,
                                  max_lifetime=settings.session_max_lifetime)
         # connections seen calling execute_code: those on a protocol before 2026-07-28 hear of
@@ -430,6 +432,9 @@ class SandboxTools:
             if session_id is not None:
                 session = self._session(session_id)
                 memory = session.memory_limit  # the process's limit, set when the session was created
+            wait = self.rate.admit()   # last: a call refused for its arguments is not counted
+            if wait is not None:
+                raise RequestRefused("rate_limited", rate_limit.refusal(settings.rate_limit, wait))
         except RequestRefused as refused:
             return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container, session_id)
 

@@ -266,6 +266,7 @@ BAD_VALUES = {
     "SANDBOX_TOOL_CALL_TIMEOUT": ["0", "-1", "2h"],
     "SANDBOX_TOOL_RESULT_MAX": ["0", "1", "1g"],
     "SANDBOX_MAX_SESSIONS": ["-1", "1000", "some"],
+    "SANDBOX_RATE_LIMIT": ["-1", "1000000", "fast", "1.5"],
     "SANDBOX_SESSION_TTL": ["0", "-5", "1e9", "forever"],
     "SANDBOX_SESSION_MAX_LIFETIME": ["0", "2d", "x"],
     "SANDBOX_ENABLE_DATA_SCIENCE": ["yesplease"],
