@@ -43,6 +43,18 @@ def test_cut_text():
     assert "980 characters left out" in text
 
 
+def test_a_cut_marker_names_out_only_where_the_run_has_it():
+    for cut in (lambda out_dir: cutting.cut_text("x" * 5000, 500, out_dir)[0],
+                lambda out_dir: _fed(cutting.HeadTail(500, out_dir=out_dir))):
+        assert "out/" not in cut(False) and "return a smaller value" in cut(False)
+        assert "under out/" in cut(True)
+
+
+def _fed(kept) -> str:
+    kept.feed(b"x" * 5000)
+    return kept.text()
+
+
 def text(**result):
     return answers.execution_text({"success": True, **result}, max_timeout=300, max_memory=1 << 30)
 

@@ -145,6 +145,11 @@ def test_get_sandbox_info_answers_with_a_short_summary_and_the_detail_on_request
     assert json.loads(result_text(result)) == detailed
 
 
+def test_a_cut_names_out_only_with_the_filesystem_profile(server):
+    data = ok(server, "print('x' * 100000)")
+    assert data["stdout_truncated"] and "left out here" in data["stdout"] and "out/" not in data["stdout"]
+
+
 def test_results_carry_structured_content_and_a_short_text_for_the_model(server):
     data, result = execute(server, "result = 6 * 7")
     assert result.structured_content == data and data["execution_id"]
