@@ -28,6 +28,7 @@ HINTS = {
     "invalid_argument": "fix the argument the message names",
     "isolation_unavailable": "call without use_container to run with the layers this host has",
     "session_not_found": "create a new session with create_session and run everything it needs again",
+    "rate_limited": "wait the seconds the message gives, then call again",
 }
 SESSION_ENDED = ("the session ended with this error: its state (variables, imports, files) is gone; "
                  "create a new session with create_session to go on")
@@ -57,12 +58,13 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
         lines.append(f"{len(images)} figure{'s' if len(images) != 1 else ''} returned as image content")
     for item in result.get("files") or []:
         where = item.get("returned_as", "")
-        how = {"text": "as a text resource", "blob": "as a blob resource",
+        how = {"text": "as a text resource", "blob": "as a blob resource", "image": "as the figure's image",
                "link": f"as a link ({item.get('uri')}), readable with resources/read"}.get(where, where)
         lines.append(f"file {item['path']} ({item['size']:,} bytes) returned {how}"
                      + (f"; {item['note']}" if item.get("note") else ""))
     for item in result.get("files_refused") or []:
         lines.append(f"file {item['path']} not returned: {item['reason']}")
+    lines += network_lines(result.get("network") or [])
     if result.get("artifacts_error"):
         lines.append(f"files and figures could not be collected: {result['artifacts_error']}")
     hint = HINTS.get(error_type)
@@ -80,6 +82,22 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
     if not lines:
         lines.append("ok (no output and no result: set `result = ...` or end with an expression to return a value)")
     return "\n".join(lines)
+
+
+MAX_NETWORK_LINES = 5
+
+
+def network_lines(connections: list) -> list[str]:
+    """The connections the egress proxy refused or cut: a snippet may read a 403 as an
+    ordinary answer, so the text says it came from the sandbox, and why."""
+    refused = [c for c in connections if isinstance(c, dict) and (not c.get("allowed") or c.get("reason"))]
+    lines = [f"network: {c.get('method') or 'connection to'} {c.get('host')}:{c.get('port')} "
+             + ("refused" if not c.get("allowed") else "cut") + " by the sandbox's proxy"
+             + (f" (HTTP {c['status']})" if c.get("status") else "") + f": {c.get('reason') or 'no reason given'}"
+             for c in refused[:MAX_NETWORK_LINES]]
+    if len(refused) > MAX_NETWORK_LINES:
+        lines.append(f"network: {len(refused) - MAX_NETWORK_LINES} more refused (see network in the structured data)")
+    return lines
 
 
 def _value(value) -> str:
@@ -127,9 +145,12 @@ def image_blocks(images: list[dict], store) -> list:
 def file_blocks(result: dict, store) -> list:
     """The run's out/ files: small text files as embedded text resources, small binaries
     as blob resources, the rest as resource links that resources/read serves from `store`
-    for a while. Rewrites result["files"] to say where each went."""
+    for a while; a PNG that is one of the run's figures (saved to out/ and still open) is
+    already an image block, so it comes back once. Rewrites result["files"] to say where
+    each went; the content is in the blocks only, never repeated as base64 in the data."""
     blocks: list = []
     described = []
+    figures = {image.get("base64") for image in result.get("images") or () if isinstance(image, dict)}
     for item in result.get("files") or []:
         data = base64.b64decode(item["base64"])
         mime, note = mime_type(item["path"]), None
@@ -143,14 +164,16 @@ def file_blocks(result: dict, store) -> list:
         uri = store.put(item["path"], mime, data)
         entry = {"path": item["path"], "size": len(data), "mime_type": mime, "uri": uri, "returned_as": "link",
                  **({"note": note} if note else {})}
-        if text is not None and len(data) <= INLINE_TEXT:
+        if mime == "image/png" and item["base64"] in figures:
+            entry["returned_as"] = "image"
+        elif text is not None and len(data) <= INLINE_TEXT:
             blocks.append(EmbeddedResource(type="resource", resource=TextResourceContents(
                 uri=uri or f"sandbox://inline/{item['path']}", mime_type=mime, text=text)))
             entry["returned_as"] = "text"
         elif len(data) <= INLINE_BLOB:
             blocks.append(EmbeddedResource(type="resource", resource=BlobResourceContents(
                 uri=uri or f"sandbox://inline/{item['path']}", mime_type=mime, blob=item["base64"])))
-            entry.update(returned_as="blob", base64=item["base64"])
+            entry["returned_as"] = "blob"
         elif uri:
             blocks.append(ResourceLink(type="resource_link", uri=uri, name=item["path"], mime_type=mime,
                                        size=len(data)))

@@ -317,10 +317,11 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
     reply.update(extra, kind="result", nonce=request.get("nonce"))
     if session is not None and out_of_memory:
         reply["session_over"] = True
-    return _result_frame(reply, images, files, int(request.get("max_output", 1 << 20))), out_of_memory
+    return _result_frame(reply, images, files, int(request.get("max_output", 1 << 20)),
+                         out_dir=spec.filesystem and spec.namespaced), out_of_memory
 
 
-def _result_frame(reply: dict, images: list, files: list, max_result: int) -> bytes:
+def _result_frame(reply: dict, images: list, files: list, max_result: int, out_dir: bool = False) -> bytes:
     """The result as a sectioned frame: the value's JSON, then each PNG and each
     out/ file as raw bytes. A value larger than the output limit becomes its repr,
     cut head and tail (marked result_truncated)."""
@@ -329,7 +330,7 @@ def _result_frame(reply: dict, images: list, files: list, max_result: int) -> by
     reply["result_bytes"] = len(encoded)
     if len(encoded) > max_result:
         # as text, head and tail; a quarter of the cap leaves room for JSON escapes
-        encoded = protocol.dumps(cutting.cut_text(repr(value), max_result // 4)[0])
+        encoded = protocol.dumps(cutting.cut_text(repr(value), max_result // 4, out_dir)[0])
         reply["result_truncated"] = True
     reply["variables"] = [v[:MAX_VARIABLE_NAME] for v in reply.get("variables") or ()]
     sections = [encoded] + images + [data for _, data in files]

@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(env_file=args.env_file)
     except ConfigError as exc:
         print(f"mcp-server-python-sandbox: configuration error: {exc}", file=sys.stderr)
+        if args.command == "serve" and args.transport == "stdio":
+            return _serve_config_failure(str(exc))
         return 2
     _setup_logging(settings.log_level)
     for warning in settings.warnings:
@@ -106,14 +108,28 @@ def _interrupt(signum, frame):
 # ----------------------------------------------------------------------------- serve
 
 
+def _serve_config_failure(message: str) -> int:
+    """A client shows an MCP answer, not a server that exited: serve the problem over
+    stdio until the client leaves, then exit 2 as a configuration error does."""
+    from sandbox.config_failure import build_failed_server
+
+    _setup_logging("info")
+    status = _run_stdio(build_failed_server(message))
+    return status if status else 2
+
+
 def _serve_stdio(settings: Settings) -> int:
-    from sandbox import stdio
     from sandbox.runner import Runner
     from sandbox.server import build_server
 
     # The transport points fd 0/1 away from the wire while serving, and the runner
     # starts inside it (in the lifespan), so the zygote never inherits the wire.
-    server = build_server(settings, Runner(settings.runner_config()))
+    return _run_stdio(build_server(settings, Runner(settings.runner_config())))
+
+
+def _run_stdio(server) -> int:
+    from sandbox import stdio
+
     if not stdio.usable():  # stdin or stdout is a regular file: the SDK's threaded transport
         try:
             server.run("stdio")

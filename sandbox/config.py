@@ -73,6 +73,8 @@ VARIABLES = {
     "SANDBOX_REQUIRE": ("", 'comma list of layers that must be active, or "all"'),
     "SANDBOX_UNSAFE_DISABLE_LAYERS": ("", "TESTING ONLY: comma list of kernel layers to switch off"),
     "SANDBOX_MAX_CONCURRENCY": ("<CPU count>", "executions running at once; the rest queue"),
+    "SANDBOX_RATE_LIMIT": ("0", "executions started per minute, per HTTP token or stdio client; over it a call is "
+                                "refused with when to retry (0 = no limit)"),
     "SANDBOX_AUDIT_LOG": ("", "path of a JSON-lines audit log (off when empty)"),
     "SANDBOX_POOL_SIZE": ("2", "warm children kept per isolation profile (0 = off)"),
     "SANDBOX_API_TOKEN": ("", f"bearer token for the HTTP transport, {MIN_TOKEN_LENGTH}+ characters"),
@@ -120,6 +122,7 @@ class Settings:
     require: frozenset[str] = frozenset()
     disabled_layers: frozenset[str] = frozenset()  # test/diagnostic switch, logged loudly
     max_concurrency: int = 1
+    rate_limit: int = 0                      # executions per minute; 0 = no limit
     audit_log: str | None = None
     pool_size: int = 2
     api_token: str | None = field(default=None, repr=False)
@@ -263,6 +266,7 @@ def _build(read: "_Reader", warnings: tuple[str, ...], env_file: str | None, sou
         require=read.layers("SANDBOX_REQUIRE", LAYER_NAMES, allow_all=True),
         disabled_layers=read.layers("SANDBOX_UNSAFE_DISABLE_LAYERS", KERNEL_LAYERS),
         max_concurrency=read.integer("SANDBOX_MAX_CONCURRENCY", default_concurrency(), 1, 1024),
+        rate_limit=read.integer("SANDBOX_RATE_LIMIT", Settings.rate_limit, 0, 100000),
         audit_log=read.audit_path("SANDBOX_AUDIT_LOG"),
         pool_size=read.integer("SANDBOX_POOL_SIZE", 2, 0, 64),
         api_token=read.token("SANDBOX_API_TOKEN"),

@@ -5,19 +5,22 @@ in) and by the child on the result value's repr."""
 
 from __future__ import annotations
 
-ADVICE = "print less, or write the data to a file (with the filesystem profile, under out/)"
+# What to do instead, naming only what the run has: out/ exists with the filesystem profile.
+ADVICE = {True: "print less, or write the data to a file under out/",
+          False: "print less, or return a smaller value (a summary or a slice)"}
 MARKER_ROOM = 160  # the longest marker, kept free inside the cap: a cut text never exceeds it
 
 
-def marker(left_out: int, unit: str) -> str:
-    return f"\n[... {left_out:,} {unit} left out here: {ADVICE} ...]\n"
+def marker(left_out: int, unit: str, out_dir: bool = False) -> str:
+    return f"\n[... {left_out:,} {unit} left out here: {ADVICE[out_dir]} ...]\n"
 
 
 class HeadTail:
     """A byte stream kept as its first and last bytes, with its full size; its text,
     marker included, is at most `cap` bytes."""
 
-    def __init__(self, cap: int):
+    def __init__(self, cap: int, out_dir: bool = False):
+        self.out_dir = out_dir   # the run has out/ to write to (the marker may say so)
         self.cap = max(cap - MARKER_ROOM, 2)
         self.head = bytearray()
         self.tail = bytearray()
@@ -43,16 +46,16 @@ class HeadTail:
             return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "backslashreplace")
         tail = _whole_characters(bytes(self.tail), at_end=False)
         left_out = self.total - len(head) - len(tail)
-        return (head.decode("utf-8", "backslashreplace") + marker(left_out, "bytes")
+        return (head.decode("utf-8", "backslashreplace") + marker(left_out, "bytes", self.out_dir)
                 + tail.decode("utf-8", "backslashreplace"))
 
 
-def cut_text(text: str, cap: int) -> tuple[str, bool]:
+def cut_text(text: str, cap: int, out_dir: bool = False) -> tuple[str, bool]:
     """A string of at most `cap` characters: head, marker, tail."""
     if len(text) <= cap:
         return text, False
     half = max(cap - MARKER_ROOM, 2) // 2
-    return text[:half] + marker(len(text) - 2 * half, "characters") + text[-half:], True
+    return text[:half] + marker(len(text) - 2 * half, "characters", out_dir) + text[-half:], True
 
 
 def _whole_characters(data: bytes, *, at_end: bool) -> bytes:

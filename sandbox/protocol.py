@@ -55,7 +55,7 @@ CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the zygot
 # session_id is unknown, closed or expired).
 ERROR_TYPES = ("syntax_error", "security_violation", "runtime_error", "timeout", "memory_limit",
                "output_limit", "internal_error", "invalid_argument", "isolation_unavailable",
-               "session_not_found")
+               "session_not_found", "rate_limited")
 CHILD_ERROR_TYPES = frozenset(ERROR_TYPES[:7])
 
 # Caps of the child's result channel (the request's output cap adds to them).

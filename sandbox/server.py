@@ -33,10 +33,12 @@ from sandbox.audit import AuditLog
 from sandbox.file_store import URI_PREFIX, FileExpired, FileStore
 from sandbox.config import LAYER_NAMES, MIN_MEMORY_LIMIT, MODULE_NAME, PROFILE_SWITCHES, Settings
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
+from sandbox.rate_limit import RateLimit
 from sandbox.runner import ExecRequest, LayerUnavailable, Runner
 from sandbox.sessions import SessionRefused, Sessions
 from sandbox.terminal_text import terminal_safe
-from sandbox import tool_calls, upstreams
+from sandbox import descriptions, info_summary, published_schemas, rate_limit, tool_calls, upstreams
+from sandbox.descriptions import execute_description, network_note
 
 logger = logging.getLogger(__name__)
 
@@ -64,9 +66,8 @@ class OutputFile(BaseModel):
     size: int
     mime_type: str
     uri: str | None = Field(None, description="readable with resources/read for SANDBOX_FILE_TTL seconds")
-    returned_as: str = Field(description='"text" or "blob" (an embedded resource block), or "link" (a '
-                                         "resource_link block)")
-    base64: str | None = Field(None, description="the content, for binary files small enough to inline")
+    returned_as: str = Field(description='"text" or "blob" (an embedded resource block), "link" (a '
+                                         'resource_link block), or "image" (a figure\'s image block)')
     note: str | None = Field(None, description="why it is not returned as its name says (an image too large for "
                                                "a client to decode goes as application/octet-stream)")
 
@@ -260,6 +261,7 @@ class SandboxInfo(BaseModel):
     tool_servers: list[dict] = Field(
         default_factory=list, description="code mode: each upstream MCP server, its status and the tools exposed")
     tool_stubs: list[str] = Field(default_factory=list, description="code mode: what snippets can call")
+    rules: str | None = Field(None, description="the RestrictedPython rules in full, with every sandbox subset")
 
 
 # ----------------------------------------------------------------------------- request checks
@@ -395,6 +397,7 @@ class SandboxTools:
         self.files = FileStore(settings.file_store_size, settings.file_ttl)
         # Bounds children running at once; the rest wait here without blocking the loop.
         self.slots = asyncio.Semaphore(settings.max_concurrency)
+        self.rate = RateLimit(settings.rate_limit)
         self.sessions = Sessions(runner, audit, max_sessions=settings.max_sessions, ttl=settings.session_ttl,
                                  max_lifetime=settings.session_max_lifetime)
         # connections seen calling execute_code: those on a protocol before 2026-07-28 hear of
@@ -431,6 +434,9 @@ class SandboxTools:
             if session_id is not None:
                 session = self._session(session_id)
                 memory = session.memory_limit  # the process's limit, set when the session was created
+            wait = self.rate.admit()   # last: a call refused for its arguments is not counted
+            if wait is not None:
+                raise RequestRefused("rate_limited", rate_limit.refusal(settings.rate_limit, wait))
         except RequestRefused as refused:
             return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container, session_id)
 
@@ -669,11 +675,35 @@ class SandboxTools:
             tool_servers=self.registry.status() if self.registry else [],
             tool_stubs=self.registry.stubs() if self.registry else [],
             strongest_isolation_available=bool(layers) and all(layer.active for layer in layers.values()),
+            rules=descriptions.rules_detail() if s.restricted_python else None,
         ).model_dump(mode="json")
 
 
 UPSTREAM_WAIT = 15.0   # seconds start-up waits for the tool servers' first connection
-MAX_STUBS_IN_DESCRIPTION = 40
+
+
+# What MCP assumes of a tool that gives no hint: not read-only, destructive, not
+# idempotent, open to the world.
+HINT_DEFAULTS = {"read_only_hint": False, "destructive_hint": True, "idempotent_hint": False, "open_world_hint": True}
+
+
+def hints(*, read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations:
+    """The tool's annotations, each written only where it says more than MCP's default
+    (and destructive/idempotent only for a tool that writes: MCP reads them for no other)."""
+    given = {"read_only_hint": read_only, "open_world_hint": open_world,
+             **({} if read_only else {"destructive_hint": destructive, "idempotent_hint": idempotent})}
+    return ToolAnnotations(**{name: value for name, value in given.items() if value != HINT_DEFAULTS[name]})
+
+
+def _publish_compactly(tool, settings: Settings) -> None:
+    """The schemas tools/list shows, without the prose and titles pydantic writes (the
+    models stay what answers are checked against), and without the arguments this
+    server's settings refuse (files without the filesystem profile, session_id without
+    sessions): a model is not offered what it cannot use."""
+    offered = {"files": settings.enable_filesystem, "session_id": settings.max_sessions > 0}
+    tool.parameters = published_schemas.input_schema(tool.parameters, without=[n for n, on in offered.items() if not on])
+    tool.fn_metadata.output_schema = published_schemas.output_schema(tool.fn_metadata.output_schema)
+    tool.__dict__.pop("output_schema", None)   # a cached copy of the one above
 
 
 def _describe_tools(server, tools: "SandboxTools") -> None:
@@ -713,18 +743,6 @@ def _connection_of(ctx: Context):
     return getattr(ctx.session, "_connection", ctx.session)
 
 
-def code_mode_note(stubs: list) -> str:
-    head = ("Code mode: a `tools` object calls other MCP servers' tools, synchronously, with keyword "
-            "arguments: tools.<server>.<tool>(...) returns the tool's structured result (else its text, parsed "
-            "as JSON when it is JSON); a failed or refused call raises ToolError. Each call counts against a "
-            "budget per execution.")
-    if not stubs:
-        return head + " No tool server is connected yet: get_sandbox_info lists them (tool_stubs)."
-    if len(stubs) > MAX_STUBS_IN_DESCRIPTION:
-        return head + f" {len(stubs)} tools are available: get_sandbox_info lists them (tool_stubs)."
-    return head + " Available: " + "; ".join(stubs) + "."
-
-
 def session_gone_message(s: Settings, cause: str | None = None) -> str:
     """`cause`: why this handle's session ended, when this server still remembers."""
     if cause is not None:
@@ -732,42 +750,6 @@ def session_gone_message(s: Settings, cause: str | None = None) -> str:
     return ("unknown or expired session: create a new one with create_session (a session ends when closed, "
             f"after {s.session_ttl:g} s without a call, after {s.session_max_lifetime:g} s at most, or when a "
             "call in it times out, runs out of memory or crashes; its state is then gone)")
-
-
-def session_note(s: Settings) -> str:
-    return (f"To keep state across calls, call create_session and pass its session_id: the globals (variables, "
-            f"functions, classes, imported modules) and the files in the working directory survive "
-            f"from call to call in one process; calls in a session run one at a time (a second call waits for "
-            f"the first, within its own timeout). A session ends after {s.session_ttl:g} s without a call, "
-            f"{s.session_max_lifetime:g} s at most, with close_session, or when a call in it times out, runs out "
-            "of memory or crashes: the answer then says session_ended and the state is gone. The session's "
-            "memory_limit is set by create_session and counts everything kept.")
-
-
-def rules_note() -> str:
-    """The RestrictedPython rules a model would otherwise learn one failed call at a time."""
-    return ("Rules: ordinary Python runs (classes, _private names on your own objects, f-strings and "
-            ".format, match, async/await with asyncio.run); refused, with what to use instead: eval/exec/"
-            "compile/locals() (write the code directly; globals() is a copy of your names that assigns what "
-            "you write into it), dunders other than "
-            "__name__/__qualname__/__doc__/__module__/__class__ and your own objects' __dict__, __annotations__ and "
-            "methods (Base.__init__(self)), metaclasses other than ABCMeta (use __init_subclass__), special "
-            "methods assigned after the class is made (define them in the class body), "
-            "a library class's private names or properties redefined in your subclass "
-            "(override its methods), modules outside the list below. "
-            f"{', '.join(name for name in module_subsets.SUBSETS if '.' not in name)} are sandbox subsets "
-            "(sys.stderr, sys.exit, sys.exc_info, io.StringIO, os.path, logging to stderr, traceback.format_exc(), "
-            "asyncio.gather, gzip.compress, zoneinfo.ZoneInfo, platform.python_version, ast.literal_eval, "
-            "shlex.split, codecs.encode, mimetypes.guess_type, and in the working "
-            "directory pathlib.Path, glob.glob, shutil.copy, tempfile.TemporaryDirectory...).")
-
-
-def network_note(s: Settings) -> str:
-    """What the network profile lets a snippet reach, in a few words for the model."""
-    return (f"Network: HTTP and HTTPS only, through the sandbox's proxy ({namespaces.PROXY_URL}, set in "
-            "HTTP_PROXY/HTTPS_PROXY, so urllib.request and requests work unchanged; it speaks SOCKS5 too; "
-            f"other sockets reach nothing), to {s.network_policy.describe()} (SANDBOX_NETWORK_ALLOW); at most "
-            f"{s.network_max_connections} connections and {format_size(s.network_max_bytes)} per call.")
 
 
 def normalize_execution(raw: object, execution_id: str) -> tuple[dict, list[dict]]:
@@ -877,40 +859,6 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
     return server
 
 
-def execute_description(s: Settings, stubs: list | None = None, *, scratch: bool = True) -> str:
-    """What the model must know before its first call: each call starts fresh, the
-    modules of every enabled profile by name, the limits, where files go (`scratch`:
-    the sandbox has a private /tmp, which only its mount namespace gives)."""
-    modules = "; ".join(
-        f"{name.replace('_', ' ')}: {', '.join(sorted(profiles.profile_modules_available(name)))}"
-        for name in s.enabled_profiles)
-    files_note = ("Files: the working directory is a private, empty, writable workspace with an out/ "
-                  "directory; files the code writes under out/ come back in the answer (small text files as "
-                  "text, larger ones as links readable with resources/read for "
-                  f"{s.file_ttl:g} s)." if s.enable_filesystem else
-                  "Files: the working directory is a private scratch directory, gone when the call (or its "
-                  "session) ends; open() "
-                  "and os.listdir/makedirs/remove reach only it, and nothing written there comes back "
-                  "(matplotlib figures still do)." if scratch else
-                  "Files: this host runs the sandbox without a mount namespace, so there is no private scratch "
-                  "directory and open() is refused: keep data in memory (io.StringIO, io.BytesIO).")
-    return (
-        "Run Python in an isolated sandbox; the answer has the printed output (stdout, stderr), the value of "
-        "a top-level `result` variable or of the last expression, and any error with its type, line and "
-        "what to do. Without a session each call is a fresh process: nothing (variables, imports, files) "
-        f"survives to the next call, so send everything a call needs. {session_note(s) if s.max_sessions else ''} "
-        f"{network_note(s) if s.enable_network else 'There is no network access.'} "
-        f"{files_note} {rules_note() if s.restricted_python else ''} Importable modules, by profile: {modules}"
-        + (f"; extra: {', '.join(s.extra_imports)}" if s.extra_imports else "")
-        + f". Limits: timeout {s.timeout:g} s by default (up to {s.max_timeout:g} s), memory "
-        f"{format_size(s.default_memory_limit)} by default (up to {format_size(s.max_memory_limit)}); stdout, "
-        f"stderr and the result are each cut to {format_size(s.max_output_size)}, keeping head and tail."
-        + (" matplotlib figures come back as images." if s.enable_data_science else "")
-        + " Failures report error_type: " + ", ".join(get_args(ErrorType)) + "."
-        + (" " + code_mode_note(stubs or []) if s.tool_servers else "")
-    )
-
-
 def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
     s = tools.settings
 
@@ -919,39 +867,32 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
         "exclusiveMinimum": 0,
         "maximum": s.max_timeout,
         "default": s.timeout,
-        "description": f"wall-clock limit in seconds, at most {s.max_timeout:g}",
+        "description": "seconds",
     }
     memory_schema = {
         "type": ["string", "integer"],
         "default": format_size(s.default_memory_limit),
-        "description": (
-            f'memory limit: bytes, or a size such as "64m", "512k", "1g"; '
-            f"from {format_size(MIN_MEMORY_LIMIT)} to {format_size(s.max_memory_limit)}"
-        ),
+        "description": f'bytes or a size ("64m", "1g"), {format_size(MIN_MEMORY_LIMIT)} to '
+                       f"{format_size(s.max_memory_limit)}",
     }
 
     async def execute_code(
-        code: Annotated[str, Field(description="Python source to run. Set `result` or end with an expression "
-                                               "to return a value; print() output comes back as stdout.")],
+        code: Annotated[str, Field(description="Python source")],
         timeout: Annotated[Any, WithJsonSchema(timeout_schema)] = s.timeout,
-        capture_output: Annotated[bool, Field(description="return stdout and stderr (false: discard them)")] = True,
+        capture_output: Annotated[bool, Field(description="false: discard stdout and stderr")] = True,
         allowed_imports: Annotated[
             list[Annotated[str, Field(max_length=200)]],
-            Field(max_length=500, description="narrow the importable modules to these (empty: every module the "
-                                              "server allows); can never add a module"),
+            Field(max_length=500, description="only these of the allowed modules"),
         ] = [],  # noqa: B006 - never mutated
         memory_limit: Annotated[Any, WithJsonSchema(memory_schema)] = format_size(s.default_memory_limit),
-        use_container: Annotated[bool, Field(description="require the strongest isolation this host offers: "
-                                                         "fail unless every isolation layer is active")] = False,
+        use_container: Annotated[bool, Field(description=descriptions.USE_CONTAINER)] = False,
         files: Annotated[
             dict[Annotated[str, Field(max_length=255)], str | InputFile] | None,
-            Field(description="filesystem profile only: files to create in the workspace before the run, "
-                              'as {"relative/path": "text"} or {"path": {"base64": "..."}}; files the '
-                              "snippet writes under out/ come back in the result"),
+            Field(description='filesystem profile: files written before the run, {"path": "text"} or '
+                              '{"path": {"base64": "..."}}'),
         ] = None,
         session_id: Annotated[str | None, Field(max_length=100, description=(
-            "run in this session (from create_session): the globals of its earlier calls are there; "
-            "memory_limit is then the session's"))] = None,
+            "from create_session: run in that session"))] = None,
         ctx: Context = None,
     ) -> Annotated[CallToolResult, ExecutionResult]:
         if ctx is not None and tools.registry is not None:
@@ -962,13 +903,10 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
                                    report_progress=ctx.report_progress if ctx is not None else None,
                                    session_id=session_id)
 
-    execute_code.__doc__ = execute_description(s)
 
     async def validate_code(
         code: Annotated[str, Field(description="Python source to check without running it")],
     ) -> Annotated[CallToolResult, ValidationResult]:
-        """Check Python code against the sandbox's rules (syntax, RestrictedPython policy, allowed
-        imports) without running it; returns the problems found, a small analysis and recommendations."""
         return await tools.validate(code)
 
     async def create_session(
@@ -976,55 +914,51 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
     ) -> Annotated[CallToolResult, SessionCreated]:
         return await tools.create_session(memory_limit)
 
-    create_session.__doc__ = (
-        "Start a session: a sandbox process that keeps its globals (variables, functions, classes, imported "
-        "modules, and the files in its working directory) from one execute_code call to the "
-        "next. Pass the session_id it returns to execute_code. It ends after "
-        f"{s.session_ttl:g} s without a call, {s.session_max_lifetime:g} s at most, with close_session, or when "
-        "a call in it times out, runs out of memory or crashes (the answer then says session_ended). "
-        f"At most {s.max_sessions} sessions are open at once. memory_limit is the whole session's.")
 
     async def close_session(
         session_id: Annotated[str, Field(max_length=100, description="the handle create_session returned")],
     ) -> Annotated[CallToolResult, SessionClosed]:
-        """End a session now: its process and all its state (variables, files) are gone."""
         return await tools.close_session(session_id)
 
-    async def get_sandbox_info() -> Annotated[CallToolResult, SandboxInfo]:
-        """Describe this sandbox: module profiles and the modules each allows, resource limits
-        (defaults and maxima), the isolation layers really active on this host, and the version."""
-        return tool_result(tools.info())
+    async def get_sandbox_info(
+        detail: Annotated[bool, Field(description="every field, as JSON text")] = False,
+    ) -> Annotated[CallToolResult, SandboxInfo]:
+        info = tools.info()
+        return tool_result(info, text=None if detail else info_summary.summary(info))
 
     server.add_tool(
         execute_code,
-        title="Execute Python in the sandbox",
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                                    open_world_hint=s.enable_network),
+        description=execute_description(s),
+        title="Run Python",
+        annotations=hints(read_only=False, destructive=False, idempotent=False, open_world=s.enable_network),
     )
     server.add_tool(
         create_session,
-        title="Start a sandbox session (state kept across calls)",
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                                    open_world_hint=False),
+        description=descriptions.session_description(s),
+        title="Start a session",
+        annotations=hints(read_only=False, destructive=False, idempotent=False, open_world=False),
     )
     server.add_tool(
         close_session,
-        title="End a sandbox session",
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                                    open_world_hint=False),
+        description=descriptions.CLOSE_SESSION,
+        title="End a session",
+        annotations=hints(read_only=False, destructive=True, idempotent=True, open_world=False),
     )
     server.add_tool(
         validate_code,
-        title="Validate Python for the sandbox",
-        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                    open_world_hint=False),
+        description=descriptions.VALIDATE_CODE,
+        title="Check Python",
+        annotations=hints(read_only=True, destructive=False, idempotent=True, open_world=False),
     )
     server.add_tool(
         get_sandbox_info,
+        description=descriptions.SANDBOX_INFO,
         title="Describe the sandbox",
-        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                    open_world_hint=False),
+        annotations=hints(read_only=True, destructive=False, idempotent=True, open_world=False),
     )
+
+    for name in ("execute_code", "create_session", "close_session", "validate_code", "get_sandbox_info"):
+        _publish_compactly(server._tool_manager.get_tool(name), s)
 
     @server.resource(URI_PREFIX + "{token}", name="run-file",
                      description=f"a file a run left under out/, kept {s.file_ttl:g} s after the run")

@@ -651,7 +651,8 @@ class Zygote:
         request = (c.request or {}).get("request") or {}
         cap = min(int(request.get("max_output", self.max_output)), self.max_output)
         if stream not in c.out:
-            c.out[stream] = cutting.HeadTail(cap)
+            spec = self.spec
+            c.out[stream] = cutting.HeadTail(cap, out_dir=bool(spec and spec.filesystem and spec.namespaced))
         c.out[stream].feed(data)
         c.written_total += len(data)
         now = time.monotonic()

@@ -3,10 +3,12 @@ stream in, and the result's repr), the text block, the tool description."""
 
 from __future__ import annotations
 
-from sandbox import answers, cutting
+import pytest
+
+from sandbox import answers, cutting, egress_policy
 from sandbox.terminal_text import terminal_safe
 from sandbox.config import Settings
-from sandbox.server import execute_description
+from sandbox.descriptions import execute_description
 
 
 def test_head_tail_keeps_both_ends_and_counts_the_rest():
@@ -41,6 +43,18 @@ def test_cut_text():
     assert "980 characters left out" in text
 
 
+def test_a_cut_marker_names_out_only_where_the_run_has_it():
+    for cut in (lambda out_dir: cutting.cut_text("x" * 5000, 500, out_dir)[0],
+                lambda out_dir: _fed(cutting.HeadTail(500, out_dir=out_dir))):
+        assert "out/" not in cut(False) and "return a smaller value" in cut(False)
+        assert "under out/" in cut(True)
+
+
+def _fed(kept) -> str:
+    kept.feed(b"x" * 5000)
+    return kept.text()
+
+
 def text(**result):
     return answers.execution_text({"success": True, **result}, max_timeout=300, max_memory=1 << 30)
 
@@ -57,19 +71,46 @@ def test_text_block_shapes():
                        "hint: use less memory (smaller data, generators), or pass a larger memory_limit (up to 1g)")
 
 
-def test_description_names_every_enabled_profiles_modules_and_the_limits():
+def test_description_says_what_runs_what_is_refused_where_files_go_and_the_limits():
     basic = execute_description(Settings())
-    assert "Without a session each call is a fresh process" in basic and "create_session" in basic and "data science:" not in basic
-    assert "cut to 32k" in basic and "up to 300 s" in basic
+    assert "fresh process" in basic and "create_session" in basic and "data science:" not in basic
+    assert "keep 32k" in basic and "max 300" in basic and "No network." in basic
+    assert "scratch directory" in basic and "Refused (write instead)" in basic and "__init_subclass__" in basic
+    assert "get_sandbox_info" in basic
     with_ds = execute_description(Settings(enable_data_science=True, enable_filesystem=True))
     if "numpy" in with_ds and "pandas" in with_ds:  # the libraries are installed here
-        assert "data science: " in with_ds and "pandas" in with_ds and "matplotlib" in with_ds
-    assert "under out/" in with_ds and "filesystem: " in with_ds
-    assert "scratch directory" in basic and "Rules:" in basic and "__init_subclass__" in basic
-    assert "Rules:" not in execute_description(Settings(restricted_python=False))
+        assert "data science: " in with_ds and "matplotlib" in with_ds
+    assert "under out/" in with_ds and "`files`" in with_ds and "scratch directory" not in with_ds
+    assert "Refused" not in execute_description(Settings(restricted_python=False))
     without_mounts = execute_description(Settings(), scratch=False)   # no mount namespace: no private /tmp
-    assert "private scratch directory, gone" not in without_mounts
+    assert "scratch directory" not in without_mounts
     assert "open() is refused" in without_mounts and "io.StringIO" in without_mounts
+    assert "session_id" not in execute_description(Settings(max_sessions=0))
+
+
+EVERY_PROFILE = dict(enable_data_science=True, enable_network=True, enable_filesystem=True)
+
+
+@pytest.mark.parametrize("settings", [
+    Settings(), Settings(**EVERY_PROFILE), Settings(restricted_python=False),
+    Settings(**EVERY_PROFILE, extra_imports=("seaborn", "sklearn"),
+             network_policy=egress_policy.parse(",".join(f"host{n}.example.com" for n in range(40)))),
+    # the longest lists still named in full, and the largest numbers the settings accept
+    Settings(**EVERY_PROFILE, extra_imports=("seaborn", "sklearn", "statsmodels", "plotly", "bokeh", "tqdm"),
+             network_policy=egress_policy.parse("a.example.com,b.example.com,.example.org"),
+             timeout=86400, max_timeout=86400, file_ttl=86400, network_max_connections=10000,
+             max_memory_limit=1 << 40, default_memory_limit=1 << 40),
+], ids=["basic", "every-profile", "python-layer-off", "long-lists", "longest-in-full"])
+def test_the_description_is_at_most_1200_characters(settings):
+    description = execute_description(settings)
+    assert len(description) <= 1200, (len(description), description)
+    assert description == description.strip() and "  " not in description and "\n" not in description
+
+
+def test_a_long_allow_list_is_named_by_its_setting_in_the_description():
+    hosts = ",".join(f"host{n}.example.com" for n in range(40))
+    description = execute_description(Settings(enable_network=True, network_policy=egress_policy.parse(hosts)))
+    assert "host39" not in description and "SANDBOX_NETWORK_ALLOW" in description
 
 
 def test_a_runtime_error_gets_a_hint_where_one_is_known():
@@ -104,3 +145,30 @@ def test_the_servers_text_blocks_go_through_it():
     assert result.content[0].text == "stdout:\n\\x1b[2J\\u2066"
     assert result.structured_content == {"stdout": "\x1b[2J"}        # the data stays as it was
     assert "\x1b" not in tool_result({"note": "\x1b]52;c;x\x07"}).content[0].text
+
+
+def test_the_sandbox_summary_stays_within_1500_characters_whatever_the_configuration():
+    """get_sandbox_info's text: the first lines, the modules in the room left, the rest
+    while it fits, and always the pointer to detail=true."""
+    from sandbox import info_summary
+    many = [f"package{n}.module{n}" for n in range(400)]
+    info = {
+        "server": {"name": "mcp-server-python-sandbox", "version": "9" * 40},
+        "restricted_python": True,
+        "profiles": {name: {"enabled": False, "switch": f"SANDBOX_ENABLE_{name.upper()}" * 3, "detail": "x" * 900}
+                     for name in ("data_science", "network", "filesystem")} | {"basic": {"enabled": True}},
+        "layers": {f"layer{n}": {"active": n % 2 == 0, "detail": "why " * 100} for n in range(12)},
+        "limits": {"timeout": {"default": 86400, "max": 86400}, "memory_limit": {"default": "1t", "max": "1t"},
+                   "max_output_size": 64 << 20, "max_code_size": 16 << 20, "max_concurrency": 512},
+        "sessions": {"open": 100, "max_sessions": 100},
+        "allowed_modules": many,
+        "module_subsets": {name: [] for name in many[:100]},
+        "weakened_by": [{"setting": f"SANDBOX_{n}", "value": "v" * 50} for n in range(20)],
+        "tool_stubs": [f"tools.server{n}.tool{n}(argument: str)" for n in range(200)],
+    }
+    text = info_summary.summary(info)
+    assert len(text) <= 1500, len(text)
+    assert "importable: package0.module0" in text and " more" in text and text.endswith(info_summary.POINTER)
+    small = info_summary.summary({**info, "allowed_modules": ["json", "math"], "module_subsets": {},
+                                  "weakened_by": [], "tool_stubs": []})
+    assert "importable: json, math\n" in small

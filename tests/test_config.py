@@ -266,6 +266,7 @@ BAD_VALUES = {
     "SANDBOX_TOOL_CALL_TIMEOUT": ["0", "-1", "2h"],
     "SANDBOX_TOOL_RESULT_MAX": ["0", "1", "1g"],
     "SANDBOX_MAX_SESSIONS": ["-1", "1000", "some"],
+    "SANDBOX_RATE_LIMIT": ["-1", "1000000", "fast", "1.5"],
     "SANDBOX_SESSION_TTL": ["0", "-5", "1e9", "forever"],
     "SANDBOX_SESSION_MAX_LIFETIME": ["0", "2d", "x"],
     "SANDBOX_ENABLE_DATA_SCIENCE": ["yesplease"],
@@ -377,11 +378,13 @@ def test_env_example_documents_every_variable_with_its_default(tmp_path):
 
 def start(env: dict, *args: str, cwd=None) -> subprocess.CompletedProcess:
     """Run the launcher the way a client would; `run` on a missing file stops right after
-    the configuration is loaded and logged, so no sandbox is started."""
+    the configuration is loaded and logged, so no sandbox is started. `serve` with a bad
+    setting answers over stdio until the client leaves (here at once), then exits 2."""
     return subprocess.run(
         [sys.executable, str(LAUNCHER), *(args or ("run", "/nonexistent-file.py"))],
         env=server_env(env),
         cwd=str(cwd) if cwd else "/",
+        input="",   # a client that leaves at once (a closed pipe): `serve` answers nothing and exits
         capture_output=True,
         text=True,
         timeout=60,
@@ -488,3 +491,36 @@ def test_audit_log_directory_is_created_private(tmp_path):
     assert settings.audit_log == str(path)
     assert (tmp_path / "home" / ".local" / "state").is_dir()
     assert oct((tmp_path / "home" / ".local" / "state").stat().st_mode & 0o777) == oct(0o700)
+
+
+SERVE_WITHOUT = """
+import sys
+for name in sys.argv[1].split(","):
+    sys.modules[name] = None  # as if not installed
+from sandbox.cli import main
+raise SystemExit(main(["serve"]))
+"""
+
+
+def test_a_configuration_that_fails_reaches_the_client_as_an_answer_it_can_show():
+    """Data science on without its libraries: the client still completes initialize, the
+    tools are listed with the problem, and every call answers with it and the fix."""
+    import anyio
+
+    from mcp_client import open_session
+
+    async def scenario():
+        command = [sys.executable, "-c", SERVE_WITHOUT, "numpy,pandas"]
+        env = {"SANDBOX_ENABLE_DATA_SCIENCE": "true", "PYTHONPATH": str(REPO_ROOT)}
+        async with open_session(env, command=command) as server:
+            answers = [await server.session.call_tool(name, {"code": "1"} if "code" in name else {})
+                       for name in ("execute_code", "get_sandbox_info", "validate_code")]
+            return server.session, server.tools, answers
+
+    session, tools, answers = anyio.run(scenario)
+    assert "execute_code" in tools and "SANDBOX_ENABLE_DATA_SCIENCE=true needs numpy" in tools["execute_code"].description
+    for answer in answers:
+        text = answer.content[0].text
+        assert answer.is_error and "configuration failed" in text, text
+        assert "SANDBOX_ENABLE_DATA_SCIENCE=true needs numpy, pandas" in text
+        assert "pip install 'mcp-server-python-sandbox[datascience]'" in text and "switch the profile off" in text

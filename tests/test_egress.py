@@ -605,6 +605,13 @@ def test_without_the_profile_there_is_no_proxy(http_port):
 # ----------------------------------------------------------------------------- through MCP
 
 
+CAUGHT_403 = ("import urllib.request, urllib.error\n"
+              "try:\n"
+              "    result = urllib.request.urlopen('http://169.254.169.254/latest/', timeout=10).status\n"
+              "except urllib.error.HTTPError as e:\n"
+              "    result = e.code\n")
+
+
 def test_through_mcp_the_model_is_told_and_the_audit_log_records_each_connection(http_port, tmp_path):
     from mcp_client import blocking_session
     log = tmp_path / "audit.jsonl"
@@ -612,7 +619,7 @@ def test_through_mcp_the_model_is_told_and_the_audit_log_records_each_connection
            "SANDBOX_AUDIT_LOG": str(log)}
     with blocking_session(env) as server:
         description = server.tools["execute_code"].description
-        assert "Network: HTTP and HTTPS only" in description and f"127.0.0.1:{http_port}" in description
+        assert "Network: HTTP(S) only" in description and f"127.0.0.1:{http_port}" in description
         info, _ = server.call("get_sandbox_info")
         assert "egress proxy" in info["layers"]["namespaces"]["detail"]
         assert f"127.0.0.1:{http_port}" in info["profiles"]["network"]["detail"]
@@ -623,12 +630,19 @@ def test_through_mcp_the_model_is_told_and_the_audit_log_records_each_connection
         assert not data["success"] and "not in SANDBOX_NETWORK_ALLOW" in data["error"], data
         assert "not in SANDBOX_NETWORK_ALLOW" in result.content[0].text      # the model reads the reason
         assert data["network"][0]["allowed"] is False
+        # a snippet that reads the refusal as an ordinary 403 still tells the model whose it was
+        data, result = server.call("execute_code", {"code": CAUGHT_403})
+        assert data["success"] and data["result"] == 403 and not result.is_error, data
+        text = result.content[0].text
+        assert "result: 403" in text and "refused by the sandbox's proxy (HTTP 403)" in text, text
+        assert "not in SANDBOX_NETWORK_ALLOW" in text and "169.254.169.254:80" in text, text
     records = [__import__("json").loads(line) for line in log.read_text().splitlines()]
     connections = [r for r in records if r["event"] == "network"]
-    assert [(c["host"], c["allowed"]) for c in connections] == [("127.0.0.1", True), ("169.254.169.254", False)]
+    assert [(c["host"], c["allowed"]) for c in connections] == [("127.0.0.1", True), ("169.254.169.254", False),
+                                                                ("169.254.169.254", False)]
     assert connections[0]["bytes_received"] > 0
-    [refusal] = [r for r in records if r["event"] == "security" and r["kind"] == "network_refused"]
-    assert "169.254.169.254" in refusal["detail"] and refusal["source"] == "server"
+    refusals = [r for r in records if r["event"] == "security" and r["kind"] == "network_refused"]
+    assert refusals and all("169.254.169.254" in r["detail"] and r["source"] == "server" for r in refusals)
 
 
 def test_with_the_namespaces_layer_off_the_network_profile_has_no_way_out(http_port):

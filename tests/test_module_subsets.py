@@ -600,13 +600,13 @@ def test_the_int_digit_limit_can_be_raised_as_cpythons_error_says():
     assert reply["success"] and reply["result"] == [True, 4300, 5001], reply
 
 
-def test_the_tool_description_names_every_subset_and_its_examples_exist():
-    """The rules note (execute_code's description) is what a model reads before its first
-    call: each subset it names, and each module.name it gives as an example, is real."""
+def test_the_full_rules_name_every_subset_and_their_examples_exist():
+    """The rules in full (get_sandbox_info's `rules`): each subset it names, and each
+    module.name it gives as an example, is real."""
     import re
 
-    from sandbox import module_subsets, server
-    note = server.rules_note()
+    from sandbox import descriptions, module_subsets
+    note = descriptions.rules_detail()
     for name in module_subsets.SUBSETS:
         if "." not in name:
             assert re.search(rf"\b{name}\b", note), name

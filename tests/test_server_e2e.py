@@ -72,9 +72,8 @@ def test_tools_are_listed_with_input_and_output_schemas(server):
     execute_tool = server.tools["execute_code"]
     properties = execute_tool.input_schema["properties"]
     assert execute_tool.input_schema["required"] == ["code"]
-    assert set(properties) == {
-        "code", "timeout", "capture_output", "allowed_imports", "memory_limit", "use_container", "files",
-        "session_id",
+    assert set(properties) == {   # files only with the filesystem profile
+        "code", "timeout", "capture_output", "allowed_imports", "memory_limit", "use_container", "session_id",
     }
     assert properties["code"]["type"] == "string"
     assert properties["timeout"]["type"] == "number"
@@ -91,11 +90,64 @@ def test_tools_are_listed_with_input_and_output_schemas(server):
         "close_session": {"closed", "message"},
     }.items():
         schema = server.tools[name].output_schema
-        assert schema["type"] == "object" and required <= set(schema["required"]), (name, schema)
+        assert schema["type"] == "object" and required <= set(schema["properties"]), (name, schema)
         assert server.tools[name].description
     output = server.tools["execute_code"].output_schema["properties"]
     for field in ("result", "stdout", "stderr", "execution_time", "variables", "error", "error_type", "line"):
         assert field in output
+
+
+def test_tools_list_is_at_most_6_kb_and_execute_codes_description_at_most_1200_characters(server):
+    """Every conversation pays for tools/list: its size is a property of the product."""
+    async def listing(running):
+        return await running.session.list_tools()
+    tools = server.run(listing)
+    wire = tools.model_dump_json(by_alias=True, exclude_none=True)
+    assert {tool.name for tool in tools.tools} == set(server.tools)
+    assert len(wire.encode()) <= 6000, len(wire.encode())
+    assert len(server.tools["execute_code"].description) <= 1200
+
+
+def test_output_schemas_carry_no_prose_and_accept_every_answer(server):
+    """No titles, descriptions or defaults in what tools/list shows of an answer; every
+    field a model object carries is a property of the published schema."""
+    from sandbox import server as product
+    models = {"execute_code": product.ExecutionResult, "validate_code": product.ValidationResult,
+              "get_sandbox_info": product.SandboxInfo, "create_session": product.SessionCreated,
+              "close_session": product.SessionClosed}
+    for name, model in models.items():
+        schema = server.tools[name].output_schema
+        text = json.dumps(schema)
+        assert '"title"' not in text and '"description"' not in text and '"default"' not in text, (name, text)
+        assert set(schema["properties"]) == set(model.model_fields), name
+
+
+def test_tool_descriptions_have_no_stray_indentation(server):
+    for tool in server.tools.values():
+        texts = [tool.description] + [field.get("description", "") for field in tool.input_schema["properties"].values()]
+        for text in texts:
+            assert text == text.strip() and "\n" not in text and "  " not in text, (tool.name, text)
+
+
+def test_use_container_is_described_as_the_compatibility_name_it_is(server):
+    described = server.tools["execute_code"].input_schema["properties"]["use_container"]["description"]
+    assert "compatibility" in described and "no container" in described
+
+
+def test_get_sandbox_info_answers_with_a_short_summary_and_the_detail_on_request(server):
+    info, result = server.call("get_sandbox_info")
+    summary = result_text(result)
+    assert len(summary) <= 1500, len(summary)
+    assert "profiles on: basic" in summary and "isolation layers active:" in summary and "timeout 30 s" in summary
+    assert "importable: " in summary and "json" in summary and "detail=true" in summary
+    assert info["allowed_modules"] and info["rules"] and info["layers"]   # structured content stays whole
+    detailed, result = server.call("get_sandbox_info", {"detail": True})
+    assert json.loads(result_text(result)) == detailed
+
+
+def test_a_cut_names_out_only_with_the_filesystem_profile(server):
+    data = ok(server, "print('x' * 100000)")
+    assert data["stdout_truncated"] and "left out here" in data["stdout"] and "out/" not in data["stdout"]
 
 
 def test_results_carry_structured_content_and_a_short_text_for_the_model(server):
@@ -157,7 +209,7 @@ def test_big_output_is_cut_head_and_tail_with_a_marker(server):
     out = data["stdout"]
     assert len(out) < 34 << 10
     assert out.startswith("HEADxxx") and out.rstrip("\n").endswith("xxxTAIL")
-    assert "bytes left out here: print less, or write the data to a file" in out
+    assert "bytes left out here: print less, or return a smaller value" in out   # no out/ in this profile
     assert "2,0" in out.split("[... ", 1)[1][:12]  # about 2,0xx,xxx bytes
     assert "result: done" in result_text(result)
     data, result = execute(server, "result = 'R' * 60000 + 'END'")
@@ -865,12 +917,27 @@ def test_a_pandas_analysis_comes_back_as_text_an_image_and_a_readable_csv():
     text = result_text(result)
     assert text.startswith("stdout:\nregion  sales\n north    120") and "result: 446" in text
     assert len(text) < 1000
-    kinds = [block.type for block in result.content]
-    assert "image" in kinds
     [csv] = [b for b in result.content if b.type == "resource" and b.resource.mime_type == "text/csv"]
     assert csv.resource.text.startswith(",sales\ncount,4.0")
-    [png] = [b for b in result.content if b.type == "resource" and b.resource.mime_type == "image/png"]
-    assert base64.b64decode(png.resource.blob).startswith(b"\x89PNG")
+    # the chart saved to out/ and still open is one figure: one image, not an image and a blob
+    [png] = [b for b in result.content if b.type == "image"]
+    assert base64.b64decode(png.data).startswith(b"\x89PNG")
+    assert not [b for b in result.content if b.type == "resource" and b.resource.mime_type == "image/png"]
+    files = {f["path"]: f for f in data["files"]}
+    assert files["out/chart.png"]["returned_as"] == "image" and files["out/chart.png"]["uri"]
+    assert "file out/chart.png" in text and "as the figure's image" in text
+    assert "base64" not in json.dumps(data["files"])
+
+
+def test_a_binary_file_comes_back_once_as_a_blob_without_base64_in_the_data():
+    with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true"}) as server:
+        data, result = execute(server, "open('out/raw.bin', 'wb').write(bytes(range(256)))", timeout=20)
+    assert data["success"], data
+    [blob] = [b for b in result.content if b.type == "resource"]
+    assert base64.b64decode(blob.resource.blob) == bytes(range(256))
+    [entry] = data["files"]
+    assert entry["returned_as"] == "blob" and "base64" not in entry
+    assert blob.resource.blob not in json.dumps(data)
 
 
 def test_a_seventy_second_run_sends_progress_all_along():

@@ -269,8 +269,8 @@ def test_info_and_audit_record_sessions(server):
     mine = [r for r in records if r.get("session_id") == session]
     assert [r["event"] for r in mine] == ["session_created", "execution", "session_ended"], mine
     assert mine[-1]["cause"] == "closed"
-    description = server.tools["execute_code"].description
-    assert "create_session" in description and "session_ended" in description
+    assert "create_session" in server.tools["execute_code"].description
+    assert "session_ended" in server.tools["create_session"].description
 
 
 def test_the_red_team_inside_a_session_leaves_nothing_for_the_next_call(server):

@@ -1,0 +1,36 @@
+"""The server a bad configuration leaves: it still speaks MCP, so the client can show why.
+
+A client that starts a server which exits at once shows "Connection closed", with the
+reason only in a log few users open. Instead this server completes `initialize` (its
+instructions carry the problem), lists the sandbox's tools with the problem as their
+description, and answers every call with it: the setting, the value, what is accepted
+or what to install. Nothing runs: no fork server, no sandbox.
+"""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
+
+from sandbox import __version__
+
+SERVER_NAME = "mcp-server-python-sandbox"
+# The tools the working server offers: a model that calls any of them reads the problem.
+TOOL_NAMES = ("execute_code", "create_session", "close_session", "validate_code", "get_sandbox_info")
+
+
+def problem(message: str) -> str:
+    return (f"The sandbox is not running: its configuration failed: {message}. The operator fixes the setting "
+            "in the MCP client's configuration for this server (its env) and restarts the server.")
+
+
+def build_failed_server(message: str) -> MCPServer:
+    text = problem(message)
+    server = MCPServer(SERVER_NAME, version=__version__, instructions=text)
+
+    async def unavailable() -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    for name in TOOL_NAMES:
+        server.add_tool(unavailable, name=name, description=text, structured_output=False)
+    return server
