@@ -12,18 +12,18 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import cpu_load  # noqa: E402
+import slowness  # noqa: E402
 
 _loops: list = []
 
 
 def pytest_configure(config):
     _loops.extend(cpu_load.start(cpu_load.requested()))
-    import slowness  # measured here, under the load
-    config.stash_slowness = slowness.SLOWNESS
+    slowness.slowness()   # measured here, under the load
 
 
 def pytest_report_header(config):
-    return (f"slowness {config.stash_slowness:.2f} (tests/slowness.py), "
+    return (f"slowness {slowness.slowness():.2f} (tests/slowness.py), "
             f"CPU load: {len(_loops)} busy loop(s) ({cpu_load.VARIABLE})")
 
 

@@ -19,6 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mcp_client import LAUNCHER, RawServer, blocking_session, server_command, server_env  # noqa: E402
+from slowness import scaled  # noqa: E402
 from npm_packages import installed  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -119,7 +120,7 @@ def test_a_call_with_positional_arguments_says_how_to_call(server):
 def test_an_upstream_that_crashes_is_reported_and_comes_back(server):
     data, _ = run(server, "tools.faults.crash()")
     assert not data["success"] and "ToolError" in data["error"], data
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         data, _ = run(server, "tools.faults.add(a=2, b=2)")
         if data["success"]:
@@ -132,7 +133,7 @@ def test_the_executions_timeout_runs_through_its_calls(server):
     started = time.monotonic()
     data, _ = run(server, "tools.faults.hang()", timeout=1.5)
     assert data["error_type"] == "timeout", data
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 1.5 + scaled(3.5)
     [call] = data["tool_calls"]
     assert call["tool"] == "hang" and not call["ok"] and "cancelled" in call["error"], call
 
@@ -179,13 +180,13 @@ def test_unique_items_are_checked_without_stalling_the_server(server):
              "try:\n    tools.faults.distinct(tags=xs)\nexcept ToolError as e:\n    result = str(e)")
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         big = pool.submit(run, server, flood, 60)
-        time.sleep(1.5)   # the big call is on its way, or being checked
+        time.sleep(scaled(1.5))   # the big call is on its way, or being checked
         started = time.monotonic()
         assert run(server, "result = 1")[0]["result"] == 1
         waited = time.monotonic() - started
         data, _ = big.result()
     assert "is not of type 'integer'" in data["result"], data
-    assert waited < 10, f"the server stalled for {waited:.1f} s while checking one call's arguments"
+    assert waited < scaled(10), f"the server stalled for {waited:.1f} s while checking one call's arguments"
 
 
 def test_a_pattern_that_backtracks_badly_does_not_stall_the_server(server):
@@ -196,13 +197,13 @@ def test_a_pattern_that_backtracks_badly_does_not_stall_the_server(server):
     evil = "try:\n    tools.faults.code(value='a' * 40 + '!')\nexcept ToolError as e:\n    result = str(e)"
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         stuck = pool.submit(run, server, evil, 60)
-        time.sleep(1.0)   # the call is on its way, or being checked
+        time.sleep(scaled(1.0))   # the call is on its way, or being checked
         started = time.monotonic()
         assert run(server, "result = 1")[0]["result"] == 1
         waited = time.monotonic() - started
         data, _ = stuck.result()
     assert "take longer than 1 s to check against the tool's inputSchema: send less per call" in data["result"], data
-    assert waited < 10, f"the server stalled for {waited:.1f} s while checking one call's arguments"
+    assert waited < scaled(10), f"the server stalled for {waited:.1f} s while checking one call's arguments"
 
 
 @pytest.mark.parametrize("arguments, needle", [
@@ -236,7 +237,7 @@ def test_tools_in_a_session(server):
 def test_a_tool_added_upstream_is_followed(server):
     """tools/list_changed: the new tool is callable from the next execution on."""
     assert run(server, "tools.faults.grow()")[0]["result"] == {"result": "grew"}
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         data, _ = run(server, "tools.faults.grown()")
         if data["success"]:
@@ -263,7 +264,7 @@ def test_our_clients_hear_that_the_tools_changed(tmp_path, later):
         heard = lambda: any(json.loads(line).get("method") == "notifications/tools/list_changed"  # noqa: E731
                             for line in raw.lines)
         if not heard():   # (it may come before the call's own answer)
-            raw.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed", 20)
+            raw.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed", 60)
         after = description(raw.request("tools/list"))
     assert "faults.grown(" not in before and "faults.grown(" in after, after
 
@@ -284,7 +285,7 @@ def test_a_client_on_the_newest_protocol_hears_the_change_on_a_listen_stream(tmp
         async with Client(params) as client:
             async with client.listen(tools_list_changed=True) as events:
                 answer = await client.call_tool("execute_code", {"code": "tools.faults.grow(later=0.3)"})
-                with anyio.fail_after(20):
+                with anyio.fail_after(60):
                     async for event in events:
                         break
             listing = await client.list_tools()
@@ -402,7 +403,7 @@ def test_an_answer_nested_too_deep_is_a_tool_error_not_a_hang(server):
     task that performs the call: the snippet waited for its timeout."""
     for depth in (100, 5000):
         data, _ = run(server, f"try:\n    tools.faults.nested(depth={depth})\nexcept ToolError as e:\n"
-                              "    result = str(e)", timeout=10)
+                              "    result = str(e)", timeout=scaled(10))
         assert data["success"] and "nested deeper than 64 levels" in data["result"], data
     assert run(server, "result = tools.faults.nested(depth=3)")[0]["result"] == [[[]]]
 
