@@ -41,7 +41,7 @@ def stop(loops: "list[subprocess.Popen]") -> None:
         loop.stdin.close()
     for loop in loops:
         try:
-            loop.wait(10)
+            loop.wait(60)
         except subprocess.TimeoutExpired:
             loop.kill()
             loop.wait()
