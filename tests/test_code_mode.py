@@ -20,6 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mcp_client import LAUNCHER, RawServer, blocking_session, server_command, server_env  # noqa: E402
 from slowness import scaled  # noqa: E402
+
+# an upstream's answer must come within it on this machine; a hanging one is cut off there
+TOOL_CALL_TIMEOUT = round(scaled(6))
 from npm_packages import installed  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -50,7 +53,7 @@ def server(request, tmp_path_factory):
     log = directory / "audit.jsonl"
     env = {"SANDBOX_TOOL_SERVERS": tool_servers_file(
                directory, broken={"command": str(directory / "no-such-server")}),
-           "SANDBOX_TOOL_CALL_BUDGET": "20", "SANDBOX_TOOL_CALL_TIMEOUT": "6",
+           "SANDBOX_TOOL_CALL_BUDGET": "20", "SANDBOX_TOOL_CALL_TIMEOUT": str(TOOL_CALL_TIMEOUT),
            "SANDBOX_RESTRICTED_PYTHON": "true" if request.param == "rp" else "false",
            "SANDBOX_AUDIT_LOG": str(log)}
     with blocking_session(env, start_timeout=120.0) as handle:
@@ -94,7 +97,7 @@ def test_a_knowledge_graph_written_and_read_back(server):
 
 
 @pytest.mark.parametrize("code, needle", [
-    ("tools.faults.hang()", "did not answer within 6 s"),
+    ("tools.faults.hang()", "did not answer within"),
     ("tools.faults.big()", "SANDBOX_TOOL_RESULT_MAX"),
     ("tools.faults.fail()", "Error executing tool fail"),
     ("tools.faults.bad_output()", "bad_output"),
@@ -104,9 +107,9 @@ def test_a_knowledge_graph_written_and_read_back(server):
 def test_misbehaving_tools_give_a_clear_tool_error(server, code, needle):
     started = time.monotonic()
     data, result = run(server, "try:\n    " + code + "\nexcept ToolError as e:\n    result = 'ToolError: ' + str(e)",
-                       timeout=15)
+                       timeout=TOOL_CALL_TIMEOUT + scaled(9))
     assert data["success"] and data["result"].startswith("ToolError: ") and needle in data["result"], data
-    assert time.monotonic() - started < 14
+    assert time.monotonic() - started < TOOL_CALL_TIMEOUT + scaled(8)
     assert run(server, "tools.faults.add(a=1, b=2)")[0]["result"] == {"total": 3}   # still serving
 
 
