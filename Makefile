@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install install-test install-datascience dev serve-http test test-root test-pool-off test-user dist bench fuzz soak clean
+.PHONY: install install-test install-datascience dev serve-http test test-loaded test-root test-pool-off test-user dist bench fuzz soak clean
 
 install: $(VENV)/.installed
 
@@ -33,6 +33,11 @@ serve-http: install
 # again with the pool off (it must change no behaviour), then the whole suite
 # as an ordinary user created for it.
 test: test-root test-pool-off test-user
+
+# The same with both CPUs kept busy by two loops that each pass starts and ends
+# itself (tests/cpu_load.py): no verdict may depend on the machine's speed.
+test-loaded:
+	SANDBOX_TEST_CPU_LOAD=2 $(MAKE) test
 
 test-root: install-test
 	$(PY) -m pytest -q -m "not slow" tests

@@ -44,7 +44,7 @@ def clone_and_report(fn, *, map_ids: bool = True):
         namespaces.map_child_ids(pid, *OUTER, deny_setgroups=not IS_ROOT)
     os.write(go_w, b"1")
     os.close(go_w)
-    if not select.select([out_r], [], [], 30)[0]:
+    if not select.select([out_r], [], [], 120)[0]:
         os.kill(pid, signal.SIGKILL)
         raise AssertionError("the cloned child did not answer")
     data = b""
@@ -108,7 +108,7 @@ def kill_empties_namespace():
         finally:
             os._exit(0)
     os.close(ready_w)
-    ready = bool(select.select([ready_r], [], [], 10)[0])
+    ready = bool(select.select([ready_r], [], [], 120)[0])
     os.close(ready_r)
     with open(f"/proc/{pid}/task/{pid}/children") as f:
         grandchildren = [int(p) for p in f.read().split()]

@@ -14,6 +14,13 @@ import traceback
 def run_in_child(fn, timeout: float = 30.0):
     """Run fn() in a forked child. Returns (payload, wait_status); payload is
     {'value': ...} or {'error': ..., 'tb': ...}, or None if the child sent nothing."""
+    payload, status, _cpu = run_in_child_with_cpu(fn, timeout)
+    return payload, status
+
+
+def run_in_child_with_cpu(fn, timeout: float = 30.0):
+    """run_in_child, plus the CPU seconds the child used (user + system): what a CPU
+    limit counts, whatever else the machine is doing."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -42,8 +49,8 @@ def run_in_child(fn, timeout: float = 30.0):
             chunks.append(chunk)
     finally:
         os.close(r)
-        _, status = os.waitpid(pid, 0)
-    return (json.loads(b"".join(chunks)) if chunks else None), status
+        _, status, usage = os.wait4(pid, 0)
+    return (json.loads(b"".join(chunks)) if chunks else None), status, usage.ru_utime + usage.ru_stime
 
 
 def child_value(fn, timeout: float = 30.0):

@@ -111,8 +111,8 @@ async def open_session(
     pyz: "str | Path | None" = None,
     command: "list[str] | None" = None,
     cwd: "str | Path | None" = None,
-    timeout: float = 60.0,
-    start_timeout: float = 60.0,
+    timeout: float = 120.0,
+    start_timeout: float = 120.0,
 ):
     """Start the server, initialize an MCP session and list its tools.
 
@@ -224,14 +224,14 @@ class RawServer:
         self.send(message)
         return request_id
 
-    def response_to(self, request_id: int, timeout: float = 30.0) -> dict:
+    def response_to(self, request_id: int, timeout: float = 120.0) -> dict:
         return self.wait_for(lambda m: m.get("id") == request_id and ("result" in m or "error" in m), timeout)
 
-    def request(self, method: str, params: "dict | None" = None, timeout: float = 30.0) -> dict:
+    def request(self, method: str, params: "dict | None" = None, timeout: float = 120.0) -> dict:
         """Send a request and return the response with the same id (other lines are kept)."""
         return self.response_to(self.start_request(method, params), timeout)
 
-    def call_tool(self, name: str, arguments: dict, timeout: float = 30.0) -> dict:
+    def call_tool(self, name: str, arguments: dict, timeout: float = 120.0) -> dict:
         return self.request("tools/call", {"name": name, "arguments": arguments}, timeout)
 
     def cancel(self, request_id: int, reason: str = "test") -> None:
@@ -263,7 +263,7 @@ class RawServer:
             self._queue.put(line)
         self._queue.put(None)
 
-    def wait_for(self, predicate, timeout: float = 30.0) -> dict:
+    def wait_for(self, predicate, timeout: float = 120.0) -> dict:
         deadline = time.monotonic() + timeout
         while True:
             line = self.read_line(max(0.0, deadline - time.monotonic()))

@@ -23,6 +23,8 @@ BASE = "/var/tmp/sandbox-usertest"
 SYSTEM_PYTHON = os.environ.get("SANDBOX_TEST_USER_PYTHON", "/usr/bin/python3")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+# the run's settings that the user's pass keeps (tests/cpu_load.py, tests/slowness.py)
+PASSED_ON = ("SANDBOX_TEST_CPU_LOAD", "SANDBOX_TEST_SLOWNESS")
 
 
 def main() -> int:
@@ -36,7 +38,8 @@ def main() -> int:
     try:
         venv = ensure_venv()
         src = copy_checkout()
-        env = {"PATH": "/usr/bin:/bin", "HOME": src, "LANG": "C.UTF-8", "SANDBOX_TEST_AS_USER": "1"}
+        env = {"PATH": "/usr/bin:/bin", "HOME": src, "LANG": "C.UTF-8", "SANDBOX_TEST_AS_USER": "1",
+               **{name: os.environ[name] for name in PASSED_ON if os.environ.get(name)}}
         print(f"run_as_user: running the suite as {USER} with {venv}/bin/python", flush=True)
         runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin") or "runuser"
         # pytest's temporary files under BASE too, so that cleanup() takes them

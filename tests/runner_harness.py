@@ -4,6 +4,7 @@ the fork server directly (no MCP in between)."""
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sys
 
@@ -13,6 +14,7 @@ if ROOT not in sys.path:
 
 from sandbox import profiles  # noqa: E402
 from sandbox.runner import ExecRequest, Runner, RunnerConfig  # noqa: E402
+from slowness import scaled  # noqa: E402
 
 BASIC = profiles.allowed_modules(["basic"])
 MiB = 1 << 20
@@ -20,7 +22,7 @@ MiB = 1 << 20
 
 class SyncRunner:
     def __init__(self, **config):
-        config.setdefault("max_timeout", 30)
+        config.setdefault("max_timeout", max(30, math.ceil(scaled(30))))
         config.setdefault("max_memory", 512 * MiB)
         # `make test` runs the suites with the warm pool on (default) and off
         config.setdefault("pool_size", int(os.environ.get("SANDBOX_TEST_POOL_SIZE", "2")))
@@ -28,9 +30,11 @@ class SyncRunner:
         self.runner = Runner(RunnerConfig(**config))
         self.loop.run_until_complete(self.runner.start())
 
-    def run(self, code: str, *, timeout: float = 10, memory: int = 128 * MiB, restricted: bool = True,
+    def run(self, code: str, *, timeout: "float | None" = None, memory: int = 128 * MiB, restricted: bool = True,
             allowed=BASIC, capture_output: bool = True, strict: bool = False) -> dict:
-        request = ExecRequest(code=code, timeout=timeout, memory_limit=memory,
+        """One execution; without a timeout, 10 s scaled by the machine's slowness (work that
+        must finish). A test that proves a timeout fires passes its own, short one."""
+        request = ExecRequest(code=code, timeout=scaled(10) if timeout is None else timeout, memory_limit=memory,
                               allowed_modules=frozenset(allowed), restricted=restricted,
                               capture_output=capture_output, strict=strict)
         return self.loop.run_until_complete(self.runner.execute(request))

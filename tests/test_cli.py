@@ -155,7 +155,7 @@ def http_server(*extra_args, env=None, connect="127.0.0.1"):
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while True:
             assert process.poll() is None, process.communicate()[1].decode()
             try:

@@ -21,7 +21,7 @@ INSIDE = namespaces.INSIDE_ID
 
 
 def case(name: str, *args: str):
-    done = subprocess.run([sys.executable, CASES, name, *args], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, CASES, name, *args], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.splitlines()[-1])
 

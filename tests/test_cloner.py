@@ -28,7 +28,7 @@ def the_cloner(zygote: int) -> int:
     answer is the one left once every other has renamed itself."""
     def cloners():
         return [p for p in children_of(zygote) if name_of(p) == CLONER]
-    assert wait_until(lambda: len(cloners()) == 1, 5), [(p, name_of(p)) for p in children_of(zygote)]
+    assert wait_until(lambda: len(cloners()) == 1, 60), [(p, name_of(p)) for p in children_of(zygote)]
     return cloners()[0]
 
 
@@ -43,11 +43,11 @@ def test_the_children_are_the_fork_servers_and_the_cloner_holds_no_fd_of_the_ser
     assert runner.run("result = 1")["success"]
     zygote = runner.runner.zygote_pid()
     cloner = the_cloner(zygote)
-    assert wait_until(lambda: len(children_of(zygote)) >= 3, 10), children_of(zygote)
+    assert wait_until(lambda: len(children_of(zygote)) >= 3, 60), children_of(zygote)
     sandboxes = [p for p in children_of(zygote) if p != cloner]
     # a child just cloned carries the cloner's name until its first step renames it
     renamed = lambda: all(name_of(p) == "sandbox" for p in sandboxes)  # noqa: E731
-    assert sandboxes and wait_until(renamed, 5), [(p, name_of(p)) for p in sandboxes]
+    assert sandboxes and wait_until(renamed, 60), [(p, name_of(p)) for p in sandboxes]
     assert all(parent_of(p) == zygote for p in sandboxes)
     # its socket to the fork server (3) and the fork server's pidfd (4), nothing else of the
     # server's: not the control socket, not a child's pipe
@@ -66,7 +66,7 @@ def test_a_killed_cloner_leaves_the_sandbox_working(runner):
     for i in range(6):   # drains the pool: the refills need a clone
         answer = runner.run(f"result = {i}")
         assert answer["success"] and answer["result"] == i, (answer.get("error_type"), answer.get("error"))
-    assert wait_until(lambda: state_of(cloner) is None, 10), f"the dead cloner was not reaped: {state_of(cloner)}"
+    assert wait_until(lambda: state_of(cloner) is None, 60), f"the dead cloner was not reaped: {state_of(cloner)}"
     assert not [p for p in children_of(zygote) if name_of(p) == CLONER]
 
 
@@ -77,7 +77,7 @@ def test_the_cloner_dies_with_the_fork_server():
         zygote = r.runner.zygote_pid()
         cloner = the_cloner(zygote)
         os.kill(zygote, signal.SIGKILL)
-        assert wait_until(lambda: state_of(cloner) in (None, "Z", "X"), 5), "the cloner outlived the fork server"
+        assert wait_until(lambda: state_of(cloner) in (None, "Z", "X"), 60), "the cloner outlived the fork server"
     finally:
         r.close()
 
@@ -94,7 +94,6 @@ def test_a_snippet_sees_no_process_but_itself(runner):
         pytest.skip("the namespaces layer is not active here")
     assert answer["result"][:2] == [1, 0], answer
     assert answer["result"][2] == 3, answer   # ESRCH: nothing but itself in its pid namespace
-    time.sleep(0.1)
     assert the_cloner(runner.runner.zygote_pid())
 
 
@@ -111,7 +110,7 @@ def test_a_stuck_cloner_stalls_the_fork_server_once_at_most(runner):
         answer = runner.run(f"result = {i}", timeout=30)
         assert answer["success"] and answer["result"] == i, answer
     assert time.monotonic() - started < 3 * CLONE_TIMEOUT
-    assert wait_until(lambda: state_of(cloner) is None, 10), f"the stuck cloner was not ended: {state_of(cloner)}"
+    assert wait_until(lambda: state_of(cloner) is None, 60), f"the stuck cloner was not ended: {state_of(cloner)}"
 
 
 def _a_cloner_that_dies_after_cloning() -> dict:
@@ -153,7 +152,7 @@ def _a_cloner_that_dies_after_cloning() -> dict:
     read = os.read(report_r, 8).decode()
     known = getattr(z, "strays", set())   # (getattr: the test says what failed on a fork server without it)
     known_stray = set(strays) <= known
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while known and time.monotonic() < deadline:
         time.sleep(0.02)
         z.reap_strays()

@@ -23,6 +23,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mcp_client import LAUNCHER, RawServer, blocking_session, server_command, server_env  # noqa: E402
+from slowness import scaled  # noqa: E402
+
+# an upstream's answer must come within it on this machine; a hanging one is cut off there
+TOOL_CALL_TIMEOUT = round(scaled(6))
 from npm_packages import installed  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +57,7 @@ def server(request, tmp_path_factory):
     log = directory / "audit.jsonl"
     env = {"SANDBOX_TOOL_SERVERS": tool_servers_file(
                directory, broken={"command": str(directory / "no-such-server")}),
-           "SANDBOX_TOOL_CALL_BUDGET": "20", "SANDBOX_TOOL_CALL_TIMEOUT": "6",
+           "SANDBOX_TOOL_CALL_BUDGET": "20", "SANDBOX_TOOL_CALL_TIMEOUT": str(TOOL_CALL_TIMEOUT),
            "SANDBOX_RESTRICTED_PYTHON": "true" if request.param == "rp" else "false",
            "SANDBOX_AUDIT_LOG": str(log)}
     with blocking_session(env, start_timeout=120.0) as handle:
@@ -97,7 +101,7 @@ def test_a_knowledge_graph_written_and_read_back(server):
 
 
 @pytest.mark.parametrize("code, needle", [
-    ("tools.faults.hang()", "did not answer within 6 s"),
+    ("tools.faults.hang()", "did not answer within"),
     ("tools.faults.big()", "SANDBOX_TOOL_RESULT_MAX"),
     ("tools.faults.fail()", "Error executing tool fail"),
     ("tools.faults.bad_output()", "bad_output"),
@@ -106,7 +110,7 @@ def test_a_knowledge_graph_written_and_read_back(server):
 ])
 def test_misbehaving_tools_give_a_clear_tool_error(server, code, needle):
     data, result = run(server, "try:\n    " + code + "\nexcept ToolError as e:\n    result = 'ToolError: ' + str(e)",
-                       timeout=60)
+                       timeout=TOOL_CALL_TIMEOUT + scaled(9))
     assert data["success"] and data["result"].startswith("ToolError: ") and needle in data["result"], data
     assert _serving_again(server)["result"] == {"total": 3}
 
@@ -133,7 +137,7 @@ def test_a_call_with_positional_arguments_says_how_to_call(server):
 def test_an_upstream_that_crashes_is_reported_and_comes_back(server):
     data, _ = run(server, "tools.faults.crash()")
     assert not data["success"] and "ToolError" in data["error"], data
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         data, _ = run(server, "tools.faults.add(a=2, b=2)")
         if data["success"]:
@@ -146,7 +150,7 @@ def test_the_executions_timeout_runs_through_its_calls(server):
     started = time.monotonic()
     data, _ = run(server, "tools.faults.hang()", timeout=1.5)
     assert data["error_type"] == "timeout", data
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 1.5 + scaled(3.5)
     [call] = data["tool_calls"]
     assert call["tool"] == "hang" and not call["ok"] and "cancelled" in call["error"], call
 
@@ -193,13 +197,13 @@ def test_unique_items_are_checked_without_stalling_the_server(server):
              "try:\n    tools.faults.distinct(tags=xs)\nexcept ToolError as e:\n    result = str(e)")
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         big = pool.submit(run, server, flood, 60)
-        time.sleep(1.5)   # the big call is on its way, or being checked
+        time.sleep(scaled(1.5))   # the big call is on its way, or being checked
         started = time.monotonic()
         assert run(server, "result = 1")[0]["result"] == 1
         waited = time.monotonic() - started
         data, _ = big.result()
     assert "is not of type 'integer'" in data["result"], data
-    assert waited < 10, f"the server stalled for {waited:.1f} s while checking one call's arguments"
+    assert waited < scaled(10), f"the server stalled for {waited:.1f} s while checking one call's arguments"
 
 
 def test_a_pattern_that_backtracks_badly_does_not_stall_the_server(server):
@@ -210,13 +214,13 @@ def test_a_pattern_that_backtracks_badly_does_not_stall_the_server(server):
     evil = "try:\n    tools.faults.code(value='a' * 40 + '!')\nexcept ToolError as e:\n    result = str(e)"
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         stuck = pool.submit(run, server, evil, 60)
-        time.sleep(1.0)   # the call is on its way, or being checked
+        time.sleep(scaled(1.0))   # the call is on its way, or being checked
         started = time.monotonic()
         assert run(server, "result = 1")[0]["result"] == 1
         waited = time.monotonic() - started
         data, _ = stuck.result()
     assert "take longer than 1 s to check against the tool's inputSchema: send less per call" in data["result"], data
-    assert waited < 10, f"the server stalled for {waited:.1f} s while checking one call's arguments"
+    assert waited < scaled(10), f"the server stalled for {waited:.1f} s while checking one call's arguments"
 
 
 @pytest.mark.parametrize("arguments, needle", [
@@ -250,7 +254,7 @@ def test_tools_in_a_session(server):
 def test_a_tool_added_upstream_is_followed(server):
     """tools/list_changed: the new tool is callable from the next execution on."""
     assert run(server, "tools.faults.grow()")[0]["result"] == {"result": "grew"}
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         data, _ = run(server, "tools.faults.grown()")
         if data["success"]:
@@ -277,7 +281,7 @@ def test_our_clients_hear_that_the_tools_changed(tmp_path, later):
         heard = lambda: any(json.loads(line).get("method") == "notifications/tools/list_changed"  # noqa: E731
                             for line in raw.lines)
         if not heard():   # (it may come before the call's own answer)
-            raw.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed", 20)
+            raw.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed", 60)
         after = description(raw.request("tools/list"))
     assert "faults.grown(" not in before and "faults.grown(" in after, after
 
@@ -298,7 +302,7 @@ def test_a_client_on_the_newest_protocol_hears_the_change_on_a_listen_stream(tmp
         async with Client(params) as client:
             async with client.listen(tools_list_changed=True) as events:
                 answer = await client.call_tool("execute_code", {"code": "tools.faults.grow(later=0.3)"})
-                with anyio.fail_after(20):
+                with anyio.fail_after(60):
                     async for event in events:
                         break
             listing = await client.list_tools()
@@ -416,7 +420,7 @@ def test_an_answer_nested_too_deep_is_a_tool_error_not_a_hang(server):
     task that performs the call: the snippet waited for its timeout."""
     for depth in (100, 5000):
         data, _ = run(server, f"try:\n    tools.faults.nested(depth={depth})\nexcept ToolError as e:\n"
-                              "    result = str(e)", timeout=10)
+                              "    result = str(e)", timeout=scaled(10))
         assert data["success"] and "nested deeper than 64 levels" in data["result"], data
     assert run(server, "result = tools.faults.nested(depth=3)")[0]["result"] == [[[]]]
 

@@ -19,6 +19,7 @@ import pytest
 from local_http import serving, serving_tls
 
 from runner_harness import MiB, SyncRunner
+from slowness import scaled
 
 from sandbox import egress_policy, egress_proxy, profiles
 from sandbox.runner import ExecRequest
@@ -304,8 +305,7 @@ def test_nothing_the_sandbox_binds_is_reachable_from_the_host(no_landlock):
         r=run(no_landlock, LISTEN.format(wait=3, **names), restricted=False)))
     worker.start()
     attempts = []
-    deadline = time.monotonic() + 2.5
-    while time.monotonic() < deadline:
+    while worker.is_alive():   # for as long as the snippet listens
         for family, kind, address in ((socket.AF_UNIX, socket.SOCK_STREAM, "\0" + names["abstract"]),
                                       (socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", names["tcp"])),
                                       (socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", names["tcp2"]))):
@@ -319,7 +319,7 @@ def test_nothing_the_sandbox_binds_is_reachable_from_the_host(no_landlock):
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.sendto(b"ping", ("127.0.0.1", names["udp"]))
         time.sleep(0.1)
-    worker.join(30)
+    worker.join()
     r = got["r"]
     assert r["success"], r
     assert r["result"] == {"abstract": "bound", "path": "bound", "tcp": "bound", "tcp any": "bound",
@@ -576,7 +576,7 @@ def test_the_executions_timeout_ends_its_connections(allowing, http_port):
     started = time.monotonic()
     r = allowing.run(code, restricted=False, allowed=NETWORK, timeout=2)
     assert r["error_type"] == "timeout", r
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 2 + scaled(8)
     assert any(c.get("method") == "CONNECT" and c["allowed"] for c in r["network"]), r
     r = run(allowing, GET.format(url=f"http://127.0.0.1:{http_port}/"))
     assert r["success"], r

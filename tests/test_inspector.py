@@ -64,7 +64,7 @@ def test_inspector_over_http_with_the_token_header(inspector):
                               env=server_env({"SANDBOX_API_TOKEN": token}), stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd="/")
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()

@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from mcp_client import LAUNCHER, REPO_ROOT, descendants, server_env
+from mcp_client import LAUNCHER, REPO_ROOT, descendants, server_env, wait_until
+from slowness import scaled
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -52,17 +53,15 @@ def test_signal_stops_the_server_promptly_with_stdin_open(signum):
         assert sandbox, "no fork server or pool"
         started = time.monotonic()
         process.send_signal(signum)
-        returncode = process.wait(10)  # stdin is still open: nothing may wait for it
+        returncode = process.wait(120)  # stdin is still open: nothing may wait for it
         elapsed = time.monotonic() - started
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     assert returncode == 128 + signum, process.stderr.read().decode()[-2000:]
-    assert elapsed < 2.0, f"took {elapsed:.2f} s"  # typically 0.2-0.4 s here
-    deadline = time.monotonic() + 2
-    while any(alive(pid) for pid in sandbox) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert elapsed < scaled(2), f"took {elapsed:.2f} s"  # typically 0.2-0.4 s here
+    wait_until(lambda: not any(alive(pid) for pid in sandbox), 60)
     assert not [pid for pid in sandbox if alive(pid)], "sandbox processes outlived the server"
 
 

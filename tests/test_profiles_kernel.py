@@ -13,6 +13,7 @@ import pytest
 from local_http import serving
 
 from runner_harness import MiB, SyncRunner, only_layers
+from slowness import scaled
 
 from sandbox import egress_policy
 
@@ -83,7 +84,7 @@ def fs_runner():
 
 def run_files(runner, code, files=None):
     from sandbox.runner import ExecRequest
-    request = ExecRequest(code=code, timeout=10, memory_limit=128 * MiB, allowed_modules=frozenset(),
+    request = ExecRequest(code=code, timeout=scaled(10), memory_limit=128 * MiB, allowed_modules=frozenset(),
                           restricted=False, files=files)
     return runner.loop.run_until_complete(runner.runner.execute(request))
 

@@ -18,6 +18,7 @@ from sandbox.results import cap_text, to_jsonable
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "redteam"))
 import redteam_lib  # noqa: E402
+from slowness import scaled  # noqa: E402
 
 BASIC = profiles.allowed_modules(["basic"])
 CORPUS = pathlib.Path(__file__).resolve().parent / "redteam" / "corpus.json"  # carried with the project
@@ -739,7 +740,7 @@ PARSER_BOMBS = {
 def test_parser_bombs_fail_cleanly_and_quickly(name):
     started = time.monotonic()
     reply = blocked(PARSER_BOMBS[name], error_types=("syntax_error", "security_violation"))
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < scaled(10)
     assert len(reply["error"]) <= restricted.MAX_MESSAGE
     report = restricted.validate(PARSER_BOMBS[name], restricted=True, allowed_modules=BASIC)
     assert report["validation"]["valid"] is False
@@ -809,7 +810,7 @@ def test_corpus_attack(case):
         assert "ESCAPED" not in _visible(reply, out, err), (out, reply)
     else:  # harness checks: the text may appear in the captured stdout, never elsewhere
         assert "ESCAPED" not in json.dumps(reply["result"]) + str(reply["error"])
-        assert time.monotonic() - started < 30
+        assert time.monotonic() - started < scaled(30)
     if expect["outcome"] == "compile_error":
         assert reply["error_type"] in ("syntax_error", "security_violation")
 
@@ -1360,7 +1361,7 @@ def test_async_code_as_agents_write_it():
     code = ("import asyncio\nasync def fetch(i, delay=0):\n    await asyncio.sleep(delay)\n    return {'id': i, 'v': i * i}\n"
             "async def pairs(n):\n    for i in range(n):\n        yield i, -i\n"
             "async def main():\n    rows = await asyncio.gather(*(fetch(i) for i in range(4)))\n"
-            "    sem = asyncio.Semaphore(2)\n    async with sem:\n        one = await asyncio.wait_for(fetch(9), timeout=1)\n"
+            "    sem = asyncio.Semaphore(2)\n    async with sem:\n        one = await asyncio.wait_for(fetch(9), timeout=60)\n"
             "    seen = []\n    async for a, b in pairs(3):\n        seen.append(a - b)\n"
             "    firsts = [x async for x in pairs(2)]\n    q = asyncio.Queue()\n    await q.put('job')\n"
             "    task = asyncio.create_task(fetch(5))\n    done, pending = await asyncio.wait({task})\n"

@@ -15,7 +15,9 @@ import time
 
 import pytest
 
+from mcp_client import state_of, wait_until
 from runner_harness import MiB, SyncRunner, descendants, only_layers
+from slowness import scaled
 
 IS_ROOT = os.geteuid() == 0
 
@@ -122,13 +124,12 @@ def test_output_flood_is_killed_with_output_limit():
     try:
         r = failed(runner.run("while True:\n    print('A' * 1000)", timeout=20), "output_limit")
         assert r["stdout_truncated"] and len(r["stdout"]) <= 10_000 and "left out here" in r["stdout"]
-        assert r["execution_time"] < 15
     finally:
         runner.close()
 
 
 def test_output_before_a_timeout_is_kept(full):
-    r = failed(full.run("print('before', flush=True)\nwhile True:\n    pass", timeout=1), "timeout")
+    r = failed(full.run("print('before', flush=True)\nwhile True:\n    pass", timeout=scaled(1)), "timeout")
     assert "before" in r["stdout"]
 
 
@@ -137,14 +138,14 @@ def test_output_before_a_timeout_is_kept(full):
 def test_wall_clock_timeout_kills(full):
     start = time.monotonic()
     failed(full.run("import time\ntime.sleep(60)", timeout=1), "timeout")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 30  # killed, not left to end its sleep
 
 
 def test_cpu_bound_c_call_is_killed(full):
     start = time.monotonic()
     r = full.run("x = sum(range(10**12))", timeout=1)
     assert r["error_type"] == "timeout", r
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 30  # killed inside the C call, hours from its end
 
 
 def test_memory_limit(full):
@@ -160,7 +161,7 @@ def test_a_timeout_at_the_memory_limit_says_so(full):
     retrying = ("blocks = []\ntry:\n    while True:\n        blocks.append(bytearray(1 << 20))\n"
                 "except MemoryError:\n    pass\nwhile True:\n    try:\n        bytearray(32 << 20)\n"
                 "    except MemoryError:\n        pass")
-    r = failed(full.run(retrying, timeout=2, memory=64 * MiB), "timeout")
+    r = failed(full.run(retrying, timeout=scaled(2), memory=64 * MiB), "timeout")
     assert "within reach of its memory limit" in r["error"] and "pass a larger memory_limit" in r["error"], r
     r = failed(full.run("while True:\n    pass", timeout=1), "timeout")
     assert "memory" not in r["error"], r
@@ -405,8 +406,9 @@ def test_zygote_killed_is_healed():
     runner = SyncRunner()
     try:
         ok(runner.run("result = 1"))
-        os.kill(runner.runner.zygote_pid(), signal.SIGKILL)
-        time.sleep(0.3)
+        zygote = runner.runner.zygote_pid()
+        os.kill(zygote, signal.SIGKILL)
+        assert wait_until(lambda: state_of(zygote) in (None, "Z", "X"), 60)
         assert ok(runner.run("result = 2"))["result"] == 2
     finally:
         runner.close()
@@ -416,14 +418,14 @@ def test_no_child_outlives_the_runner():
     runner = SyncRunner(pool_size=2)
     zygote = runner.runner.zygote_pid()
     ok(runner.run("result = 1"))
-    time.sleep(0.5)
-    assert descendants(zygote), "the pool should hold children"
+    assert wait_until(lambda: descendants(zygote), 60), "the pool should hold children"
     children = descendants(zygote)
     runner.close()
-    time.sleep(1.0)
-    alive = [pid for pid in children + [zygote] if os.path.exists(f"/proc/{pid}") and
-             open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
-    assert not alive
+
+    def alive():
+        return [pid for pid in children + [zygote] if state_of(pid) not in (None, "Z", "X")]
+    wait_until(lambda: not alive(), 60)
+    assert not alive()
 
 
 
@@ -436,7 +438,7 @@ def pooled():
     runner.close()
 
 
-def wait_for_pool(runner, size: int, timeout: float = 20.0, exclude=()) -> list[int]:
+def wait_for_pool(runner, size: int, timeout: float = 120.0, exclude=()) -> list[int]:
     """The stage-1 pids of the zygote's children, once `size` are there (none of `exclude`)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -473,7 +475,9 @@ def test_killed_pooled_children_are_replaced(pooled):
             started = time.monotonic()
             answer = pooled.run(f"result = {round_}")
             assert answer.get("result") == round_, (round_, answer)
-            assert time.monotonic() - started < 5, round_
+            # a request handed to a dead child would wait for the fork server's own
+            # deadlines (SETUP_TIMEOUT, 20 s): well past this one, even scaled
+            assert time.monotonic() - started < min(scaled(5), 15), round_
     finally:
         for burner in burners:
             burner.kill()

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mcp_client import RawServer, blocking_session, sandboxes, state_of, wait_until  # noqa: E402
 from mcpsync import all_descendants, start_time, zygote_of  # noqa: E402
+from slowness import scaled  # noqa: E402
 
 HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
 
@@ -34,6 +35,11 @@ def server(request, tmp_path_factory):
     with blocking_session(env) as handle:
         handle.mode, handle.audit_log = request.param, log
         yield handle
+
+
+def session_ends(audit_log) -> list:
+    """The audit log's lines recording a session's end."""
+    return [line for line in audit_log.read_text().splitlines() if '"session_ended"' in line]
 
 
 def create(server, **arguments) -> str:
@@ -118,7 +124,7 @@ def test_a_fatal_call_ends_only_its_own_session(server, kind):
     code, expected = FATAL[kind]
     doomed, other = create(server, memory_limit="96m"), create(server)
     assert run(server, "kept = 42", doomed)[0]["success"] and run(server, "kept = 7", other)[0]["success"]
-    data, result = run(server, code, doomed, timeout=2)
+    data, result = run(server, code, doomed, timeout=scaled(2))   # (room to reach the memory limit)
     assert data["error_type"] == expected and data["session_ended"] is True, data
     if kind == "crash":
         assert data["signal"] == "SIGSEGV", data
@@ -157,13 +163,13 @@ def test_a_session_that_runs_code_between_calls_is_ended_and_the_next_call_told_
     assert run(server, arm.format(body="pass"), quiet)[0]["success"]
     data, _ = run(server, arm.format(body="while True: pass"), busy)
     assert data["success"] and not data["session_ended"], data
-    time.sleep(2.5)
+    assert wait_until(lambda: any(busy[:12] in line for line in session_ends(server.audit_log)), 60)
     data, result = run(server, "result = 'still here'", quiet)
     assert data["success"] and data["result"] == "still here", data
     data, result = run(server, "result = 1", busy)
     assert data["error_type"] == "session_not_found" and "ran code between calls" in data["error"], data
     assert "create_session" in data["error"] and result.is_error
-    ends = [json.loads(line) for line in server.audit_log.read_text().splitlines() if '"session_ended"' in line]
+    ends = [json.loads(line) for line in session_ends(server.audit_log)]
     assert any(busy[:12] in json.dumps(e) and "ran code between calls" in e["cause"] for e in ends), ends
     close(server, quiet)
 
@@ -223,9 +229,10 @@ def test_an_unknown_handle_is_refused_never_a_fresh_start(server):
 
 
 def test_calls_on_one_session_run_one_at_a_time(server):
+    # the second call is sent while the first sleeps, on any machine
     session = create(server)
     assert run(server, "log = []", session)[0]["success"]
-    first = "import time\nlog.append('first-start')\ntime.sleep(1.0)\nlog.append('first-end')"
+    first = f"import time\nlog.append('first-start')\ntime.sleep({scaled(2)})\nlog.append('first-end')"
     second = "log.append('second')\nlog"
 
     async def both(srv):
@@ -234,11 +241,12 @@ def test_calls_on_one_session_run_one_at_a_time(server):
 
         async def one(name, code, delay):
             await anyio.sleep(delay)
-            answers[name] = await srv.call("execute_code", {"code": code, "session_id": session, "timeout": 10})
+            answers[name] = await srv.call("execute_code", {"code": code, "session_id": session,
+                                                            "timeout": scaled(10)})
 
         async with anyio.create_task_group() as group:
             group.start_soon(one, "first", first, 0)
-            group.start_soon(one, "second", second, 0.3)
+            group.start_soon(one, "second", second, scaled(0.5))
         return answers
 
     answers = server.run(both)
@@ -247,11 +255,11 @@ def test_calls_on_one_session_run_one_at_a_time(server):
     answers = {}
 
     def slow():
-        answers["slow"] = run(server, "import time\ntime.sleep(2)", session, timeout=5)
+        answers["slow"] = run(server, f"import time\ntime.sleep({scaled(2)})", session, timeout=scaled(5))
 
     worker = threading.Thread(target=slow)
     worker.start()
-    time.sleep(0.5)
+    time.sleep(scaled(0.5))
     data, _ = run(server, "result = 1", session, timeout=0.5)
     worker.join()
     assert data["error_type"] == "timeout" and "one at a time" in data["error"], data
@@ -327,20 +335,23 @@ def test_the_red_team_inside_a_session_leaves_nothing_for_the_next_call(server):
 
 
 def test_max_sessions_ttl_and_lifetime():
-    env = {"SANDBOX_MAX_SESSIONS": "2", "SANDBOX_SESSION_TTL": "1.5", "SANDBOX_SESSION_MAX_LIFETIME": "4"}
+    ttl, lifetime = scaled(1.5), scaled(4)   # (a call and its answer well inside the TTL)
+    env = {"SANDBOX_MAX_SESSIONS": "2", "SANDBOX_SESSION_TTL": f"{ttl:.2f}",
+           "SANDBOX_SESSION_MAX_LIFETIME": f"{lifetime:.2f}"}
     with blocking_session(env) as server:
         a, b = create(server), create(server)
         data, result = server.call("create_session", {})
         assert result.is_error and "SANDBOX_MAX_SESSIONS=2" in data["error"] and "close_session" in data["error"]
-        time.sleep(2.0)                                  # idle past the TTL
+        time.sleep(ttl + 0.5)                            # idle past the TTL
         data, _ = run(server, "result = 1", a)
-        assert data["error_type"] == "session_not_found", data
+        assert data["error_type"] == "session_not_found" and "idle for" in data["error"], data
         c = create(server)                               # the expired ones no longer count
-        for _ in range(5):                               # busy, but past its maximum lifetime
+        created = time.monotonic()
+        while time.monotonic() < created + lifetime + 0.5:   # busy, but past its maximum lifetime
             run(server, "result = 1", c)
-            time.sleep(0.9)
+            time.sleep(ttl / 3)
         data, _ = run(server, "result = 1", c)
-        assert data["error_type"] == "session_not_found", data
+        assert data["error_type"] == "session_not_found" and "maximum lifetime" in data["error"], data
         info, _ = server.call("get_sandbox_info")
         assert info["sessions"]["open"] == 0, info["sessions"]
         assert b not in (a, c)
@@ -384,13 +395,14 @@ def test_200_sessions_leave_no_process_fd_or_memory_behind(tmp_path):
 
         for i in range(20):
             cycle(i)
-        time.sleep(0.5)
+        zygote = zygote_of(pid)   # settled: the pool (2) full again
+        assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 2, 60)
         fds = len(os.listdir(f"/proc/{pid}/fd"))
         rss = _rss(pid)
         children = len(all_descendants(pid))
         for i in range(200):
             cycle(i)
-        assert wait_until(lambda: len(all_descendants(pid)) <= children, 10), all_descendants(pid)
+        assert wait_until(lambda: len(all_descendants(pid)) <= children, 60), all_descendants(pid)
         assert len(os.listdir(f"/proc/{pid}/fd")) <= fds + 2
         assert _rss(pid) < rss + (32 << 20), (rss, _rss(pid))
 
@@ -418,16 +430,18 @@ def test_the_servers_end_leaves_no_session_process(tmp_path, how):
                                         "arguments": {"code": "while True:\n    pass", "session_id": handle,
                                                       "timeout": 60}}})
         zygote = zygote_of(pid)
-        assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 3, 20)
+        assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 3, 60)
         tree = {zygote: start_time(zygote), **_tree(pid)}
         if how == "kill -9":
             os.kill(pid, signal.SIGKILL)
-            server.process.wait(10)
+            server.process.wait(60)
         else:
-            server.close()
-        time.sleep(1.0)
-        survivors = [p for p, started in tree.items() if start_time(p) == started and state_of(p) not in (None, "Z", "X")]
-        assert not survivors, survivors
+            server.close(60)
+
+        def survivors():
+            return [p for p, started in tree.items() if start_time(p) == started and state_of(p) not in (None, "Z", "X")]
+        wait_until(lambda: not survivors(), 60)
+        assert not survivors(), survivors()
     if how == "shutdown":   # each session's end is on record
         ends = [json.loads(line) for line in log.read_text().splitlines() if '"session_ended"' in line]
         # (the busy one may end first, by its call's cancellation as the client went away)
@@ -444,8 +458,8 @@ def test_a_session_process_killed_between_calls_is_reported(tmp_path):
         zygote = zygote_of(server.pid)
         [child] = [p for p in sandboxes(all_descendants(zygote)) if state_of(p) not in (None, "Z")]
         os.kill(child, signal.SIGKILL)
-        assert wait_until(lambda: state_of(child) in (None, "Z", "X"), 10)
-        time.sleep(0.3)
+        assert wait_until(lambda: state_of(child) in (None, "Z", "X"), 60)
+        assert wait_until(lambda: session_ends(log), 60)   # the fork server saw it
         data, _ = run(server, "x", session)
         assert data["error_type"] == "session_not_found", data
     ends = [json.loads(line) for line in log.read_text().splitlines() if '"session_ended"' in line]

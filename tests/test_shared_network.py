@@ -21,6 +21,7 @@ import sys
 import pytest
 
 from runner_harness import BASIC, MiB, SyncRunner
+from slowness import scaled
 from sandbox import landlock
 from sandbox.runner import ExecRequest
 
@@ -39,7 +40,8 @@ own = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 own.connect(name)
 peer, _ = stream.accept()
 peer.close(); own.close()
-ready, _, _ = select.select([stream, datagram], [], [], 6.0)
+print('listening', flush=True)
+ready, _, _ = select.select([stream, datagram], [], [], {wait})
 result = {{"netns": os.stat('/proc/self/ns/net').st_ino, "own connection": True,
           "heard from outside": [s.type.name for s in ready]}}
 """
@@ -71,14 +73,19 @@ except OSError as exc:
 
 def run_pair(runner: SyncRunner) -> tuple[dict, dict]:
     name = b"\0sbx-shared-net-" + secrets.token_hex(6).encode()
+    wait = scaled(6)   # the listener's wait: the probe's whole run fits in it
 
     def request(code: str) -> ExecRequest:
-        return ExecRequest(code=code.format(name=name), timeout=15, memory_limit=128 * MiB,
+        return ExecRequest(code=code.format(name=name, wait=wait), timeout=wait + 30, memory_limit=128 * MiB,
                            allowed_modules=frozenset(BASIC), restricted=False)
 
     async def both():
-        first = asyncio.ensure_future(runner.runner.execute(request(LISTENER)))
-        await asyncio.sleep(2.0)   # the listener (a pooled child) is bound by now
+        listening = asyncio.Event()
+        first = asyncio.ensure_future(runner.runner.execute(request(LISTENER),
+                                                            on_output=lambda line: listening.set()))
+        # the probe starts once the listener printed that it is bound (or it ended)
+        await asyncio.wait([first, asyncio.ensure_future(listening.wait())],
+                           return_when=asyncio.FIRST_COMPLETED)
         second = await runner.runner.execute(request(PROBE))
         return await first, second
 
@@ -90,7 +97,7 @@ def run_pair(runner: SyncRunner) -> tuple[dict, dict]:
 @pytest.fixture(params=["every layer", "landlock off", "seccomp off"])
 def runner(request):
     disabled = frozenset() if request.param == "every layer" else frozenset({request.param.split()[0]})
-    r = SyncRunner(pool_size=2, disabled_layers=disabled)
+    r = SyncRunner(pool_size=2, disabled_layers=disabled, max_timeout=300)
     yield request.param, r
     r.close()
 
@@ -153,7 +160,7 @@ def test_a_socket_bound_in_the_fork_servers_namespace_is_out_of_reach(profile_ru
     RestrictedPython on and off (asked to allow the socket module too)."""
     name = "sbx-beside-" + secrets.token_hex(6)
     helper = subprocess.Popen([sys.executable, "-c", HOST_LISTENER, str(profile_runner.runner.zygote_pid()),
-                               name, "30"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                               name, "300"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert helper.stdout.readline().strip() == "ready"
         answer = profile_runner.run(REACH_OUT.format(name=b"\0" + name.encode()), restricted=restricted,

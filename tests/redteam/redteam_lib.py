@@ -7,6 +7,7 @@ rules per category; this module implements them.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import socket
@@ -16,13 +17,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for path in (str(REPO), str(HERE.parent)):
+    if path not in sys.path:
+        sys.path.insert(0, path)
 
 from sandbox import module_subsets  # noqa: E402
+from slowness import scaled  # noqa: E402
 
 # the red-team servers' settings (conftest.py): modest limits keep the corpus quick
-MAX_TIMEOUT = 10
+# (the longest case timeout, scaled by the machine's slowness, fits under the maximum)
+MAX_TIMEOUT = math.ceil(scaled(10))
 DEFAULT_TIMEOUT = 5
 MAX_OUTPUT = 65536
 MAX_CODE_SIZE = 1 << 20
@@ -98,7 +102,7 @@ OUTCOME_ERROR_TYPES = {
 }
 
 MAX_TEXT = 20_000 + 100        # sandbox/outcome.py caps error texts at 20,000 characters (+ a note)
-TIME_MARGIN = 3.0              # seconds an answer may take beyond the case's timeout
+TIME_MARGIN = scaled(3.0)      # seconds an answer may take beyond the case's timeout
 SERVER_RSS_LIMIT_KIB = 600 * 1024
 
 MARKER = re.compile(r"ESCAPED:[\w.\-:/,=+]*")
@@ -150,14 +154,16 @@ def outcome_ok(case: dict, data: dict, over_limits: bool) -> bool:
 
 
 def case_timeout(case: dict, call_args: dict) -> float:
+    """The case's timeout: scaled where the case's work must finish inside it; a fixed
+    3 s where any limit firing is a correct answer (a timeout among them)."""
     if "timeout" in call_args:
         return float(call_args["timeout"])
     expect = case.get("expect") or {}
     if case.get("danger") == "crash":
-        return 8.0   # DOS-019 without RestrictedPython: ~4 s of deep recursion before the interpreter gives up
+        return scaled(8.0)   # DOS-019 without RestrictedPython: ~4 s of deep recursion before the interpreter gives up
     if expect.get("outcome") == "limit_kill" or case.get("danger") == "resource_exhaustion":
         return 3.0
-    return 5.0
+    return scaled(5.0)
 
 
 def call_variants(case: dict) -> list:

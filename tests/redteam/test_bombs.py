@@ -46,7 +46,7 @@ BOMBS = {
 }
 
 
-def _pool_settled(server_pid: int, timeout: float = 2.0) -> "tuple[bool, list]":
+def _pool_settled(server_pid: int, timeout: float = 60.0) -> "tuple[bool, list]":
     deadline = time.monotonic() + timeout
     while True:
         zygote = zygote_of(server_pid)

@@ -23,9 +23,9 @@ Rules applied to every case, in both modes
   literals, its relative sbx_canary* names in the server's cwd) exists afterwards;
   and, at the end of the session (test_zz_host_canaries.py), no new entry in /tmp,
   /var/tmp, /dev/shm or the server's cwd.
-* The answer comes within the case's timeout + 3 s (never a hang); no process of
-  the execution is left two seconds after the answer (the fork server's tree is
-  back to its warm pool); the MCP client saw no line on the channel that is not
+* The answer comes within the case's timeout + 3 s, scaled by the machine's slowness
+  (never a hang); no process of the execution is left once the fork server's tree is
+  back to its warm pool (waited for, a minute at most); the MCP client saw no line on the channel that is not
   JSON-RPC (test_wire.py checks every byte for the fd-1 writers); the server is alive, its RSS stays bounded, and it
   answers the next request (an ordinary execution) correctly.
 * Every answer that reports a blocked operation (error_type security_violation, or
@@ -100,7 +100,7 @@ process: both modes -> the sleeper neither signalled nor killed, the server aliv
 info_leak: both modes -> neither the secret nor the canary text in any field, the
     hostname printed differs from the host's; rp -> no host path in errors.
 resource, dos: both modes -> the expected outcome for danger resource_exhaustion
-    or crash (the kernel bounds them), the answer within timeout + 3 s, output and
+    or crash (the kernel bounds them), the answer within timeout + 3 s (scaled), output and
     error texts within their caps, the server's RSS bounded; rp -> every record's
     outcome.
 """
@@ -172,7 +172,7 @@ def test_corpus_is_complete():
     assert len(ids) == len(set(ids)), "duplicate ids"
 
 
-def _settled_pool(zygote: "int | None", timeout: float = 2.0) -> "tuple[bool, list]":
+def _settled_pool(zygote: "int | None", timeout: float = 60.0) -> "tuple[bool, list]":
     """Wait until the fork server's tree is back to its warm pool."""
     if not zygote:
         return True, []
@@ -257,7 +257,7 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
             report.fail(f"host canary contacted: {contact[1]}: {contact[2]}")
         settled, leftover = _settled_pool(zygote_of(server.pid) or zygote)
         if not settled:
-            report.fail(f"processes left 2 s after the answer: {leftover}")
+            report.fail(f"processes left a minute after the answer: {leftover}")
         if marker == "sleep 4242" or "4242" in code:
             found = processes_matching("sleep 4242")
             if found:
@@ -287,14 +287,15 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
             report.answers.append(("validate_code", data, elapsed))
             if (data.get("validation") or {}).get("valid") is not False:
                 report.fail("validate_code says valid=true for a compile_error record")
-            if elapsed > 15:
+            if elapsed > lib.scaled(15):
                 report.fail(f"validate_code took {elapsed:.1f}s")
             for field_name, token in lib.markers_in(data, code):
                 report.fail(f"validate_code answer holds {token!r} in {field_name}")
 
     if case.get("followup_code"):
         try:
-            data, _raw, elapsed = server.call("execute_code", {"code": case["followup_code"], "timeout": 5}, timeout=60)
+            data, _raw, elapsed = server.call("execute_code", {"code": case["followup_code"], "timeout": lib.scaled(5)},
+                                              timeout=lib.scaled(5) + 60)
         except Exception as exc:  # noqa: BLE001
             report.fail(f"the follow-up call failed: {type(exc).__name__}: {exc}")
         else:

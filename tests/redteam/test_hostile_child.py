@@ -26,6 +26,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner_harness import SyncRunner, descendants  # noqa: E402
+from slowness import scaled  # noqa: E402
 
 from sandbox import outcome, protocol  # noqa: E402
 
@@ -53,7 +54,7 @@ ok = {"kind": "result", "nonce": nonce, "success": True, "error_type": None, "va
 
 @pytest.fixture(scope="module")
 def runner():
-    r = SyncRunner(filesystem=True, max_output=64 << 10)
+    r = SyncRunner(filesystem=True, max_output=64 << 10, max_timeout=300)
     yield r
     r.close()
 
@@ -77,10 +78,10 @@ def test_oversized_result_section_is_refused_before_decoding(runner):
     body = ("bomb = b'[' + b'[0,[1,[2]]],' * ((32 << 20) // 12) + b'0]'\n"
             "send(frame({**ok, 'sections': [{'kind': 'result', 'size': len(bomb)}]}, bomb))\n"
             "os._exit(0)\n")
-    answer, elapsed = forged(runner, body, timeout=20)
+    answer, elapsed = forged(runner, body, timeout=scaled(20))
     assert answer["error_type"] == "internal_error" and "cap" in answer["error"], answer
     assert len(json.dumps(answer)) < 100_000
-    assert elapsed < 10, elapsed  # refused on its declared size, not parsed
+    assert elapsed < scaled(10), elapsed  # refused on its declared size, not parsed
     still_fine(runner)
 
 
@@ -96,9 +97,9 @@ def test_result_section_over_the_output_limit_is_refused(runner, count):
 
 def test_bomb_in_the_header_is_refused(runner):
     body = ("send(frame({**ok, 'variables': [[[[0]]]] * 200000, 'sections': []}))\nos._exit(0)\n")
-    answer, elapsed = forged(runner, body)
+    answer, elapsed = forged(runner, body, timeout=scaled(20))
     assert answer["error_type"] == "internal_error", answer
-    assert elapsed < 10
+    assert elapsed < scaled(10)
     still_fine(runner)
 
 
@@ -143,9 +144,9 @@ def test_forged_early_reply_does_not_outlive_its_answer(runner):
     body = ("send(frame({**ok, 'sections': [{'kind': 'result', 'size': 2}]}, b'17'))\n"
             "while True:\n    pass\n")
     for _ in range(4):
-        answer, elapsed = forged(runner, body, timeout=20)
+        answer, elapsed = forged(runner, body, timeout=scaled(20))
         assert answer["success"] and answer["result"] == 17, answer
-        assert elapsed < 5, elapsed  # killed when the result arrived, not at the timeout
+        assert elapsed < scaled(5), elapsed  # killed when the result arrived, not at the timeout
     zygote = runner.runner.zygote_pid()
     pids = descendants(zygote)
     before = cpu_ticks(pids)
@@ -155,9 +156,9 @@ def test_forged_early_reply_does_not_outlive_its_answer(runner):
 
 
 def test_garbage_kills_the_writer_at_once(runner):
-    answer, elapsed = forged(runner, "os.write(4, b'\\xff' * 64)\nwhile True:\n    pass\n", timeout=20)
+    answer, elapsed = forged(runner, "os.write(4, b'\\xff' * 64)\nwhile True:\n    pass\n", timeout=scaled(20))
     assert answer["error_type"] == "internal_error", answer
-    assert elapsed < 5, elapsed
+    assert elapsed < scaled(5), elapsed
 
 
 # ---------------------------------------------------------------- artifacts

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import re
-import time
 
 import hostcanary
 import redteam_lib
+from mcp_client import wait_until
 
 
 def snippet_names() -> set:
@@ -47,13 +47,13 @@ def test_no_sandbox_process_left(servers, canaries):
         # A live sandbox-uid process that no fork server (of any server running on
         # this machine) has in its ancestry escaped its execution's process tree.
         # Zombies are dead already; processes of other servers' executions that are
-        # just exiting vanish within a second: look twice.
+        # just exiting vanish soon: wait for those seen first to go, a minute at most.
         def strays():
             return {int(pid) for pid in hostcanary.sandbox_uid_processes()
                     if hostcanary._stat_field(int(pid), 0) not in (None, "Z", "X")
                     and not hostcanary.has_zygote_ancestor(int(pid)) and int(pid) not in canaries.nobody_before}
         first = strays()
-        time.sleep(1.0)
+        wait_until(lambda: not first & strays(), 60)
         lasting = first & strays()
         assert not lasting, f"uid 65534 processes outside every fork server's tree: " \
                             f"{[(p, hostcanary.cmdline_of(p)) for p in lasting]}"
