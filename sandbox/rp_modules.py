@@ -78,6 +78,9 @@ DENIED_ADVICE = {
         "__import__": "write an import statement (import json, from math import sqrt)",
         **dict.fromkeys(("getattr", "setattr", "delattr", "hasattr", "vars", "dir"), _GUARDED_BUILTIN),
         **dict.fromkeys(("globals", "locals"), "use the snippet's names directly, or a dict of your own"),
+        # withheld as a builtin (rp_guards.WITHHELD_BUILTINS), and so wherever else it surfaces:
+        # sqlite3.Binary, numpy.ScalarType, type() of a buffer
+        "memoryview": "use bytes or bytearray and slices (sqlite3 takes bytes for a BLOB)",
         **dict.fromkeys(("breakpoint", "input", "help"), "there is no terminal: pass data in the code, and show "
                                                         "what you need with print()"),
         **dict.fromkeys(("exit", "quit"), "to stop early, return from a function or raise an exception"),

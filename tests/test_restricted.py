@@ -1474,6 +1474,22 @@ def test_class_read_opens_nothing_type_would_not(code):
     blocked(code, error_types=("syntax_error", "security_violation"))
 
 
+@pytest.mark.parametrize("code", [
+    "import sqlite3\nview = sqlite3.Binary(bytearray(b'ab'))\nprint('ESCAPED', view.cast('B'))",
+    "import io\nmemory = type(io.BytesIO(b'ab').getbuffer())\nprint('ESCAPED', memory(b'ab'))",
+])
+def test_memoryview_is_withheld_wherever_it_surfaces(code):
+    reply = blocked(code)
+    assert "memoryview" in reply["error"] and "not available" in reply["error"], reply
+
+
+def test_bytes_serve_where_a_memoryview_is_withheld():
+    result, _ = ok("import sqlite3, io\nc = sqlite3.connect(':memory:')\nc.execute('create table t (b blob)')\n"
+                   "c.execute('insert into t values (?)', (b'ab',))\n"
+                   "result = [c.execute('select b from t').fetchone()[0] == b'ab', io.BytesIO(b'ab').getbuffer().tolist()]")
+    assert result == [True, [97, 98]]
+
+
 # --------------------------------------------------------------------- validate sees what execute refuses
 @pytest.mark.parametrize("code,line,needle", [
     ("import sys\n\nsys.settrace(None)", 3, "sys.settrace"),
