@@ -77,8 +77,8 @@ class Budget:
 # `make test`: every object to depth 4, but at most 10 of one type (the ten-thousandth numpy
 # function leads where the first ten did); the object bound is a safety net, never reached.
 QUICK = Budget(depth=4, objects=60_000, per_type=10)
-# `make crawl`: every object, deeper, every name and every zero-argument method.
-DEEP = Budget(depth=5, objects=400_000, items=20, every_zero_argument_method=True, every_name=True)
+# `make crawl`: deeper, more objects of a type, every name and every zero-argument method.
+DEEP = Budget(depth=5, objects=400_000, items=20, per_type=200, every_zero_argument_method=True, every_name=True)
 
 # What each profile's snippet imports besides its modules, and the objects common calls return.
 SAMPLES = {
@@ -320,6 +320,7 @@ class Crawler:
         self.class_of = glb["_class_of_"]
         self.type = self.snippet_builtins["type"]
         self.dir = self.snippet_builtins["dir"]
+        self.iter = self.snippet_builtins["iter"]
         self.budget = budget
         self.unproxied = rp_modules.unproxied
         self.proxy_types = (rp_modules.ModuleProxy, module_subsets.ModuleSubset)
@@ -380,32 +381,31 @@ class Crawler:
         queue.append((value, path, depth, public))
 
     def steps_from(self, value, path: str):
-        """(step, value reached) for each step a snippet can take from `value`."""
+        """(step, value reached) for each step a snippet can take from `value`; a step that
+        raises reaches its exception (a snippet catches it with `except BaseException as e`)."""
         names = self.names_of(value)
         for name in names:
-            reached = self.attempt(lambda: self.getattr(value, name))
-            if reached is not _FAILED:
-                yield f".{name}", reached
-        for step, make in (("type()", lambda: self.type(value)), (".__class__", lambda: self.class_of(value))):
-            reached = self.attempt(make)
-            if reached is not _FAILED:
-                yield step, reached
+            yield from self.attempt(f".{name}", lambda: self.getattr(value, name))
+        yield from self.attempt("type()", lambda: self.type(value))
+        yield from self.attempt(".__class__", lambda: self.class_of(value))
         yield from self.items_of(value)
+        if hasattr(type(value), "__iter__") and not isinstance(value, type):
+            yield from self.attempt("iter()", lambda: self.call(self.iter, value))
         for name in self.zero_argument_names(value, names):
-            method = self.attempt(lambda: self.getattr(value, name))
-            if method is _FAILED or not callable(method):
+            try:
+                method = self.getattr(value, name)
+            except BaseException:  # noqa: BLE001 - (reached above, by its name)
                 continue
-            reached = self.attempt(lambda: self.call(method))
-            if reached is not _FAILED:
-                yield f".{name}()", reached
+            if callable(method):
+                yield from self.attempt(f".{name}()", lambda: self.call(method))
         if callable(value) and path.rsplit(".", 1)[-1] in ZERO_ARGUMENT_METHODS:
-            reached = self.attempt(lambda: self.call(value))
-            if reached is not _FAILED:
-                yield "()", reached
+            yield from self.attempt("()", lambda: self.call(value))
 
     def names_of(self, value) -> list:
-        names = self.attempt(lambda: self.dir(value))
-        names = list(names) if names is not _FAILED else []
+        try:
+            names = list(self.dir(value))
+        except Exception:  # noqa: BLE001 - dir() refused or failed: the probed names remain
+            names = []
         if self.budget.every_name:
             try:
                 real = dir(self.unproxied(value))
@@ -426,31 +426,32 @@ class Crawler:
         if isinstance(value, (type, *self.proxy_types)) or not hasattr(type(value), "__iter__"):
             keys = [0, -1] if hasattr(type(value), "__getitem__") and not isinstance(value, type) else []
         else:
-            iterator = self.attempt(lambda: iter(self.getiter(value)))
             items = []
-            if iterator is not _FAILED:
+            for step, iterator in self.attempt("[iteration]", lambda: iter(self.getiter(value))):
+                if step.endswith(" raised"):
+                    yield step, iterator
+                    break
                 for position in range(self.budget.items):
-                    item = self.attempt(lambda: next(iterator))
-                    if item is _FAILED:
+                    found = list(self.attempt(f"[iteration {position}]", lambda: next(iterator)))
+                    yield from found
+                    if not found or found[0][0].endswith(" raised"):
                         break
-                    items.append(item)
-                    yield f"[iteration {position}]", item
+                    items.append(found[0][1])
             mapping = hasattr(type(value), "keys")
             keys = [k for k in items if isinstance(k, (str, int, tuple))] if mapping else [0, -1]
         for key in keys[: self.budget.items]:
-            reached = self.attempt(lambda: self.getitem(value, key))
-            if reached is not _FAILED:
-                yield f"[{key!r:.40}]", reached
+            yield from self.attempt(f"[{key!r:.40}]", lambda: self.getitem(value, key))
 
-    def attempt(self, step):
+    def attempt(self, step: str, make):
+        """[(step, what it reached)], or [(step + " raised", the exception)]; [] when the
+        iteration is over."""
         self.steps += 1
         try:
-            return step()
-        except BaseException:  # noqa: BLE001 - a refusal, an error, a SystemExit: the step leads nowhere
-            return _FAILED
-
-
-_FAILED = object()
+            return [(step, make())]
+        except StopIteration:
+            return []
+        except BaseException as exc:  # noqa: BLE001 - a refusal, an error, a SystemExit
+            return [(f"{step} raised", exc)]
 
 
 def crawl_in_this_process(profile: str, budget: Budget, prepare=None) -> dict:
