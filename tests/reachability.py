@@ -29,7 +29,7 @@ ZERO_ARGUMENT_METHODS = (
     "exc_info", "exception", "default_timer", "getcwd", "globals", "fetchall", "getEffectiveLevel",
     "get_current_fig_manager", "gcf", "gca", "get_children", "get_figure", "get_axes", "free_symbols",
     "as_dict", "get_state", "bit_generator", "current_task", "_asdict", "parse_args", "getroot", "iter",
-    "defaultTestLoader", "TestLoader", "TestSuite", "TextTestRunner", "TestResult", "Formatter", "Handler",
+    "defaultTestLoader", "TestCase", "TestLoader", "TestSuite", "defaultTestResult", "TextTestRunner", "TestResult", "Formatter", "Handler",
     "StreamHandler", "NullHandler", "catch_warnings", "StringIO", "BytesIO",
 )
 # Dunder names a snippet may ask getattr for, beyond the names dir() gives: those the guards
@@ -56,6 +56,7 @@ NEVER_CALLED = frozenset({
 })
 SCALARS = (int, float, complex, str, bytes, bool, type(None), bytearray, range)
 CONTAINERS = (list, tuple, dict, set, frozenset)
+SANDBOX_DIRECTORY = str(__import__("pathlib").Path(__file__).resolve().parent.parent / "sandbox")
 # Steps up a class hierarchy: what they reach is not public API (a library class's bases).
 HIERARCHY_STEPS = frozenset({".mro()", ".__mro__", ".__bases__", ".__base__"})
 # Objects of these kinds are checked but not walked further (their methods lead nowhere new).
@@ -180,20 +181,21 @@ import matplotlib.pyplot as plt
 PROFILE_NAMES = {"basic": ("basic",), "data_science": ("basic", "data_science")}
 
 
-def crawl_snippet(profile: str, modules) -> str:
-    """The snippet that imports what `profile` allows and hands it to crawl()."""
-    lines = [PRELUDE["basic"]] + ([PRELUDE[profile]] if profile != "basic" else [])
-    roots = []
+def crawl_snippet(profile: str, modules, subsets) -> str:
+    """The snippet that imports what `profile` allows, and every subset, and hands them to crawl()."""
+    lines = [PRELUDE["basic"]] + ([PRELUDE[profile]] if profile != "basic" else []) + ["roots = {}"]
     for name in modules:
         alias = "module_" + name.replace(".", "_")
-        lines.append(f"import {name}\nimport {name} as {alias}")
-        roots.append(f"{name!r}: {alias}")
+        lines.append(f"import {name}\nimport {name} as {alias}\nroots[{name!r}] = {alias}")
+    for name in subsets:
+        alias = "subset_" + name.replace(".", "_")
+        lines.append(f"try:\n    import {name} as {alias}\n    roots[{name!r}] = {alias}\nexcept ImportError:\n    pass")
     samples = {**SAMPLES["basic"], **(SAMPLES[profile] if profile != "basic" else {})}
     lines.append("samples = {}")
     for label, expression in samples.items():
         lines.append(f"try:\n    samples[{label!r}] = {expression}\nexcept Exception as error:\n"
                      f"    samples[{label + ' (its error)'!r}] = error")
-    lines.append("crawl({" + ", ".join(roots) + "}, samples)")
+    lines.append("crawl(roots, samples)")
     return "\n".join(lines)
 
 
@@ -208,8 +210,8 @@ class Denial:
     tables (the guards' vetting, the import policy, the subsets the run made)."""
 
     def __init__(self, ctx, snippet_builtins: dict):
-        from sandbox import module_subsets, rp_guards, rp_modules
-        self.ctx, self.rp_modules, self.module_subsets = ctx, rp_modules, module_subsets
+        from sandbox import module_subsets, profiles, rp_guards, rp_modules
+        self.ctx, self.rp_modules, self.module_subsets, self.profiles = ctx, rp_modules, module_subsets, profiles
         # a context of its own asks the guards' vetting without touching the run's
         self.oracle = rp_guards.ExecutionContext(ctx.allowed, rp_modules.Events(), ctx.files)
         real_functions = ("eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "delattr",
@@ -279,6 +281,31 @@ class Denial:
             return refusal
         return None
 
+    def refused_origin(self, value, source: str) -> str | None:
+        """Why `value`, a function or class read from the module `source`, is of another
+        package's module that no setting allows (profiles.DANGEROUS: os, sys, inspect,
+        threading, warnings...), and neither a subset nor an allowed module hands it out as
+        it is: a library's re-export of it (from warnings import warn) is that module's
+        object all the same. (A library's own namespace handing out its own internals is
+        its policy table's to judge; the class of an object the snippet holds is forgiven,
+        as its type(): Crawler.run decides at the end.)"""
+        if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+            return None
+        module = getattr(value, "__module__", None)
+        if (type(module) is not str or module == "builtins" or id(value) in self.exported
+                or self.ctx.permits(module) or module.split(".")[0] == source.split(".")[0]):
+            return None  # (the real builtins the snippet does not get: real_builtins)
+        code = getattr(value, "__code__", None)
+        if code is not None and code.co_filename.startswith(SANDBOX_DIRECTORY):
+            return None  # the guards' own wrapper of a library function
+        parts = module.split(".")
+        listed = next((".".join(parts[:i]) for i in range(1, len(parts) + 1)
+                       if ".".join(parts[:i]) in self.profiles.DANGEROUS), None)
+        if listed is None:
+            return None
+        return (f"{module}.{getattr(value, '__qualname__', '?')}, of {listed}, which no setting allows "
+                f"({self.profiles.DANGEROUS[listed][:80]})")
+
     def internal_class(self, value) -> str | None:
         """Why the class `value` is internal: defined in a module the import policy refuses,
         and handed out by no allowed module nor subset. Reached up a class hierarchy only
@@ -329,6 +356,7 @@ class Crawler:
         self.public: set[int] = set()         # reached by a public route (no step up a class hierarchy)
         self.held_classes: set[type] = set()  # the classes of objects reached by a public route
         self.internal: dict[int, Finding] = {}  # internal classes reached only up a hierarchy (so far)
+        self.refused_origins: dict[int, tuple] = {}  # functions and classes of refused modules: (it, Finding)
         self.denied: dict[int, object] = {}
         self.findings: list[Finding] = []
         self.visited = 0
@@ -346,12 +374,25 @@ class Crawler:
             self.visited += 1
             self.per_depth[depth] += 1
             if depth < self.budget.depth and not isinstance(value, NOT_WALKED):
+                module = self.module_name(value)
                 for step, reached in self.steps_from(value, path):
-                    self.reach(queue, reached, path + step, depth + 1, public and step not in HIERARCHY_STEPS)
+                    self.reach(queue, reached, path + step, depth + 1, public and step not in HIERARCHY_STEPS,
+                               None if step.endswith(" raised") else module)
         self.findings += [finding for key, finding in self.internal.items()
                           if key not in self.public and self.seen[key] not in self.held_classes]
+        self.findings += [finding for value, finding in self.refused_origins.values()
+                          if value not in self.held_classes]
 
-    def reach(self, queue, value, path: str, depth: int, public: bool) -> None:
+    def module_name(self, value) -> str | None:
+        """The name of the module a proxy or subset stands for; None for any other object."""
+        for kind in self.proxy_types:
+            if type(value) is kind:
+                return object.__getattribute__(value, f"_{kind.__name__}__name")
+        return None
+
+    def reach(self, queue, value, path: str, depth: int, public: bool, module: str | None = None) -> None:
+        """`value`, reached by `path`: checked, and queued to be walked when it is new.
+        `module`: the module it was read from (where a re-export would be)."""
         self.denial.refresh()
         why = self.denial(value)
         if why is not None:
@@ -364,6 +405,10 @@ class Crawler:
         key = id(value)
         if public:
             self.held_classes.add(type(value))
+        if module is not None and key not in self.refused_origins:
+            origin = self.denial.refused_origin(value, module)
+            if origin is not None:
+                self.refused_origins[key] = (value, Finding(path, origin))
         if key in self.seen and (key in self.public or not public):
             return
         if public:
@@ -417,9 +462,10 @@ class Crawler:
         return list(dict.fromkeys(names))
 
     def zero_argument_names(self, value, names) -> list:
-        if not self.budget.every_zero_argument_method:
-            return [n for n in ZERO_ARGUMENT_METHODS if n in names or hasattr(type(value), n)]
-        return [n for n in names if not n.startswith("_") and n not in NEVER_CALLED]
+        chosen = [n for n in ZERO_ARGUMENT_METHODS if n in names or hasattr(type(value), n)]
+        if self.budget.every_zero_argument_method:
+            chosen += [n for n in names if not n.startswith("_") and n not in NEVER_CALLED]
+        return list(dict.fromkeys(chosen))
 
     def items_of(self, value):
         """Items by iteration (through _getiter_) and by index or key (through _getitem_)."""
@@ -483,7 +529,8 @@ def crawl_in_this_process(profile: str, budget: Budget, prepare=None) -> dict:
                       samples_failed=sorted(k for k, v in samples.items() if k.endswith("(its error)")))
 
     sink = io.StringIO()
-    reply = restricted.execute(crawl_snippet(profile, modules), restricted=True, allowed_modules=allowed,
+    subsets = sorted(name for name in module_subsets.SUBSETS if not profiles.permits(name, allowed))
+    reply = restricted.execute(crawl_snippet(profile, modules, subsets), restricted=True, allowed_modules=allowed,
                                stdout=sink, stderr=sink, names={"crawl": crawl})
     if not reply["success"]:
         raise RuntimeError(f"the crawl snippet failed: {reply['error']}")

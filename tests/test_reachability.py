@@ -18,7 +18,10 @@ PROFILES = ["basic", pytest.param("data_science", marks=pytest.mark.skipif(
 # below); remove each entry with its door.
 REAL_OBJECTS_BEHIND_SUBSETS = (
     "the real warnings.catch_warnings,",     # type(warnings.catch_warnings())
+    "the real unittest.TestCase,",           # type(unittest.TestCase()): the real class's instance
+    "the real unittest.TestResult,",         # type(unittest.TestCase().defaultTestResult())
     "the real pathlib.Path,",                # matplotlib.Path, a re-export of pathlib's
+    "the real tempfile.TemporaryDirectory,",  # matplotlib.texmanager.TemporaryDirectory, a re-export
     "the real warnings.filterwarnings,",     # pandas.io.parquet.filterwarnings, a re-export
     "the real warnings.warn,",               # sympy.multipledispatch.dispatcher.warn, a re-export
 )
