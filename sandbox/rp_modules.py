@@ -402,11 +402,33 @@ _READ_ONLY_VIEWS[collections.deque] = tuple
 del _cls
 
 
+# The objects a subset stands in for (each name of module_subsets.SUBSETS, as the real module
+# has it), wherever a library re-exports one (matplotlib.Path is pathlib.Path): id -> (module,
+# name). Made anew when modules were loaded since.
+_SUBSET_ORIGINALS: dict[int, tuple[str, str]] = {}
+_originals_made_with = -1   # len(sys.modules) then
+
+
+def subset_original(value) -> tuple[str, str] | None:
+    """(module, name) when `value` is the real module's object behind a subset's name."""
+    global _originals_made_with
+    if len(sys.modules) != _originals_made_with:
+        _originals_made_with = len(sys.modules)
+        for name, attrs in module_subsets.SUBSETS.items():
+            module = sys.modules.get(name)
+            for attr in attrs if module is not None else ():
+                original = getattr(module, attr, None)
+                if type(original) not in PLAIN_TYPES and not isinstance(original, types.ModuleType):
+                    _SUBSET_ORIGINALS.setdefault(id(original), (name, attr))
+    return _SUBSET_ORIGINALS.get(id(value))
+
+
 def needs_vet(value) -> bool:
     if value is _BUILTINS_DICT:
         return True  # (a dict, but the real builtins': library code's eval() hands it out)
     return type(value) not in PLAIN_TYPES and (
         id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
+        or subset_original(value) is not None
         or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
         or id(value) in library_policy.replaced_ids or id(value) in library_policy.by_path_ids
         or id(value) in library_policy.named_file_writers
@@ -926,6 +948,11 @@ class ModulePolicy:
             name, instead = denied.split(": ", 1)
             label = where if where == name else f"{where} ({name})"
             raise self.refuse(kind, f"{label} is not available in the sandbox: {instead}")
+        original = subset_original(value)
+        if original is not None and not self.permits(original[0]):
+            # the subset's object instead, as `import` gives it where the module's profile is off
+            module, attr = original
+            return getattr(self._subset_import(module, ()), attr)
         return value
 
 

@@ -1490,6 +1490,20 @@ def test_bytes_serve_where_a_memoryview_is_withheld():
     assert result == [True, [97, 98]]
 
 
+def test_a_librarys_re_export_of_what_a_subset_stands_in_for_is_the_subsets():
+    """matplotlib.Path is pathlib.Path, matplotlib.texmanager.TemporaryDirectory is tempfile's,
+    pandas and sympy import warnings' functions: each is the subset's object, as `import` gives it."""
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("pandas")
+    result, _ = ok("import pathlib, tempfile, warnings, matplotlib, matplotlib.texmanager, pandas.io.parquet\n"
+                   "import sympy.multipledispatch.dispatcher as dispatcher\n"
+                   "result = [matplotlib.Path is pathlib.Path, "
+                   "matplotlib.texmanager.TemporaryDirectory is tempfile.TemporaryDirectory, "
+                   "pandas.io.parquet.filterwarnings is warnings.filterwarnings, dispatcher.warn is warnings.warn]",
+                   allowed=profiles.allowed_modules(["basic", "data_science"]))
+    assert result == [True, True, True, True]
+
+
 # --------------------------------------------------------------------- validate sees what execute refuses
 @pytest.mark.parametrize("code,line,needle", [
     ("import sys\n\nsys.settrace(None)", 3, "sys.settrace"),
