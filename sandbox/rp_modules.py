@@ -436,9 +436,11 @@ def needs_vet(value) -> bool:
         or (type(value) is types.GenericAlias and needs_vet(value.__origin__)))
 
 
-def _hidden_danger(container):
-    """The first value inside a plain container (at any depth) that would need vetting;
-    None when there is none. Levels of scalars cost one C-level pass."""
+def _hidden_danger(container, handed_out_as_is):
+    """The first value inside a plain container (at any depth) that would need vetting and
+    that the vetting would not hand out as it is (`handed_out_as_is`: sys.version_info, which
+    the sys subset gives as it is); None when there is none. Levels of scalars cost one
+    C-level pass."""
     seen, stack = set(), [container]
     while stack:
         current = stack.pop()
@@ -453,7 +455,7 @@ def _hidden_danger(container):
                 kind = type(item)
                 if kind in CONTAINER_TYPES:
                     stack.append(item)
-                elif kind not in SCALAR_TYPES and needs_vet(item):
+                elif kind not in SCALAR_TYPES and needs_vet(item) and not handed_out_as_is(item):
                     return item
     return None
 
@@ -886,12 +888,21 @@ class ModulePolicy:
         return self.vet(value, where, kind)
 
     def check_container(self, container, where, kind="attribute_blocked"):
-        found = _hidden_danger(container)
+        found = _hidden_danger(container, lambda item: self._handed_out_as_is(item, where, kind))
         if found is not None:
             self.vet(found, f"a value inside {where}", kind)  # raises, or...
             raise self.refuse(kind, f"{where} holds {describe_value(found)}, which is not available "
                                     "in the sandbox")  # ...a proxy is no excuse to hand out the container
         return container
+
+    def _handed_out_as_is(self, value, where, kind) -> bool:
+        """An object a subset hands out as it is (sys.version_info), found in a container."""
+        if subset_original(value) is None:
+            return False
+        try:
+            return self.vet(value, where, kind) is value
+        except SandboxAttributeError:
+            return False   # (the refusal is said again, with the container: check_container)
 
     def abc_meta_name(self) -> MetaclassName:
         """The execution's one name for abc.ABCMeta."""
