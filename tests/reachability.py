@@ -20,6 +20,7 @@ import builtins
 import collections
 import dataclasses
 import io
+import pathlib
 import sys
 import types
 
@@ -56,11 +57,9 @@ NEVER_CALLED = frozenset({
 })
 SCALARS = (int, float, complex, str, bytes, bool, type(None), bytearray, range)
 CONTAINERS = (list, tuple, dict, set, frozenset)
-SANDBOX_DIRECTORY = str(__import__("pathlib").Path(__file__).resolve().parent.parent / "sandbox")
+SANDBOX_DIRECTORY = str(pathlib.Path(__file__).resolve().parent.parent / "sandbox")
 # Steps up a class hierarchy: what they reach is not public API (a library class's bases).
 HIERARCHY_STEPS = frozenset({".mro()", ".__mro__", ".__bases__", ".__base__"})
-# Objects of these kinds are checked but not walked further (their methods lead nowhere new).
-NOT_WALKED = SCALARS
 
 
 @dataclasses.dataclass
@@ -373,7 +372,7 @@ class Crawler:
             value, path, depth, public = queue.popleft()
             self.visited += 1
             self.per_depth[depth] += 1
-            if depth < self.budget.depth and not isinstance(value, NOT_WALKED):
+            if depth < self.budget.depth:
                 module = self.module_name(value)
                 for step, reached in self.steps_from(value, path):
                     self.reach(queue, reached, path + step, depth + 1, public and step not in HIERARCHY_STEPS,
@@ -554,8 +553,8 @@ def summary(profile: str, report: dict) -> str:
 
 if __name__ == "__main__":
     import importlib.util
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
     failed = False
     for name in ("basic", "data_science"):
         if name == "data_science" and importlib.util.find_spec("pandas") is None:
