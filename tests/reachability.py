@@ -54,6 +54,8 @@ NEVER_CALLED = frozenset({
     "exit", "quit", "abort", "kill", "terminate", "close", "shutdown", "clear", "popitem", "pop", "reset",
     "test", "doctest", "runtests", "show_versions", "show_config", "main", "setUpClass", "tearDownClass",
     "run", "debug", "disable", "resetwarnings", "simplefilter", "setrecursionlimit", "breakpoint", "help",
+    # matplotlib's interactive waits: with the Agg backend they sleep until the run's time limit
+    "waitforbuttonpress", "ginput", "start_event_loop",
 })
 SCALARS = (int, float, complex, str, bytes, bool, type(None), bytearray, range)
 CONTAINERS = (list, tuple, dict, set, frozenset)
