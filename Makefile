@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install install-test install-datascience dev serve-http test test-loaded test-root test-pool-off test-user dist bench fuzz soak clean
+.PHONY: install install-test install-datascience dev serve-http test test-loaded test-root test-pool-off test-user dist bench fuzz soak crawl clean
 
 install: $(VENV)/.installed
 
@@ -63,6 +63,11 @@ fuzz: install-test
 
 soak: install-test
 	$(PY) bench/soak.py
+
+# What a restricted snippet can reach, crawled deeper than `make test` does (every object,
+# every name, every zero-argument method, depth 5); data science with its extra installed.
+crawl: install
+	$(PY) tests/reachability.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache

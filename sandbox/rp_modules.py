@@ -78,6 +78,9 @@ DENIED_ADVICE = {
         "__import__": "write an import statement (import json, from math import sqrt)",
         **dict.fromkeys(("getattr", "setattr", "delattr", "hasattr", "vars", "dir"), _GUARDED_BUILTIN),
         **dict.fromkeys(("globals", "locals"), "use the snippet's names directly, or a dict of your own"),
+        # withheld as a builtin (rp_guards.WITHHELD_BUILTINS), and so wherever else it surfaces:
+        # sqlite3.Binary, numpy.ScalarType, type() of a buffer
+        "memoryview": "use bytes or bytearray and slices (sqlite3 takes bytes for a BLOB)",
         **dict.fromkeys(("breakpoint", "input", "help"), "there is no terminal: pass data in the code, and show "
                                                         "what you need with print()"),
         **dict.fromkeys(("exit", "quit"), "to stop early, return from a function or raise an exception"),
@@ -399,11 +402,33 @@ _READ_ONLY_VIEWS[collections.deque] = tuple
 del _cls
 
 
+# The objects a subset stands in for (each name of module_subsets.SUBSETS, as the real module
+# has it), wherever a library re-exports one (matplotlib.Path is pathlib.Path): id -> (module,
+# name). Made anew when modules were loaded since.
+_SUBSET_ORIGINALS: dict[int, tuple[str, str]] = {}
+_originals_made_with = -1   # len(sys.modules) then
+
+
+def subset_original(value) -> tuple[str, str] | None:
+    """(module, name) when `value` is the real module's object behind a subset's name."""
+    global _originals_made_with
+    if len(sys.modules) != _originals_made_with:
+        _originals_made_with = len(sys.modules)
+        for name, attrs in module_subsets.SUBSETS.items():
+            module = sys.modules.get(name)
+            for attr in attrs if module is not None else ():
+                original = getattr(module, attr, None)
+                if type(original) not in PLAIN_TYPES and not isinstance(original, types.ModuleType):
+                    _SUBSET_ORIGINALS.setdefault(id(original), (name, attr))
+    return _SUBSET_ORIGINALS.get(id(value))
+
+
 def needs_vet(value) -> bool:
     if value is _BUILTINS_DICT:
         return True  # (a dict, but the real builtins': library code's eval() hands it out)
     return type(value) not in PLAIN_TYPES and (
         id(value) in _VET_IDS or isinstance(value, _INTERNAL_TYPES) or _is_metaclass(value)
+        or subset_original(value) is not None
         or id(value) in library_policy.refused_ids or id(value) in library_policy.keyword_guards
         or id(value) in library_policy.replaced_ids or id(value) in library_policy.by_path_ids
         or id(value) in library_policy.named_file_writers or id(value) in stand_ins.HIDDEN
@@ -411,9 +436,11 @@ def needs_vet(value) -> bool:
         or (type(value) is types.GenericAlias and needs_vet(value.__origin__)))
 
 
-def _hidden_danger(container):
-    """The first value inside a plain container (at any depth) that would need vetting;
-    None when there is none. Levels of scalars cost one C-level pass."""
+def _hidden_danger(container, handed_out_as_is):
+    """The first value inside a plain container (at any depth) that would need vetting and
+    that the vetting would not hand out as it is (`handed_out_as_is`: sys.version_info, which
+    the sys subset gives as it is); None when there is none. Levels of scalars cost one
+    C-level pass."""
     seen, stack = set(), [container]
     while stack:
         current = stack.pop()
@@ -428,7 +455,7 @@ def _hidden_danger(container):
                 kind = type(item)
                 if kind in CONTAINER_TYPES:
                     stack.append(item)
-                elif kind not in SCALAR_TYPES and needs_vet(item):
+                elif kind not in SCALAR_TYPES and needs_vet(item) and not handed_out_as_is(item):
                     return item
     return None
 
@@ -865,12 +892,21 @@ class ModulePolicy:
         return self.vet(value, where, kind)
 
     def check_container(self, container, where, kind="attribute_blocked"):
-        found = _hidden_danger(container)
+        found = _hidden_danger(container, lambda item: self._handed_out_as_is(item, where, kind))
         if found is not None:
             self.vet(found, f"a value inside {where}", kind)  # raises, or...
             raise self.refuse(kind, f"{where} holds {describe_value(found)}, which is not available "
                                     "in the sandbox")  # ...a proxy is no excuse to hand out the container
         return container
+
+    def _handed_out_as_is(self, value, where, kind) -> bool:
+        """An object a subset hands out as it is (sys.version_info), found in a container."""
+        if subset_original(value) is None:
+            return False
+        try:
+            return self.vet(value, where, kind) is value
+        except SandboxAttributeError:
+            return False   # (the refusal is said again, with the container: check_container)
 
     def abc_meta_name(self) -> MetaclassName:
         """The execution's one name for abc.ABCMeta."""
@@ -931,6 +967,11 @@ class ModulePolicy:
             name, instead = denied.split(": ", 1)
             label = where if where == name else f"{where} ({name})"
             raise self.refuse(kind, f"{label} is not available in the sandbox: {instead}")
+        original = subset_original(value)
+        if original is not None and not self.permits(original[0]):
+            # the subset's object instead, as `import` gives it where the module's profile is off
+            module, attr = original
+            return getattr(self._subset_import(module, ()), attr)
         return value
 
 

@@ -1475,6 +1475,36 @@ def test_class_read_opens_nothing_type_would_not(code):
     blocked(code, error_types=("syntax_error", "security_violation"))
 
 
+@pytest.mark.parametrize("code", [
+    "import sqlite3\nview = sqlite3.Binary(bytearray(b'ab'))\nprint('ESCAPED', view.cast('B'))",
+    "import io\nmemory = type(io.BytesIO(b'ab').getbuffer())\nprint('ESCAPED', memory(b'ab'))",
+])
+def test_memoryview_is_withheld_wherever_it_surfaces(code):
+    reply = blocked(code)
+    assert "memoryview" in reply["error"] and "not available" in reply["error"], reply
+
+
+def test_bytes_serve_where_a_memoryview_is_withheld():
+    result, _ = ok("import sqlite3, io\nc = sqlite3.connect(':memory:')\nc.execute('create table t (b blob)')\n"
+                   "c.execute('insert into t values (?)', (b'ab',))\n"
+                   "result = [c.execute('select b from t').fetchone()[0] == b'ab', io.BytesIO(b'ab').getbuffer().tolist()]")
+    assert result == [True, [97, 98]]
+
+
+def test_a_librarys_re_export_of_what_a_subset_stands_in_for_is_the_subsets():
+    """matplotlib.Path is pathlib.Path, matplotlib.texmanager.TemporaryDirectory is tempfile's,
+    pandas and sympy import warnings' functions: each is the subset's object, as `import` gives it."""
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("pandas")
+    result, _ = ok("import pathlib, tempfile, warnings, matplotlib, matplotlib.texmanager, pandas.io.parquet\n"
+                   "import sympy.multipledispatch.dispatcher as dispatcher\n"
+                   "result = [matplotlib.Path is pathlib.Path, "
+                   "matplotlib.texmanager.TemporaryDirectory is tempfile.TemporaryDirectory, "
+                   "pandas.io.parquet.filterwarnings is warnings.filterwarnings, dispatcher.warn is warnings.warn]",
+                   allowed=profiles.allowed_modules(["basic", "data_science"]))
+    assert result == [True, True, True, True]
+
+
 # --------------------------------------------------------------------- validate sees what execute refuses
 @pytest.mark.parametrize("code,line,needle", [
     ("import sys\n\nsys.settrace(None)", 3, "sys.settrace"),
