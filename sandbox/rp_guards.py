@@ -133,6 +133,8 @@ class ExecutionContext(ModulePolicy):
             try:
                 value = getattr(obj, name)
             except AttributeError as exc:  # a part of sys/io the subset leaves out: a refusal
+                if default is not raise_:
+                    return default  # (what hasattr() answers, and a module proxy's getattr does)
                 raise self.refuse("attribute_blocked", str(exc)) from None
             # (vetted as any value: sys's were read from the real sys, which library code could change)
             if type(value) in CONTAINER_TYPES:

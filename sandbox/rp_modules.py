@@ -822,7 +822,13 @@ class ModulePolicy:
         if missing:
             if not (self.permits(qual) or self.is_package_of_allowed(qual)):
                 raise AttributeError(f"module {modname!r} has no attribute {attr!r}")
-            value = importlib.import_module(qual)
+            try:
+                value = importlib.import_module(qual)
+            except ModuleNotFoundError as exc:
+                if exc.name != qual:
+                    raise  # (a submodule that is there, missing one of its own imports)
+                # neither an attribute nor a submodule: missing, as hasattr() and getattr(m, name, default) expect
+                raise AttributeError(f"module {modname!r} has no attribute {attr!r}") from None
         if isinstance(value, types.ModuleType):
             return self.module_value(value, qual, kind)
         if package_only:

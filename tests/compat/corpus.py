@@ -3710,6 +3710,21 @@ result = [missing_keys({}, Movie), missing_keys({"title": "Up"}, Movie), sorted(
           Movie.__total__]
 """, since=(3, 11))
 
+# ---------------------------------------------------------------- version checks, own dunders, hints, tracebacks
+snippet("everyday", """
+import os, json
+result = [hasattr(os, "no_such_function"), getattr(os, "no_such_function", "fallback"),
+          getattr(json, "no_such_name", None), hasattr(json, "dumps")]
+""")
+snippet("everyday", """
+import numpy as np, pandas as pd, scipy, sympy, matplotlib
+trapezoid = getattr(np, "trapezoid", None) or getattr(np, "trapz")
+result = [float(trapezoid([1.0, 2.0, 3.0])), hasattr(np, "trapz"),
+          [hasattr(m, "no_such_name") for m in (np, pd, scipy, sympy, matplotlib)],
+          [getattr(m, "no_such_name", 0) for m in (np, pd, scipy, sympy, matplotlib)]]
+""", DATA)
+
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the

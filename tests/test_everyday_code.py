@@ -1,0 +1,106 @@
+"""Everyday code that runs as in plain CPython under the guards, and the doors beside
+each relaxation that stay closed: modules answer hasattr() and getattr(m, name, default)
+for a missing name; a snippet reads its own dunders that hold data; a class decorator
+sets special methods; typing.get_type_hints resolves annotations without eval; an
+exception's traceback is a summary of the snippet's own lines.
+
+In-process (restricted.execute, no kernel layer): the Python layer must hold alone."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+
+import pytest
+
+from sandbox import profiles, restricted
+
+BASIC = profiles.allowed_modules(["basic"])
+DATA = profiles.allowed_modules(["basic", "data_science"])
+HAVE_DATA = all(importlib.util.find_spec(m) for m in ("numpy", "pandas", "scipy", "sympy", "matplotlib"))
+needs_data = pytest.mark.skipif(not HAVE_DATA, reason="the data-science extra is not installed")
+
+
+def run(code, *, allowed=BASIC, rp=True):
+    out, err = io.StringIO(), io.StringIO()
+    reply = restricted.execute(code, restricted=rp, allowed_modules=allowed, stdout=out, stderr=err)
+    return reply, out.getvalue()
+
+
+def ok(code, **kwargs):
+    reply, out = run(code, **kwargs)
+    assert reply["success"], reply
+    return reply["result"], out
+
+
+def refused(code, *, error_types=("security_violation",), **kwargs):
+    reply, out = run(code, **kwargs)
+    assert not reply["success"] and reply["error_type"] in error_types, reply
+    assert "ESCAPED" not in out + str(reply["result"])
+    return reply
+
+
+def plain(code):
+    """What plain CPython makes of `code`: the value of `result`."""
+    scope = {}
+    exec(compile(code, "<snippet>", "exec"), scope)
+    return scope["result"]
+
+
+# ------------------------------------------------------------------ modules: missing names
+MISSING_NAMES = """
+import {module} as m
+result = [hasattr(m, "no_such_name"), getattr(m, "no_such_name", "default")]
+try:
+    m.no_such_name
+except AttributeError as exc:
+    result.append(type(exc).__name__ if type(exc) is AttributeError else "AttributeError subclass")
+"""
+
+
+@pytest.mark.parametrize("rp", [True, False], ids=["rp", "no-rp"])
+@pytest.mark.parametrize("module", ["os", "sys", "json", "math"])
+def test_a_missing_module_attribute_is_an_attribute_error(module, rp):
+    code = MISSING_NAMES.format(module=module)
+    assert ok(code, rp=rp)[0][:2] == [False, "default"]
+    assert ok(code, rp=rp)[0][2] in ("AttributeError", "AttributeError subclass")
+
+
+@needs_data
+@pytest.mark.parametrize("rp", [True, False], ids=["rp", "no-rp"])
+@pytest.mark.parametrize("module", ["numpy", "pandas", "scipy", "scipy.stats", "sympy", "matplotlib",
+                                    "matplotlib.pyplot"])
+def test_a_missing_library_attribute_is_an_attribute_error(module, rp):
+    code = MISSING_NAMES.format(module=module)
+    assert ok(code, allowed=DATA, rp=rp)[0] == [False, "default", "AttributeError"]
+
+
+@needs_data
+def test_the_version_compatibility_idiom_runs():
+    code = """
+import numpy as np
+trapezoid = getattr(np, "trapezoid", None) or getattr(np, "trapz")
+result = [hasattr(np, "trapz"), float(trapezoid([1.0, 2.0, 3.0]))]
+"""
+    assert ok(code, allowed=DATA)[0] == plain(code)
+
+
+REFUSED_MODULE_NAMES = [("os", "system"), ("sys", "modules"), ("typing", "ForwardRef")]
+
+
+@pytest.mark.parametrize("module, name", REFUSED_MODULE_NAMES)
+def test_a_refused_module_attribute_stays_refused_and_answers_as_a_missing_one(module, name):
+    """The value never comes; hasattr and getattr with a default answer as for a name the
+    module lacks (no probe tells "refused" from "missing"); the plain read says why."""
+    answers = ok(f"import {module} as m\nresult = [hasattr(m, {name!r}), getattr(m, {name!r}, 'default')]")[0]
+    missing = ok(f"import {module} as m\nresult = [hasattr(m, 'no_such_name'), getattr(m, 'no_such_name', 'default')]")[0]
+    assert answers == missing == [False, "default"]
+    reply = refused(f"import {module} as m\nm.{name}")
+    assert "not available" in reply["error"]
+
+
+@needs_data
+def test_a_refused_library_attribute_stays_refused():
+    assert ok("import numpy as np\nresult = [hasattr(np, 'ctypeslib'), getattr(np, 'ctypeslib', 'default')]",
+              allowed=DATA)[0] == [False, "default"]
+    refused("import numpy as np\nnp.ctypeslib", allowed=DATA)
