@@ -28,7 +28,7 @@ _FRAMES_BESIDE = RESTRICTED_RECURSION_LIMIT - 2 * 1000   # the sandbox's own fra
 SUBSETS = {
     "sys": ("stdout", "stderr", "version", "version_info", "hexversion", "maxsize", "float_info", "int_info",
             "platform", "byteorder", "argv", "getrecursionlimit", "implementation", "float_repr_style",
-            "maxunicode", "exit", "setrecursionlimit", "getsizeof",
+            "maxunicode", "exit", "setrecursionlimit", "getsizeof", "getdefaultencoding",
             # what CPython's own "Exceeds the limit (4300 digits)" error tells the snippet to call
             "get_int_max_str_digits", "set_int_max_str_digits",
             # the exception being handled, without its traceback object (snippet_traceback)

@@ -70,6 +70,14 @@ METHOD_ALIAS_ADVICE = ("define a special method with def (def __add__(self, othe
 OBJECT_METHODS = frozenset({"__setattr__", "__delattr__"})
 METACLASS_ADVICE = ("metaclass= takes abc.ABCMeta here (class C(metaclass=ABCMeta), or class C(ABC)); for a "
                     "singleton define __new__, for a registry of subclasses __init_subclass__")
+# What a refusal of `except* ValueError as group:` shows instead (it runs: tests/test_everyday_code.py).
+EXCEPT_STAR_INSTEAD = """\
+except ExceptionGroup as group:
+    matched, rest = group.split(ValueError)
+    for exc in (matched.exceptions if matched else ()):
+        print("handled:", exc)
+    if rest:
+        raise rest"""
 # The guard every snippet `__getattr__` is decorated with, outermost (rp_guards.public_getattr).
 FALLBACK_GETATTR = "_public_getattr_"
 
@@ -159,9 +167,9 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return super().visit_Assign(node)
 
     def visit_TryStar(self, node):
-        self.error(node, "except* is not available in the sandbox (exception groups are refused: "
-                         "CVE-2025-22153): catch what a TaskGroup raises with `except Exception as e` "
-                         "and look at e.exceptions")
+        self.error(node, "except* is not available in the sandbox (this interpreter's except* has a type "
+                         "confusion, CVE-2025-22153): catch the group and split it by type:\n"
+                         + EXCEPT_STAR_INSTEAD)
 
     # Python 3.12's generic syntax: RestrictedPython refuses its nodes ("TypeVar statements are not
     # allowed."); the refusal says how to write the same with typing, once per line

@@ -982,7 +982,6 @@ class ExecutionContext(ModulePolicy):
 _EXCEPTIONS = {
     name: value for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException) and not name.startswith("_")
-    and name not in ("BaseExceptionGroup", "ExceptionGroup")  # except* is refused (CVE-2025-22153)
 }
 
 _PLAIN_BUILTINS = {

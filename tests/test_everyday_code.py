@@ -104,3 +104,42 @@ def test_a_refused_library_attribute_stays_refused():
     assert ok("import numpy as np\nresult = [hasattr(np, 'ctypeslib'), getattr(np, 'ctypeslib', 'default')]",
               allowed=DATA)[0] == [False, "default"]
     refused("import numpy as np\nnp.ctypeslib", allowed=DATA)
+
+
+# ------------------------------------------------------------------ exception groups
+GROUPS = """
+group = ExceptionGroup("batch", [ValueError("bad value"), TypeError("bad type")])
+matched, rest = group.split(ValueError)
+result = [str(group), [str(e) for e in group.exceptions], isinstance(group, BaseExceptionGroup),
+          issubclass(ExceptionGroup, Exception), [str(e) for e in matched.exceptions], repr(rest.exceptions)]
+try:
+    raise group
+except ExceptionGroup as caught:
+    result.append(len(caught.exceptions))
+"""
+
+
+@pytest.mark.parametrize("rp", [True, False], ids=["rp", "no-rp"])
+def test_exception_groups_are_classes_the_snippet_uses(rp):
+    assert ok(GROUPS, rp=rp)[0] == plain(GROUPS)
+
+
+def test_the_refusal_of_except_star_shows_code_that_runs():
+    reply = refused("try:\n    raise ExceptionGroup('g', [ValueError(1)])\nexcept* ValueError as group:\n    pass")
+    suggestion = reply["error"].split("split it by type:\n", 1)[1]
+    code = ("try:\n    raise ExceptionGroup('g', [ValueError(1), KeyError(2)])\n" + suggestion
+            + "\nresult = 'not reached'")
+    reply, out = run(code)
+    assert out == "handled: 1\n"
+    # what is not matched goes on, as with except*
+    assert not reply["success"] and reply["error"] == "ExceptionGroup: g (1 sub-exception)", reply
+
+
+def test_a_subclass_of_exception_group_does_not_reopen_except_star():
+    """The type confusion needs except*: it stays refused whatever the group's class."""
+    refused("class G(ExceptionGroup):\n    def derive(self, excs):\n        return 1\n"
+            "try:\n    raise G('g', [ValueError(1)])\nexcept* ValueError:\n    pass")
+
+
+def test_sys_getdefaultencoding():
+    assert ok("import sys\nresult = sys.getdefaultencoding()")[0] == "utf-8"

@@ -3725,6 +3725,20 @@ result = [float(trapezoid([1.0, 2.0, 3.0])), hasattr(np, "trapz"),
 """, DATA)
 
 
+snippet("everyday", """
+import sys
+def validate(rows):
+    problems = [ValueError(f"row {i}: negative") for i, r in enumerate(rows) if r < 0]
+    if problems:
+        raise ExceptionGroup("validation failed", problems)
+try:
+    validate([1, -2, 3, -4])
+except ExceptionGroup as group:
+    negative, rest = group.split(ValueError)
+    result = [str(group), [str(e) for e in negative.exceptions], rest, sys.getdefaultencoding()]
+""", since=(3, 11))
+
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the
