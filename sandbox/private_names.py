@@ -61,6 +61,14 @@ SAFE_DUNDERS = {
     "__dict__": ("own",),
     "__annotations__": ("own",),        # a copy (rp_guards.ExecutionContext.getattr)
     "__wrapped__": ("own",),            # what functools.wraps stored: the function it was given
+    # data the snippet wrote itself: its class's slots, its function's default values
+    "__slots__": ("own",),
+    "__defaults__": ("own",),
+    "__kwdefaults__": ("own",),
+    # an Enum class's members by name (any Enum's: they are what E[name] gives), the
+    # values an Annotated[...] carries (read as its items would be)
+    "__members__": ("enum class",),
+    "__metadata__": ("annotated",),
     # a class hierarchy that is the snippet's all the way down (object, built-in exceptions
     # and marker bases aside), never a library class's. (Not __subclasses__: the first step
     # of the classic escapes stays refused where validate_code can see it, in the source.)
@@ -109,6 +117,9 @@ INSTEAD = {
     "__dict__": "use dir(obj) and getattr(obj, name); vars(obj) works on the snippet's own objects",
     "__annotations__": "annotations are readable on the snippet's own functions and classes only",
     "__wrapped__": "__wrapped__ is readable on the snippet's own functions only (what its functools.wraps stored)",
+    **dict.fromkeys(("__slots__", "__defaults__", "__kwdefaults__"),
+                    "readable on the snippet's own classes and functions only; for a library's, "
+                    "inspect.signature(f) shows its parameters and defaults"),
     **dict.fromkeys(("__mro__", "__bases__", "__base__"),
                     "a class's hierarchy is readable on the snippet's own classes only: use isinstance(x, C) "
                     "or issubclass(A, B)"),

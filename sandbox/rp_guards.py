@@ -166,6 +166,8 @@ class ExecutionContext(ModulePolicy):
                     # from these names, which the class statement checked; and searched:
                     # functools.wraps puts the wrapped library function's dict here
                     return self.check_container(dict(value), f"{describe_value(obj)}.{name}")
+                if type(value) in CONTAINER_TYPES:  # (defaults, slots, metadata: searched as any container)
+                    return self.check_container(value, f"{describe_value(obj)}.{name}")
                 return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
         refusal = None
         if type(name) is str and name in FORMAT_NAMES:
@@ -425,8 +427,14 @@ class ExecutionContext(ModulePolicy):
         leaves the decision to the usual rules (which refuse it)."""
         kinds = private_names.SAFE_DUNDERS.get(name, ())
         if "own" in kinds or "own class" in kinds:
-            own = self.only_snippet_classes(obj) and ("own" in kinds or isinstance(obj, type))
+            # (a bound method's data is its function's: obj.method.__defaults__)
+            target = obj.__func__ if type(obj) is types.MethodType and name != "__dict__" else obj
+            own = self.only_snippet_classes(target) and ("own" in kinds or isinstance(obj, type))
             return True if own and hasattr(obj, name) else None
+        if "enum class" in kinds:
+            return True if isinstance(obj, enum.EnumMeta) else None
+        if "annotated" in kinds:
+            return True if type(obj) is _ANNOTATED_ALIAS else None
         if private_names.private_name_allowed(name):
             if self.only_snippet_classes(obj):
                 return True
@@ -1012,6 +1020,7 @@ _BASE_BUILTINS = _base_builtins()
 
 
 _TYPE_QUALNAME = vars(type)["__qualname__"].__get__
+_ANNOTATED_ALIAS = type(typing.Annotated[int, 0])
 
 
 def _dataclass_marker(value) -> bool:

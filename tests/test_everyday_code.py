@@ -14,6 +14,7 @@ import io
 import pytest
 
 from sandbox import profiles, restricted
+from sandbox.results import to_jsonable
 
 BASIC = profiles.allowed_modules(["basic"])
 DATA = profiles.allowed_modules(["basic", "data_science"])
@@ -41,10 +42,10 @@ def refused(code, *, error_types=("security_violation",), **kwargs):
 
 
 def plain(code):
-    """What plain CPython makes of `code`: the value of `result`."""
+    """What plain CPython makes of `code`: the value of `result`, as the sandbox reports it."""
     scope = {}
     exec(compile(code, "<snippet>", "exec"), scope)
-    return scope["result"]
+    return to_jsonable(scope["result"])
 
 
 # ------------------------------------------------------------------ modules: missing names
@@ -143,3 +144,87 @@ def test_a_subclass_of_exception_group_does_not_reopen_except_star():
 
 def test_sys_getdefaultencoding():
     assert ok("import sys\nresult = sys.getdefaultencoding()")[0] == "utf-8"
+
+
+# ------------------------------------------------------------------ the snippet's own dunders that hold data
+OWN_DUNDERS = """
+from dataclasses import dataclass
+from enum import Enum
+from typing import Annotated
+class Point:
+    "A point in the plane."
+    __slots__ = ("x", "y")
+    def __init__(self, x=0, y=0):
+        self.x, self.y = x, y
+    def moved(self, dx=1, *, dy=2):
+        return Point(self.x + dx, self.y + dy)
+def connect(host, port=8080, *, timeout=5.0, retries=3):
+    return host
+class Color(Enum):
+    RED = 1
+    GREEN = 2
+    CRIMSON = 1
+Meters = Annotated[float, "unit: m", (0, 100)]
+def describe(cls):
+    return f"{cls.__name__}/{cls.__qualname__}: {cls.__doc__}"
+@dataclass
+class Reading:
+    "One reading."
+    value: float = 0.0
+result = [Point.__slots__, Point(1, 2).__slots__, connect.__defaults__, connect.__kwdefaults__,
+          Point().moved.__defaults__, Point.moved.__kwdefaults__, list(Color.__members__),
+          Color.__members__["CRIMSON"].name, Meters.__metadata__, describe(Point), describe(Reading),
+          Point.moved.__qualname__, Color.RED.__class__.__name__]
+"""
+
+
+@pytest.mark.parametrize("rp", [True, False], ids=["rp", "no-rp"])
+def test_the_snippets_own_dunders_that_hold_data_are_read(rp):
+    assert ok(OWN_DUNDERS, rp=rp)[0] == plain(OWN_DUNDERS)
+
+
+def test_a_librarys_enum_lists_its_members():
+    code = "import http\nresult = list(http.HTTPStatus.__members__)[:3]"
+    assert ok(code)[0] == plain(code)
+
+
+@pytest.mark.parametrize("code", [
+    "import json\njson.dumps.__defaults__",                      # a library's function
+    "import json\njson.JSONEncoder.__slots__",                   # a library's class
+    "import json\njson.JSONEncoder().default.__defaults__",      # a library's bound method
+    "class D(dict):\n    pass\nD.__members__",                   # not an Enum
+    "def f(x=1):\n    pass\nf.__defaults__.__class__.__bases__",  # (a tuple's hierarchy)
+    "def f(x=1):\n    pass\nf.__globals__",
+    "def f(x=1):\n    pass\nf.__code__",
+    "def f(x=1):\n    pass\nf.__closure__",
+    "def f(x=1):\n    pass\nf.__defaults__ = (2,)",             # writes keep their rules
+    "def f(x=1):\n    pass\nsetattr(f, '__defaults__', (2,))",
+    "def f(*, x=1):\n    pass\nsetattr(f, '__kwdefaults__', {})",
+    "class C:\n    __slots__ = ('a',)\nC.__slots__ = ('b',)",
+    "from enum import Enum\nclass E(Enum):\n    A = 1\nE.__members__ = {}",
+    "from typing import Annotated\nA = Annotated[int, 1]\nA.__metadata__ = ()",
+])
+def test_reading_data_dunders_opens_no_door(code):
+    refused(code)
+
+
+def test_data_dunders_are_searched_like_any_container():
+    """What a data dunder holds goes through the guards' search: a refused object inside
+    is refused (the snippet can only put there what it had, but a library's alias or a
+    function made with a library's help can hold more)."""
+    import builtins
+    import typing
+
+    from sandbox import rp_guards
+    from sandbox.rp_modules import Events
+
+    ctx = rp_guards.ExecutionContext(frozenset(BASIC), Events())
+    glb = rp_guards.restricted_globals(ctx, io.StringIO())
+    exec("def f(x=None):\n    pass", glb)
+    function = glb["f"]
+    function.__defaults__ = (builtins.eval,)
+    with pytest.raises(AttributeError):
+        ctx.getattr(function, "__defaults__")
+    with pytest.raises(AttributeError):
+        ctx.getattr(typing.Annotated[int, builtins.exec], "__metadata__")
+    assert ctx.getattr(typing.Annotated[int, "m"], "__metadata__") == ("m",)

@@ -3739,6 +3739,27 @@ except ExceptionGroup as group:
 """, since=(3, 11))
 
 
+snippet("everyday", """
+from enum import Enum
+from typing import Annotated
+class Vector:
+    "A 2-D vector."
+    __slots__ = ("x", "y")
+    def __init__(self, x=0.0, y=0.0):
+        self.x, self.y = x, y
+def fetch(url, retries=3, *, timeout=10.0):
+    return url
+class Status(Enum):
+    OK = "ok"
+    FAILED = "failed"
+Percent = Annotated[float, "0..100"]
+def describe(cls):
+    return {"name": cls.__name__, "qualname": cls.__qualname__, "doc": cls.__doc__}
+result = [Vector.__slots__, fetch.__defaults__, fetch.__kwdefaults__, list(Status.__members__),
+          Percent.__metadata__, describe(Vector)]
+""")
+
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the
