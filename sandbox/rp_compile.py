@@ -305,6 +305,15 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         # read through the guard, which gives them on the snippet's own objects only
         if isinstance(node.ctx, ast.Load) and node.attr in SUPER_METHODS:
             return self._safe_dunder_read(node)
+        # `cls.__repr__ = fn` (a class decorator): set through `_write_special_`, which takes the
+        # snippet's own classes and the values a class body may give (sandbox/special_methods.py)
+        if isinstance(node.ctx, ast.Store) and node.attr in SUPER_METHODS:
+            guarded = ast.Call(func=ast.Name("_write_special_", ast.Load()), args=[self.visit(node.value)],
+                               keywords=[])
+            copy_locations(guarded, node.value)
+            new = ast.Attribute(value=guarded, attr=node.attr, ctx=node.ctx)
+            copy_locations(new, node)
+            return new
         if node.attr in INSPECT_ATTRIBUTES:
             # RestrictedPython refuses these too; this says what to write instead
             self.error(node, f'"{node.attr}" is not available in the sandbox: {private_names.instead(node.attr)}')
@@ -314,7 +323,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             # RestrictedPython's refusal, with what to write instead (the value is still checked)
             if not isinstance(node.ctx, ast.Load) and node.attr.startswith("__") and node.attr.endswith("__"):
                 instead = (f"define it in the class body (def {node.attr}(self, ...): ...), or in a subclass; "
-                           "special names are not assigned after the class is made")
+                           "this special name is not assigned after the class is made")
             else:
                 instead = private_names.instead(node.attr)
             self.error(node, f'"{node.attr}" is an invalid attribute name because it starts with "_": {instead}')

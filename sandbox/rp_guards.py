@@ -31,7 +31,7 @@ from RestrictedPython.Utilities import utility_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from . import (copy_memo, library_policy, module_subsets, pandas_expressions, private_names, safe_format, snippet_files,
-               snippet_names)
+               snippet_names, special_methods)
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, METACLASS_ADVICE, OBJECT_METHODS, SUPER_METHODS
@@ -567,6 +567,36 @@ class ExecutionContext(ModulePolicy):
                                                f"{describe_value(ob)} cannot be written: only those of the "
                                                "snippet's own classes can")
 
+    def write_special(self, ob):
+        """_write_special_: `cls.__repr__ = fn` only on the snippet's own classes (special_methods.py)."""
+        if isinstance(ob, type) and ob in self.classes:
+            return special_methods.SpecialMethodWrite(ob, self)
+        what = f"the class {_TYPE_QUALNAME(ob)}" if isinstance(ob, type) else f"a {describe_value(ob)} object"
+        raise self.refuse("attribute_blocked", f"special methods are set on the snippet's own classes, not on "
+                                               f"{what}: " + special_methods.advice("__repr__"))
+
+    def set_special_method(self, cls: type, name, value) -> None:
+        """`cls.name = value` for a special method, under the class body's rules."""
+        if not special_methods.settable(name):
+            raise self.refuse("attribute_blocked", f"{name!r:.80} is not set on a class here: use an ordinary "
+                                                   "attribute name, or one of the special methods a class body "
+                                                   "may define")
+        if not special_methods.is_snippet_function(value, self.owns):
+            raise self.refuse("attribute_blocked", f"{cls.__name__}.{name} is set to a def or lambda of the "
+                                                   f"snippet's (or None), not {describe_value(value)}: "
+                                                   + special_methods.advice(name))
+        affected = [cls, *(c for c in self.classes if c is not cls and cls in c.__mro__)]
+        if name in ATTRIBUTE_HOOKS and not all(self.snippet_side(base) for c in affected for base in c.__mro__[1:]):
+            raise self.refuse("attribute_blocked", f"class {cls.__name__}: {name} is for classes of the snippet's "
+                                                   "own all the way down (a library base sets its private "
+                                                   "attributes through it); validate in a method or a property "
+                                                   "instead")
+        if name == "__deepcopy__" and value is not None:  # it gets a handle, never copy's memo (copy_memo.py)
+            value = copy_memo.guarded_method(value, self.refuse_call)
+        self.check_class_write(cls, name, value)
+        self.defined.setdefault(cls, set()).add(name)   # (for the classes derived from it later)
+        setattr(cls, name, value)
+
     def write_guard(self, ob):
         """_write_: full_write_guard's pass-through for dict and list, plus the snippet's own
         objects; everything else gets item writes only (see ForeignWrite)."""
@@ -603,6 +633,8 @@ class ExecutionContext(ModulePolicy):
         if type(name) is not str:
             raise TypeError("attribute name must be a string")
         if name.startswith("_"):
+            if special_methods.settable(name):
+                return self.write_special(obj)
             if not private_names.private_name_allowed(name):
                 raise self.refuse("attribute_blocked", f"{what} of {name!r:.80} is not allowed: special names and "
                                                        "the sandbox's own (_x_) are not set by name; use an "
@@ -1062,6 +1094,7 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
         "_unpack_sequence_": guarded_unpack_sequence,
         "_write_": ctx.write_guard,
         "_write_private_": ctx.write_private,
+        "_write_special_": ctx.write_special,
         "_import_star_": ctx.import_star,
         "_inplacevar_": inplacevar,
         "_apply_": ctx.apply,

@@ -228,3 +228,82 @@ def test_data_dunders_are_searched_like_any_container():
     with pytest.raises(AttributeError):
         ctx.getattr(typing.Annotated[int, builtins.exec], "__metadata__")
     assert ctx.getattr(typing.Annotated[int, "m"], "__metadata__") == ("m",)
+
+
+# ------------------------------------------------------------------ special methods set by a class decorator
+DECORATED = """
+def auto_repr(cls):
+    cls.__repr__ = lambda self: f"{type(self).__name__}({self.value!r})"
+    cls.__eq__ = lambda self, other: type(other) is type(self) and other.value == self.value
+    cls.__hash__ = lambda self: hash(self.value)
+    return cls
+def ordered(cls):
+    for name in ("__lt__", "__le__"):
+        setattr(cls, name, lambda self, other, name=name: (self.value < other.value) if name == "__lt__"
+                else (self.value <= other.value))
+    return cls
+@ordered
+@auto_repr
+class Box:
+    def __init__(self, value):
+        self.value = value
+class Plain:
+    pass
+Plain.__hash__ = None
+result = [repr(Box(2)), Box(1) == Box(1), len({Box(1), Box(1)}), sorted([Box(3), Box(1)]), Box(1) <= Box(1)]
+try:
+    hash(Plain())
+except TypeError:
+    result.append("unhashable")
+"""
+
+
+@pytest.mark.parametrize("rp", [True, False], ids=["rp", "no-rp"])
+def test_a_class_decorator_sets_special_methods(rp):
+    assert ok(DECORATED, rp=rp)[0] == plain(DECORATED)
+
+
+def test_a_special_method_set_later_vets_what_the_interpreter_passes_it():
+    """As a class body's: an __exit__ gets no traceback object (None), whatever raised."""
+    code = """
+class Guarded:
+    def __enter__(self):
+        return self
+Guarded.__exit__ = lambda self, kind, exc, tb: print("traceback:", tb) or True
+with Guarded():
+    raise ValueError("x")
+"""
+    assert ok(code)[1] == "traceback: None\n"
+
+
+@pytest.mark.parametrize("code", [
+    "import json\njson.JSONEncoder.__repr__ = lambda self: 'ESCAPED'",        # a library's class
+    "import json\nsetattr(json.JSONEncoder, '__eq__', lambda a, b: True)",
+    "class Z:\n    pass\nZ().__repr__ = lambda self: 'z'",                      # an instance
+    "class Z:\n    pass\nZ.__repr__ = print",                                   # not the snippet's function
+    "import json\nclass Z:\n    pass\nZ.__eq__ = json.dumps",
+    "import functools\nclass Z:\n    pass\nZ.__call__ = functools.partial(print, 'ESCAPED')",
+    "class Z:\n    pass\nZ.__call__ = staticmethod(print)",
+    "class Z:\n    pass\nZ.__getattr__ = lambda self, n: 1",                     # not a class body's either
+    "class Z:\n    pass\nsetattr(Z, '__getattribute__', lambda self, n: 1)",
+    "class Z:\n    pass\nsetattr(Z, '__class__', int)",
+    "class Z:\n    pass\nsetattr(Z, '__reduce_ex__', lambda self, p: (print, ('ESCAPED',)))",
+    "class Z:\n    pass\ndel Z.__repr__",
+    # attribute hooks: only on classes of the snippet's all the way down, now and later
+    "import json\nclass E(json.JSONEncoder):\n    pass\nE.__setattr__ = lambda self, n, v: None",
+    "import json\nclass A:\n    pass\nclass B(A, json.JSONEncoder):\n    pass\nA.__setattr__ = lambda s, n, v: None",
+    "import json\nclass A:\n    pass\nA.__delattr__ = lambda s, n: None\nclass B(A, json.JSONEncoder):\n    pass",
+])
+def test_setting_a_special_method_opens_no_door(code):
+    refused(code)
+
+
+def test_a_deepcopy_hook_set_later_gets_a_handle_not_copys_memo():
+    code = """
+import copy
+class Node:
+    pass
+Node.__deepcopy__ = lambda self, memo: memo
+result = type(copy.deepcopy(Node())).__name__
+"""
+    assert ok(code)[0] != "dict"

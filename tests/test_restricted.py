@@ -1920,7 +1920,7 @@ def test_a_top_level_await_fails_and_exits_as_other_code(unrestricted):
     ("import json\nsetattr(json, 'indent', 2)", "keep your own value in a variable"),
     ("import json\njson.indent = 2", "keep your own value in a variable"),
     ("import dataclasses\ndataclasses.inspect", "use the names the module itself offers"),
-    ("class C:\n    pass\nsetattr(C(), '__deepcopy__', 1)", "use an ordinary attribute name"),
+    ("class C:\n    pass\nsetattr(C(), '__deepcopy__', 1)", "special methods are set on the snippet's own classes"),
     ("C = type('C', (), {'__module__': 'json'})", "write a class statement for anything else"),
 ])
 def test_these_refusals_say_what_to_do(code, teaches):

@@ -3760,6 +3760,33 @@ result = [Vector.__slots__, fetch.__defaults__, fetch.__kwdefaults__, list(Statu
 """)
 
 
+snippet("everyday", """
+import functools
+def auto_repr(cls):
+    def __repr__(self):
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({fields})"
+    cls.__repr__ = __repr__
+    cls.__eq__ = lambda self, other: type(other) is type(self) and vars(other) == vars(self)
+    cls.__hash__ = lambda self: hash(tuple(sorted(vars(self).items())))
+    return cls
+def comparable_by(key):
+    def decorate(cls):
+        for name, op in (("__lt__", lambda a, b: a < b), ("__gt__", lambda a, b: a > b)):
+            setattr(cls, name, lambda self, other, op=op: op(getattr(self, key), getattr(other, key)))
+        return cls
+    return decorate
+@comparable_by("age")
+@auto_repr
+class Person:
+    def __init__(self, name, age):
+        self.name, self.age = name, age
+people = [Person("ada", 36), Person("alan", 41), Person("ada", 36)]
+result = [repr(people[0]), people[0] == people[2], len(set(people)), sorted(people)[0].name,
+          people[1] > people[0]]
+""")
+
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the
@@ -3792,6 +3819,6 @@ REFUSED = [s.strip("\n") for s in (
     "b = bytearray(b'abc')\nview = memoryview(b)",
     "import weakref\nclass A:\n    pass\nr = weakref.ref(A())",
     "from unittest import mock\nm = mock.MagicMock()",
-    "class Z:\n    pass\nZ.__repr__ = lambda self: 'z'",
+    "import json\njson.JSONEncoder.__repr__ = lambda self: 'z'",
     "result = type(1).__subclasses__()",
 )]
