@@ -51,7 +51,9 @@ SUBSETS = {
                 "basicConfig", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",
                 "disable", "getLevelName", "StreamHandler", "NullHandler", "Handler", "Formatter"),
     "warnings": ("warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings"),
-    "traceback": ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only"),
+    "traceback": ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only",
+                  # over a summary of the snippet's own frames (exc.__traceback__: snippet_traceback)
+                  "extract_tb", "format_tb", "print_tb", "format_list", "StackSummary", "FrameSummary"),
     # compression of bytes in memory (the filesystem profile has the whole modules, files included)
     "gzip": ("compress", "decompress", "BadGzipFile"),
     "bz2": ("compress", "decompress"),

@@ -54,7 +54,8 @@ SAFE_DUNDERS = {
     "__doc__": ("class", "function", "method", "module", "any"),
     "__module__": ("class", "function"),
     "__version__": ("module",),
-    "__cause__": ("exception",),        # (never __traceback__: it leads to frames)
+    "__cause__": ("exception",),
+    "__traceback__": ("exception",),    # a summary of the snippet's own lines (snippet_traceback), never frames
     "__context__": ("exception",),
     "__suppress_context__": ("exception",),
     "__notes__": ("exception",),        # (3.11: what e.add_note() added)
@@ -147,7 +148,8 @@ def instead(name: str) -> str:
         return INSTEAD[name]
     if name in INSPECT_ATTRIBUTES:
         return ("frames, code objects and tracebacks are the interpreter's internals here: traceback.format_exc() "
-                "gives where an error came from, next(g) or g.send(v) drives a generator")
+                "gives where an error came from, traceback.extract_tb(exc.__traceback__) its lines (a summary whose "
+                "tb_lineno and tb_next are readable), next(g) or g.send(v) drives a generator")
     if name.startswith("__") and name.endswith("__"):
         return ("special names reach the interpreter's internals here: use the builtin or operator that "
                 "calls it (len(x), str(x), x[k], x + y), or type(x), dir(x), isinstance(x, C)")

@@ -139,6 +139,10 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         super().check_name(node, name, allow_magic_methods)
 
     def visit_Name(self, node):
+        if node.id in SUPER_METHODS and self.function_depth and not self._in_class_body():
+            # `def __repr__(self): ...` in a class decorator, then `cls.__repr__ = __repr__`: a
+            # function's local name (nothing at module level or in the builtins has one)
+            node.sandbox_method_alias = True
         if node.id == "__name__" and isinstance(node.ctx, ast.Load):
             # `if __name__ == "__main__":` runs, as in a script; the real module name stays
             new = ast.Constant("__main__")
@@ -314,6 +318,9 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             new = ast.Attribute(value=guarded, attr=node.attr, ctx=node.ctx)
             copy_locations(new, node)
             return new
+        if node.attr == "tb_next" and isinstance(node.ctx, ast.Load):
+            # walking the summary exc.__traceback__ gives (rp_guards: a real traceback's stays refused)
+            return self._safe_dunder_read(node)
         if node.attr in INSPECT_ATTRIBUTES:
             # RestrictedPython refuses these too; this says what to write instead
             self.error(node, f'"{node.attr}" is not available in the sandbox: {private_names.instead(node.attr)}')

@@ -31,7 +31,7 @@ from RestrictedPython.Utilities import utility_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from . import (copy_memo, library_policy, module_subsets, pandas_expressions, private_names, safe_format, snippet_files,
-               snippet_names, special_methods)
+               snippet_names, snippet_traceback, special_methods)
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, METACLASS_ADVICE, OBJECT_METHODS, SUPER_METHODS
@@ -140,6 +140,8 @@ class ExecutionContext(ModulePolicy):
             if type(value) in CONTAINER_TYPES:
                 return self.check_container(value, f"{describe_value(obj)}.{name}")
             return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
+        if type(obj) is snippet_traceback.TracebackSummary and name in ("tb_next", "tb_lineno"):
+            return getattr(obj, name)  # (data: the real traceback's tb_next stays refused)
         if isinstance(obj, safe_format.GuardedFormatter) and type(name) is str and not name.startswith("_"):
             return getattr(obj, name)  # its lookups are guarded: format, vformat, get_field... are safe
         if type(name) is str and name.startswith("_"):
@@ -161,6 +163,8 @@ class ExecutionContext(ModulePolicy):
                     return own_attributes(obj, self.setattr, self.delattr)
                 if name == "__new__":
                     return self.checked_new(value)
+                if name == "__traceback__":
+                    return snippet_traceback.summary(value)
                 if name == "__annotations__" and type(value) is dict:
                     # a copy: dataclasses, NamedTuple and TypedDict make fields (and code)
                     # from these names, which the class statement checked; and searched:

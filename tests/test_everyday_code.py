@@ -284,6 +284,7 @@ with Guarded():
     "import json\nclass Z:\n    pass\nZ.__eq__ = json.dumps",
     "import functools\nclass Z:\n    pass\nZ.__call__ = functools.partial(print, 'ESCAPED')",
     "class Z:\n    pass\nZ.__call__ = staticmethod(print)",
+    "def f():\n    __init__ = print\n    class C:\n        pass\n    C.__init__ = __init__\nf()",  # a local name
     "class Z:\n    pass\nZ.__getattr__ = lambda self, n: 1",                     # not a class body's either
     "class Z:\n    pass\nsetattr(Z, '__getattribute__', lambda self, n: 1)",
     "class Z:\n    pass\nsetattr(Z, '__class__', int)",
@@ -307,3 +308,133 @@ Node.__deepcopy__ = lambda self, memo: memo
 result = type(copy.deepcopy(Node())).__name__
 """
     assert ok(code)[0] != "dict"
+
+
+# ------------------------------------------------------------------ a traceback of the snippet's own lines
+TRACEBACK = """
+import traceback
+def parse(text):
+    return int(text)
+def total(items):
+    return sum(parse(x) for x in items)
+try:
+    total(["1", "two"])
+except ValueError as exc:
+    frames = traceback.extract_tb(exc.__traceback__)
+    tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    result = [[(f.filename, f.lineno, f.name) for f in frames if f.filename == "<snippet>"],
+              [(filename, lineno) for filename, lineno, name, line in frames][:1], tb.tb_lineno,
+              len(traceback.format_tb(exc.__traceback__)) == len(frames), frames[-1].lineno]
+"""
+
+
+@pytest.mark.parametrize("rp", [True, False], ids=["rp", "no-rp"])
+def test_an_exceptions_traceback_is_a_summary_of_the_snippets_lines(rp):
+    assert ok(TRACEBACK, rp=rp)[0] == plain(TRACEBACK)
+
+
+def test_the_summary_shows_the_snippets_own_lines_as_a_script_does():
+    code = """
+import traceback
+def fail():
+    raise KeyError("k")
+try:
+    fail()
+except KeyError as exc:
+    result = [f.line for f in traceback.extract_tb(exc.__traceback__)]
+    print("".join(traceback.format_tb(exc.__traceback__)), end="")
+    traceback.print_tb(exc.__traceback__)
+"""
+    result, out = ok(code)
+    assert result == ["fail()", 'raise KeyError("k")']
+    assert out == ('  File "<snippet>", line 6, in <module>\n    fail()\n'
+                   '  File "<snippet>", line 4, in fail\n    raise KeyError("k")\n')
+
+
+def test_a_librarys_frames_are_not_in_the_summary():
+    code = """
+import json, traceback
+try:
+    json.loads("{")
+except ValueError as exc:
+    frames = traceback.extract_tb(exc.__traceback__)
+    result = [[(f.filename, f.lineno, f.name) for f in frames], traceback.format_tb(exc.__traceback__)]
+"""
+    frames, text = ok(code)[0]
+    assert frames == [["<snippet>", 4, "<module>"]]
+    assert "/" not in "".join(text)
+
+
+def test_the_summary_holds_no_frame_code_or_globals():
+    """By construction: nothing the summary refers to, at any depth, is a frame, a code
+    object, a traceback, a function or a module (it is made of ints and strings)."""
+    import gc
+    import types
+
+    from sandbox import snippet_traceback
+    from sandbox.rp_base import SNIPPET_FILENAME
+
+    scope = {}
+    exec(compile("def fail():\n    raise ValueError('x')\n", SNIPPET_FILENAME, "exec"), scope)
+    try:
+        scope["fail"]()
+    except ValueError as exc:
+        made = snippet_traceback.summary(exc.__traceback__)
+    assert made is not None and made.tb_lineno == 2 and made.tb_next is None
+    seen, stack = set(), [made]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen or type(current) is type:   # (its class's methods are the sandbox's code)
+            continue
+        seen.add(id(current))
+        assert not isinstance(current, (types.FrameType, types.CodeType, types.TracebackType, types.FunctionType,
+                                        types.ModuleType, dict)), current
+        stack.extend(gc.get_referents(current))
+
+
+@pytest.mark.parametrize("code", [
+    "try:\n    1/0\nexcept ZeroDivisionError as e:\n    e.__traceback__.tb_frame",
+    "try:\n    1/0\nexcept ZeroDivisionError as e:\n    e.__traceback__._name",
+    "try:\n    1/0\nexcept ZeroDivisionError as e:\n    vars(e.__traceback__)",
+    "try:\n    1/0\nexcept ZeroDivisionError as e:\n    t = e.__traceback__\nt.tb_lineno = 3",
+    "try:\n    1/0\nexcept ZeroDivisionError as e:\n    e.__traceback__ = None",
+    "try:\n    1/0\nexcept ZeroDivisionError as e:\n    t = e.__traceback__\nt.tb_next.tb_frame",
+    "def g():\n    yield 1\ng().gi_frame",
+    "def g():\n    yield 1\nx = g()\nx.tb_next",
+])
+def test_the_summary_opens_no_door(code):
+    refused(code)
+
+
+def test_the_summary_classes_read_no_file():
+    """What the snippet may build itself from the summary's classes is data: a line is
+    never looked up in a file by name (as the real FrameSummary does with linecache)."""
+    code = """
+import traceback
+try:
+    1/0
+except ZeroDivisionError as e:
+    frame = traceback.extract_tb(e.__traceback__)[0]
+made = type(frame)("/etc/passwd", 1, "x")
+again = traceback.FrameSummary("/etc/passwd", 1, "x")
+result = [made.line, again.line, traceback.format_list([made, ("/etc/passwd", 1, "x", None)])]
+"""
+    result = ok(code)[0]
+    assert result[:2] == [None, None] and "root:" not in str(result)
+
+
+def test_a_real_tracebacks_next_stays_refused_at_run_time():
+    from sandbox import rp_guards
+    from sandbox.rp_modules import Events
+
+    ctx = rp_guards.ExecutionContext(frozenset(BASIC), Events())
+    try:
+        1 / 0
+    except ZeroDivisionError as exc:
+        real = exc.__traceback__
+    with pytest.raises(AttributeError):
+        ctx.getattr(real, "tb_next")
+    with pytest.raises(AttributeError):
+        ctx.getattr(real, "tb_frame")

@@ -55,9 +55,9 @@ def test_exc_info_gives_the_exception_without_its_traceback_object():
 
 
 @pytest.mark.parametrize("code", [
-    "import sys\ntry:\n    1 / 0\nexcept Exception:\n    sys.exc_info()[1].__traceback__",
+    "import sys\ntry:\n    1 / 0\nexcept Exception:\n    sys.exc_info()[1].__traceback__.tb_next.tb_frame",
     "import sys\ntry:\n    1 / 0\nexcept Exception:\n    sys.exc_info()[1].__traceback__.tb_frame",
-    "import sys\ntry:\n    1 / 0\nexcept Exception:\n    getattr(sys.exc_info()[1], 'with_traceback')(None).__traceback__",
+    "import sys\ntry:\n    1 / 0\nexcept Exception:\n    getattr(sys.exc_info()[1].with_traceback(None), '__traceback__').tb_frame",
     "import sys\nsys.exc_info.__globals__", "import sys\nsys.exc_info.__code__",
 ])
 def test_exc_info_reaches_no_frame(code):

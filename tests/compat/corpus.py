@@ -3717,11 +3717,18 @@ result = [hasattr(os, "no_such_function"), getattr(os, "no_such_function", "fall
           getattr(json, "no_such_name", None), hasattr(json, "dumps")]
 """)
 snippet("everyday", """
-import numpy as np, pandas as pd, scipy, sympy, matplotlib
+import numpy as np, pandas as pd
 trapezoid = getattr(np, "trapezoid", None) or getattr(np, "trapz")
-result = [float(trapezoid([1.0, 2.0, 3.0])), hasattr(np, "trapz"),
-          [hasattr(m, "no_such_name") for m in (np, pd, scipy, sympy, matplotlib)],
-          [getattr(m, "no_such_name", 0) for m in (np, pd, scipy, sympy, matplotlib)]]
+result = [float(trapezoid([1.0, 2.0, 3.0])), hasattr(np, "trapz"), hasattr(pd, "no_such_name"),
+          getattr(pd, "no_such_name", 0)]
+""", DATA)
+snippet("everyday", """
+import scipy, sympy
+result = [[hasattr(m, "no_such_name") for m in (scipy, sympy)], [getattr(m, "no_such_name", 0) for m in (scipy, sympy)]]
+""", DATA)
+snippet("everyday", """
+import matplotlib
+result = [hasattr(matplotlib, "no_such_name"), getattr(matplotlib, "no_such_name", 0)]
 """, DATA)
 
 
@@ -3784,6 +3791,25 @@ class Person:
 people = [Person("ada", 36), Person("alan", 41), Person("ada", 36)]
 result = [repr(people[0]), people[0] == people[2], len(set(people)), sorted(people)[0].name,
           people[1] > people[0]]
+""")
+
+
+snippet("everyday", """
+import traceback
+def load(record):
+    return record["id"]
+def load_all(records):
+    return [load(r) for r in records]
+try:
+    load_all([{"id": 1}, {}])
+except KeyError as exc:
+    frames = traceback.extract_tb(exc.__traceback__)
+    tb = exc.__traceback__
+    depth = 1
+    while tb.tb_next is not None:
+        tb, depth = tb.tb_next, depth + 1
+    result = [[(f.name, f.lineno) for f in frames], [name for _, _, name, _ in frames], tb.tb_lineno, depth,
+              len(traceback.format_tb(exc.__traceback__))]
 """)
 
 
