@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import sys
+import types
 
 import pytest
 
@@ -42,10 +44,15 @@ def refused(code, *, error_types=("security_violation",), **kwargs):
 
 
 def plain(code):
-    """What plain CPython makes of `code`: the value of `result`, as the sandbox reports it."""
-    scope = {}
-    exec(compile(code, "<snippet>", "exec"), scope)
-    return to_jsonable(scope["result"])
+    """What plain CPython makes of `code` as a script: the value of `result`, as the sandbox reports it."""
+    script = types.ModuleType("__main__")
+    before = sys.modules["__main__"]
+    sys.modules["__main__"] = script   # (typing looks a class's names up in its module)
+    try:
+        exec(compile(code, "<snippet>", "exec", dont_inherit=True), vars(script))
+    finally:
+        sys.modules["__main__"] = before
+    return to_jsonable(vars(script)["result"])
 
 
 # ------------------------------------------------------------------ modules: missing names
@@ -438,3 +445,86 @@ def test_a_real_tracebacks_next_stays_refused_at_run_time():
         ctx.getattr(real, "tb_next")
     with pytest.raises(AttributeError):
         ctx.getattr(real, "tb_frame")
+
+
+# ------------------------------------------------------------------ typing.get_type_hints without eval
+HINTS = """
+import typing
+from typing import Optional, Literal, Annotated, Callable
+class Node:
+    value: int
+    children: "list[Node]"
+    parent: "Optional[Node]"
+class Leaf(Node):
+    kind: "Literal['leaf', 'stub']"
+    weight: Annotated[float, "kg"]
+    visit: "Callable[[int], str]"
+def link(a: "Node", b: Node, label: "str | None" = None) -> "dict[str, int]":
+    return {}
+def names(hints):
+    return {k: repr(v) for k, v in hints.items()}
+result = [names(typing.get_type_hints(Node)), names(typing.get_type_hints(Leaf)),
+          names(typing.get_type_hints(link)), repr(typing.get_type_hints(Leaf, include_extras=True)["weight"]),
+          typing.get_type_hints(int), typing.get_type_hints(len), typing.get_type_hints(link)["b"] is Node]
+"""
+
+
+@pytest.mark.parametrize("rp", [True, False], ids=["rp", "no-rp"])
+@pytest.mark.parametrize("future", ["", "from __future__ import annotations\n"], ids=["objects", "text"])
+def test_get_type_hints_resolves_objects_and_text(future, rp):
+    code = future + HINTS
+    got = ok(code, rp=rp)[0]
+    expected = plain(code)
+    # (the snippet's classes are __sandbox__'s in the sandbox, __main__'s in a script)
+    assert str(got).replace("__sandbox__.", "") == str(expected).replace("__main__.", "")
+
+
+def test_get_type_hints_never_evaluates(monkeypatch):
+    """By construction: the sandbox's get_type_hints never reaches typing's evaluation."""
+    import typing
+
+    def evaluated(*args, **kwargs):
+        raise AssertionError("typing evaluated annotation text")
+    monkeypatch.setattr(typing, "_eval_type", evaluated)
+    monkeypatch.setattr(typing.ForwardRef, "_evaluate", evaluated)
+    ok("from __future__ import annotations\n" + HINTS)
+
+
+@pytest.mark.parametrize("annotation", [
+    "__import__('os')", "print('ESCAPED') or int", "().__class__.__bases__[0].__subclasses__()",
+    "__builtins__", "_getattr_", "int.__class__", "(lambda: int)()", "[c for c in ()]", "int if 1 else str",
+    "open('/etc/passwd')",
+])
+def test_get_type_hints_refuses_text_that_would_need_evaluating(annotation):
+    code = f"import typing\ndef f(x: {annotation!r}):\n    pass\nhints = typing.get_type_hints(f)\nprint(hints)"
+    reply, out = run(code)
+    assert not reply["success"] and reply["error_type"] in ("security_violation",), reply
+    assert "ESCAPED" not in out and "root:" not in out
+
+
+def test_get_type_hints_reads_guarded_attributes_only():
+    refused("import typing, os\ndef f(x: 'os.system'):\n    pass\ntyping.get_type_hints(f)")
+    reply, _ = run("import typing\ndef f(x: 'Missing'):\n    pass\ntyping.get_type_hints(f)")
+    assert reply["error"] == "NameError: name 'Missing' is not defined", reply
+
+
+def test_get_type_hints_leaves_a_librarys_text_unresolved():
+    """A library function's text names its module's globals, not the snippet's: refused
+    with what to use instead; a library's annotations that are objects come back vetted."""
+    import builtins
+
+    from sandbox import rp_guards, type_hints
+    from sandbox.rp_modules import Events
+
+    ctx = rp_guards.ExecutionContext(frozenset(BASIC), Events())
+    rp_guards.restricted_globals(ctx, io.StringIO())
+    hints = type_hints.get_type_hints(ctx)
+
+    library = {"eval": builtins.eval}
+    exec(compile("def text(x: 'int') -> None: pass\ndef objects(x: int) -> None: pass\n"
+                 "def holds_eval(x: eval): pass", "library.py", "exec", dont_inherit=True), library)
+    with pytest.raises(Exception, match="inspect.signature"):
+        hints(library["text"])
+    assert hints(library["objects"]) == {"x": int, "return": type(None)}
+    with pytest.raises(AttributeError):
+        hints(library["holds_eval"])

@@ -134,7 +134,7 @@ def test_star_imports_bind_what_the_module_policy_hands_out():
                 .replace("globals_seen", "['List', 'Any']"))
     assert reply["success"] and reply["result"] == [4, False, True], reply
     for code in ("from os import *\nsystem", "def f():\n    from math import *", "class C:\n    from math import *",
-                 "from typing import *\nget_type_hints", "from random import *\n_os"):
+                 "from typing import *\nForwardRef", "from random import *\n_os"):
         reply = run(code)
         assert not reply["success"], (code, reply)
 

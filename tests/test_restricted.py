@@ -914,7 +914,7 @@ VARIANTS = {
     "format_exception_globals": "try:\n    1/0\nexcept Exception as e:\n    '{0.__traceback__.tb_frame.f_globals}'.format(e)",
     "format_spec_nested_lookup": "'{0:{1.__class__.__mro__}}'.format(1, 2)",
     "str_format_unbound": "str.format('{0.__class__}', 1)",
-    "typing_get_type_hints": "import typing\ndef f(x: 'int'):\n    pass\ntyping.get_type_hints(f)",
+    "typing_get_type_hints": "import typing\ndef f(x: \"__import__('os')\"):\n    pass\ntyping.get_type_hints(f)",
     "typing_forwardref": "import typing\ntyping.ForwardRef('1')",
     "random_os": "import random\ngetattr(random, '_os')",
     "fractions_operator_attrgetter": "import fractions\nfractions.operator.attrgetter('limit_denominator.__globals__')(fractions.Fraction)",
@@ -1478,7 +1478,7 @@ def test_class_read_opens_nothing_type_would_not(code):
 @pytest.mark.parametrize("code,line,needle", [
     ("import sys\n\nsys.settrace(None)", 3, "sys.settrace"),
     ("import os as o\no.fork()", 2, "os.fork"),
-    ("import typing\nhints = typing.get_type_hints", 2, "get_type_hints"),
+    ("import typing\nref = typing.ForwardRef", 2, "ForwardRef"),
     ("x = 1\nnames = locals()", 2, "locals() is not available"),
     ("code = compile('1', 'x', 'eval')", 1, "compile() is not available"),
 ])
@@ -1647,12 +1647,11 @@ def test_a_policy_that_failed_to_apply_after_an_import_is_completed_before_any_a
 def test_a_refused_name_imported_with_from_says_why():
     """from X import Y, where Y is refused: the refusal and what to use, not Python's
     "cannot import name" (IMPORT_FROM would replace the guard's message)."""
-    reply = blocked("from typing import get_type_hints", error_types=("security_violation",))
-    assert "get_type_hints" in reply["error"] and "cannot import name" not in reply["error"], reply
+    reply = blocked("from typing import ForwardRef", error_types=("security_violation",))
+    assert "ForwardRef" in reply["error"] and "cannot import name" not in reply["error"], reply
 
 
 @pytest.mark.parametrize("code,instead", [
-    ("import typing\nclass A:\n    x: 'int'\ntyping.get_type_hints(A)", "obj.__annotations__"),
     ("from typing import ForwardRef", "the class itself"),
     ("import contextlib\nwith contextlib.chdir('/tmp'):\n    pass", "os.path.join"),
     ("import enum\nclass C(enum.Enum):\n    RED = 1\nenum.global_enum(C)", "Color.RED"),
@@ -2228,7 +2227,7 @@ def test_annotations_left_as_text_are_never_evaluated(annotation):
     """Left as the snippet wrote them, unchecked: text Python never evaluates (a module or
     class annotation is stored as a string; a complex target's and a local's are dropped),
     as a string annotation the snippet could always write; what reads such text back
-    (typing.get_type_hints, inspect) stays refused."""
+    reads names only (typing.get_type_hints) or not at all (inspect)."""
     code = (f"from __future__ import annotations\nimport dataclasses\nclass O:\n    pass\no = O()\nd = {{}}\n"
             f"x: {annotation} = 1\no.a: {annotation} = 2\nd['k']: {annotation} = 3\n"
             f"def f(p: {annotation}, *a: {annotation}, k: {annotation} = 0, **kw: {annotation}) -> {annotation}:\n"

@@ -3723,8 +3723,8 @@ result = [float(trapezoid([1.0, 2.0, 3.0])), hasattr(np, "trapz"), hasattr(pd, "
           getattr(pd, "no_such_name", 0)]
 """, DATA)
 snippet("everyday", """
-import scipy, sympy
-result = [[hasattr(m, "no_such_name") for m in (scipy, sympy)], [getattr(m, "no_such_name", 0) for m in (scipy, sympy)]]
+import scipy
+result = [hasattr(scipy, "no_such_name"), getattr(scipy, "no_such_name", 0)]
 """, DATA)
 snippet("everyday", """
 import matplotlib
@@ -3813,6 +3813,41 @@ except KeyError as exc:
 """)
 
 
+snippet("everyday", """
+from __future__ import annotations
+import typing
+from dataclasses import dataclass, fields
+from typing import Optional
+@dataclass
+class Address:
+    city: str
+    zip_code: Optional[str] = None
+@dataclass
+class User:
+    name: str
+    age: int
+    address: Address | None = None
+    tags: list[str] | None = None
+def validate(obj):
+    hints = typing.get_type_hints(type(obj))
+    problems = []
+    for f in fields(obj):
+        expected = typing.get_origin(hints[f.name]) or hints[f.name]
+        value = getattr(obj, f.name)
+        if expected is not typing.Union and expected is not type(None) and isinstance(expected, type) \\
+                and not isinstance(value, expected):
+            problems.append(f"{f.name}: expected {expected.__name__}, got {type(value).__name__}")
+    return problems
+result = [validate(User("ada", "36")), sorted(typing.get_type_hints(User)), typing.get_type_hints(Address)["city"] is str]
+""")
+snippet("everyday", """
+import typing
+def route(path: str, handler: "typing.Callable[[dict], str]", methods: "list[str]" = None) -> "dict":
+    return {}
+result = {name: repr(hint) for name, hint in typing.get_type_hints(route).items()}
+""")
+
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the
@@ -3835,7 +3870,7 @@ REFUSED = [s.strip("\n") for s in (
     "mod = __import__('os')",
     "def f():\n    pass\nresult = f.__globals__",
     "import inspect\nframes = inspect.stack()",
-    "import typing\nhints = typing.get_type_hints(int)",
+    "import typing\nref = typing.ForwardRef('int')",
     "import asyncio\nloop = asyncio.get_event_loop()",
     "import logging\nlogging.FileHandler('app.log')",
     "import multiprocessing\npool = multiprocessing.Pool(2)",
