@@ -528,3 +528,88 @@ def test_get_type_hints_leaves_a_librarys_text_unresolved():
     assert hints(library["objects"]) == {"x": int, "return": type(None)}
     with pytest.raises(AttributeError):
         hints(library["holds_eval"])
+
+
+# ------------------------------------------------------------------ small modules: configparser, gzip, logging
+@pytest.mark.parametrize("rp", [True, False], ids=["rp", "no-rp"])
+def test_configparser_reads_text_and_file_objects_and_writes(rp):
+    code = """
+import configparser, io
+config = configparser.ConfigParser()
+config.read_string("[db]\\nhost = localhost\\nport = 5432\\n")
+config.read_file(io.StringIO("[cache]\\nttl = 60\\n"))
+out = io.StringIO()
+config.write(out)
+result = [config.sections(), config.getint("db", "port"), out.getvalue()]
+"""
+    assert ok(code, rp=rp)[0] == plain(code)
+
+
+@pytest.mark.parametrize("code", [
+    "import configparser\nconfigparser.ConfigParser().read('/etc/passwd')",
+    "import configparser\nconfigparser.RawConfigParser.read(configparser.ConfigParser(), '/etc/passwd')",
+    "import configparser\nclass P(configparser.ConfigParser):\n    def go(self):\n"
+    "        return super().read('/etc/passwd')\nP().go()",
+    "import configparser\ngetattr(configparser.ConfigParser(), 'read')(['/etc/passwd'])",
+    "import configparser, operator\noperator.methodcaller('read', '/etc/passwd')(configparser.ConfigParser())",
+])
+def test_configparser_opens_no_file_by_name(code):
+    reply = refused(code)
+    assert "parser.read_file(f)" in reply["error"], reply
+
+
+@pytest.mark.parametrize("rp", [True, False], ids=["rp", "no-rp"])
+def test_gzip_over_a_file_object(rp):
+    code = """
+import gzip, io
+buffer = io.BytesIO()
+with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as stream:
+    stream.write(b"line one\\nline two\\n")
+with gzip.GzipFile(fileobj=io.BytesIO(buffer.getvalue())) as stream:
+    lines = list(stream)
+result = [lines, gzip.decompress(buffer.getvalue()), buffer.getvalue() == gzip.compress(b"line one\\nline two\\n", mtime=0)]
+"""
+    assert ok(code, rp=rp)[0] == plain(code)
+
+
+@pytest.mark.parametrize("code", [
+    "import gzip\ngzip.GzipFile('/etc/passwd').read()",                        # a file by name
+    "import gzip\ngzip.GzipFile(filename='/etc/passwd').read()",
+    "import gzip, io\ntype(gzip.GzipFile(fileobj=io.BytesIO()))('/etc/passwd').read()",
+    "import gzip, io\ng = gzip.GzipFile(fileobj=io.BytesIO())\ng._real()",      # the real file inside
+    "import gzip, io\ng = gzip.GzipFile(fileobj=io.BytesIO())\ng._GzipFile__real",
+    "import gzip, io\ng = gzip.GzipFile(fileobj=io.BytesIO())\nvars(g)",
+    "import gzip, io\ng = gzip.GzipFile(fileobj=io.BytesIO(b''))\ntype(iter(g))('/etc/passwd')",
+    "import gzip\nclass G(gzip.GzipFile):\n    pass",
+    "import gzip, io\ng = gzip.GzipFile(fileobj=io.BytesIO())\ng.fileobj",
+])
+def test_gzip_reaches_no_file_and_no_real_gzipfile(code):
+    reply, out = run(code)
+    assert not reply["success"] and "root:" not in out + str(reply["error"]), reply
+    assert reply["error_type"] in ("security_violation", "runtime_error"), reply
+
+
+def test_the_real_gzipfile_is_not_among_what_the_wrapper_reaches():
+    """By construction: the class the snippet gets derives from no gzip class."""
+    import gzip
+
+    from sandbox import snippet_gzip
+    assert not any(issubclass(base, gzip.GzipFile) or base.__module__.startswith("_compression")
+                   for base in snippet_gzip.GzipFile.__mro__[1:])
+
+
+def test_a_file_handler_without_files_says_what_to_do():
+    reply, _ = run("import logging\nlogging.FileHandler('app.log')")
+    assert not reply["success"] and "io.StringIO" in reply["error"], reply
+    reply, _ = run("import logging\nlogging.basicConfig(filename='app.log', force=True)")
+    assert not reply["success"] and "io.StringIO" in reply["error"], reply
+
+
+def test_a_loggers_parent():
+    code = """
+import logging
+logging.getLogger("parent_check")
+result = [logging.getLogger("parent_check.child").parent.name, logging.getLogger("parent_check").parent.name,
+          logging.getLogger().parent, repr(logging.getLogger("parent_check.child")).split(" (")[0]]
+"""
+    assert ok(code)[0] == plain(code)

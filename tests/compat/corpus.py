@@ -3848,6 +3848,70 @@ result = {name: repr(hint) for name, hint in typing.get_type_hints(route).items(
 """)
 
 
+snippet("everyday", """
+import configparser, gzip, io, logging, sys
+config = configparser.ConfigParser()
+config.read_string("[server]\\nhost = localhost\\nport = 8080\\n")
+config.read_file(io.StringIO("[client]\\nretries = 3\\n"))
+config["client"]["timeout"] = "2.5"
+written = io.StringIO()
+config.write(written)
+packed = io.BytesIO()
+with gzip.GzipFile(fileobj=packed, mode="wb") as stream:
+    stream.write(written.getvalue().encode())
+with gzip.GzipFile(fileobj=io.BytesIO(packed.getvalue())) as stream:
+    lines = [line.decode().strip() for line in stream]
+service = logging.getLogger("inventory_service")
+child = logging.getLogger("inventory_service.db")
+result = [config.sections(), config.getint("server", "port"), config.getfloat("client", "timeout"), lines[:3],
+          child.parent.name, logging.getLogger("inventory_report.db").parent.name,
+          repr(child).split(" (")[0], sys.getdefaultencoding()]
+""")
+snippet("everyday", """
+import os
+os.makedirs("scan_me/raw", exist_ok=True)
+for name in ("a.csv", "b.csv", "notes.txt"):
+    with open(os.path.join("scan_me", name), "w") as f:
+        f.write(name)
+with os.scandir("scan_me") as entries:
+    listing = sorted((e.name, e.is_file(), e.is_dir(), e.path) for e in entries)
+csv_sizes = {e.name: e.stat().st_size for e in os.scandir("scan_me") if e.name.endswith(".csv")}
+try:
+    open("scan_me/missing.csv")
+except FileNotFoundError as exc:
+    missing = [exc.filename, str(exc), exc.errno]
+result = [listing, csv_sizes, missing]
+""")
+snippet("everyday", """
+import logging
+logging.basicConfig(filename="run.log", level=logging.INFO, format="%(levelname)s:%(name)s:%(message)s", force=True)
+logging.info("started")
+audit = logging.getLogger("audit")
+handler = logging.FileHandler("audit.log", mode="w", encoding="utf-8")
+handler.setFormatter(logging.Formatter("%(name)s %(message)s"))
+audit.addHandler(handler)
+audit.warning("user %s logged in", "ada")
+handler.close()
+audit.removeHandler(handler)
+with open("run.log") as f:
+    run_log = f.read().splitlines()
+with open("audit.log") as f:
+    audit_log = f.read().splitlines()
+result = [run_log, audit_log]
+""", FILES)
+
+
+snippet("everyday", """
+def load(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError as exc:
+        return f"missing: {exc.filename} ({exc.strerror})"
+result = [load("config/settings.json"), load("nothing.txt")]
+""")
+
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the
