@@ -139,9 +139,10 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         super().check_name(node, name, allow_magic_methods)
 
     def visit_Name(self, node):
-        if node.id in SUPER_METHODS and self.function_depth and not self._in_class_body():
-            # `def __repr__(self): ...` in a class decorator, then `cls.__repr__ = __repr__`: a
-            # function's local name (nothing at module level or in the builtins has one)
+        if (node.id in SUPER_METHODS and isinstance(node.ctx, ast.Load) and self.function_depth
+                and not self._in_class_body()):
+            # `def __repr__(self): ...` in a class decorator, then `cls.__repr__ = __repr__`: the
+            # function's local def (nothing at module level or in the builtins has the name)
             node.sandbox_method_alias = True
         if node.id == "__name__" and isinstance(node.ctx, ast.Load):
             # `if __name__ == "__main__":` runs, as in a script; the real module name stays

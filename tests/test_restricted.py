@@ -600,6 +600,8 @@ result = "".join(log)
     "fnmatch": ("import fnmatch\nresult = fnmatch.fnmatch('data.csv', '*.csv')", True),
     "queue": ("import queue\nq = queue.LifoQueue()\nq.put(1)\nq.put(2)\nresult = [q.get(), q.qsize()]", [2, 1]),
     "tomllib": ("import tomllib\nresult = tomllib.loads('a = [1, 2]')", {"a": [1, 2]}),
+    "configparser": ("import configparser\nc = configparser.ConfigParser()\nc.read_string('[a]\\nx = 1')\n"
+                     "result = [c.sections(), c.getint('a', 'x')]", [["a"], 1]),
     "errno": ("import errno\nresult = [errno.errorcode[errno.ENOENT], errno.EEXIST > 0]", ["ENOENT", True]),
     "http": ("from http import HTTPStatus\nresult = [HTTPStatus(418).phrase, int(HTTPStatus.CREATED)]",
              ["I'm a Teapot", 201]),
