@@ -3936,7 +3936,7 @@ REFUSED = [s.strip("\n") for s in (
     "import inspect\nframes = inspect.stack()",
     "import typing\nref = typing.ForwardRef('int')",
     "import asyncio\nloop = asyncio.get_event_loop()",
-    "import logging\nlogging.FileHandler('app.log')",
+    "import logging.handlers\nlogging.handlers.RotatingFileHandler('app.log')",
     "import multiprocessing\npool = multiprocessing.Pool(2)",
     "import shutil\nprint(shutil.which('git'))",
     "x = [].__class__.__bases__",
@@ -3944,6 +3944,6 @@ REFUSED = [s.strip("\n") for s in (
     "b = bytearray(b'abc')\nview = memoryview(b)",
     "import weakref\nclass A:\n    pass\nr = weakref.ref(A())",
     "from unittest import mock\nm = mock.MagicMock()",
-    "import json\njson.JSONEncoder.__repr__ = lambda self: 'z'",
+    "class Z:\n    pass\nZ.__getattr__ = lambda self, name: 'z'",
     "result = type(1).__subclasses__()",
 )]
