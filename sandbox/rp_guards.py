@@ -211,6 +211,8 @@ class ExecutionContext(ModulePolicy):
                     value = pandas_expressions.evaluating_method(obj, name, value, self.refuse_call)
                 if type(name) is str and name in snippet_files.OPENING_METHODS:
                     value = snippet_files.opening_method(obj, name, value, self.open)
+                if name == "with_traceback" and isinstance(obj, BaseException):
+                    value = snippet_traceback.with_traceback(value)
                 return value
         exc_type, message = refusal
         if issubclass(exc_type, AttributeError):

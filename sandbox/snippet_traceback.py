@@ -122,6 +122,17 @@ class TracebackSummary:
         return f"<traceback of {SNIPPET_FILENAME}, line {self.tb_lineno}>"
 
 
+def with_traceback(method):
+    """exc.with_traceback(tb) for a snippet, whose tracebacks are summaries: a summary
+    stands for the traceback it was made from, which the exception then gets anew where
+    it is raised (`raise Other(...).with_traceback(exc.__traceback__)` runs as written)."""
+    def checked(tb):
+        return method(None if isinstance(tb, TracebackSummary) else tb)
+    checked.__name__ = checked.__qualname__ = "with_traceback"
+    checked.__doc__ = getattr(method, "__doc__", None)
+    return checked
+
+
 def _source_line(lineno: int) -> str:
     lines = source["code"].splitlines()
     return lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""

@@ -613,3 +613,20 @@ result = [logging.getLogger("parent_check.child").parent.name, logging.getLogger
           logging.getLogger().parent, repr(logging.getLogger("parent_check.child")).split(" (")[0]]
 """
     assert ok(code)[0] == plain(code)
+
+
+def test_with_traceback_takes_the_summary():
+    code = """
+class ConfigError(Exception):
+    pass
+def parse():
+    try:
+        int("x")
+    except ValueError as exc:
+        raise ConfigError("bad value").with_traceback(exc.__traceback__)
+try:
+    parse()
+except ConfigError as exc:
+    result = [str(exc), type(exc.__cause__).__name__, exc.__context__ is not None]
+"""
+    assert ok(code)[0] == plain(code)
