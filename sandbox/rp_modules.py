@@ -32,7 +32,7 @@ from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, Sand
 
 
 # Objects no module proxy hands out, wherever they are re-exported (dataclasses.FunctionType).
-# They evaluate strings (get_type_hints, ForwardRef), resolve
+# They evaluate strings (ForwardRef), resolve
 # attributes unguarded (string.Formatter), build code or frames (types.*), or leave the
 # sandbox's view of the world (contextlib.chdir). Each with what to write instead.
 _UNSAFE_STRINGS = "it evaluates annotations written as strings as unrestricted Python"
