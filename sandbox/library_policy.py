@@ -627,6 +627,10 @@ REFUSED_ATTRIBUTES = {
     **dict.fromkeys(("from_callable", "from_function"),
                     (("inspect.Signature",), "a signature is inspect.signature(f), whose annotations stay as "
                                              "they are")),
+    # (it opens each name with the library's own open(), which reaches past the snippet's)
+    "read": (("configparser.RawConfigParser",), "it opens files by name itself: open the file and hand it over, "
+                                                "with open('settings.ini') as f: parser.read_file(f) (or "
+                                                "parser.read_string(text))"),
     "print_stack": (("asyncio.Task",), _TASK_STACK),
     "get_stack": (("asyncio.Task",), _TASK_STACK),
 }

@@ -28,7 +28,7 @@ _FRAMES_BESIDE = RESTRICTED_RECURSION_LIMIT - 2 * 1000   # the sandbox's own fra
 SUBSETS = {
     "sys": ("stdout", "stderr", "version", "version_info", "hexversion", "maxsize", "float_info", "int_info",
             "platform", "byteorder", "argv", "getrecursionlimit", "implementation", "float_repr_style",
-            "maxunicode", "exit", "setrecursionlimit", "getsizeof",
+            "maxunicode", "exit", "setrecursionlimit", "getsizeof", "getdefaultencoding",
             # what CPython's own "Exceeds the limit (4300 digits)" error tells the snippet to call
             "get_int_max_str_digits", "set_int_max_str_digits",
             # the exception being handled, without its traceback object (snippet_traceback)
@@ -49,11 +49,13 @@ SUBSETS = {
     # the sandbox's own versions (snippet_*.py, imported by the fork server: PRELOADED below)
     "logging": ("CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET", "getLogger",
                 "basicConfig", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",
-                "disable", "getLevelName", "StreamHandler", "NullHandler", "Handler", "Formatter"),
+                "disable", "getLevelName", "StreamHandler", "FileHandler", "NullHandler", "Handler", "Formatter"),
     "warnings": ("warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings"),
-    "traceback": ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only"),
+    "traceback": ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only",
+                  # over a summary of the snippet's own frames (exc.__traceback__: snippet_traceback)
+                  "extract_tb", "format_tb", "print_tb", "format_list", "StackSummary", "FrameSummary"),
     # compression of bytes in memory (the filesystem profile has the whole modules, files included)
-    "gzip": ("compress", "decompress", "BadGzipFile"),
+    "gzip": ("compress", "decompress", "BadGzipFile", "GzipFile"),
     "bz2": ("compress", "decompress"),
     "lzma": ("compress", "decompress", "LZMAError", "FORMAT_AUTO", "FORMAT_XZ", "FORMAT_ALONE", "FORMAT_RAW",
              "CHECK_NONE", "CHECK_CRC32", "CHECK_CRC64", "CHECK_SHA256"),
@@ -152,7 +154,7 @@ def shown_names(name: str) -> list:
 # then brings no new module into its child, where any new module makes the child resolve the
 # library tables again over every loaded module (about 10 ms of copied memory: bench/README.md).
 # Not asyncio (47 modules: a choice to make with figures on how often agents write async code).
-PRELOADED = ("sandbox.snippet_sqlite", "sandbox.snippet_unittest", "sandbox.snippet_pathlib", "sandbox.snippet_glob", "sandbox.snippet_tempfiles",
+PRELOADED = ("sandbox.snippet_sqlite", "sandbox.snippet_gzip", "sandbox.snippet_unittest", "sandbox.snippet_pathlib", "sandbox.snippet_glob", "sandbox.snippet_tempfiles",
              "sandbox.snippet_timeit", "sandbox.snippet_logging", "sandbox.snippet_warnings", "zoneinfo", "gzip",
              "bz2", "lzma", "platform", "shlex", "mimetypes",
              # the codecs a snippet names most (codecs.encode(s, "rot13"), "hex", "base64", "zlib")
@@ -343,7 +345,7 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
     `snippet_names()`: the running snippet's globals."""
     if name == "logging":
         from . import snippet_logging
-        return _subset(name, snippet_logging.values(formatter))
+        return _subset(name, snippet_logging.values(formatter, snippet_open))
     if name == "warnings":
         from . import snippet_warnings
         return _subset(name, snippet_warnings.values())
@@ -375,6 +377,9 @@ def make(name: str, files: str | None = None, refuse=None, formatter=None, snipp
                       exc_info=snippet_traceback.exc_info, **_recursion_limit_functions())
         if "exception" in values:
             values["exception"] = snippet_traceback.exception
+    if name == "gzip":   # (over a file object only: snippet_gzip)
+        from . import snippet_gzip
+        values["GzipFile"] = snippet_gzip.GzipFile
     if name == "zoneinfo":
         values["ZoneInfo"] = _zone_info_by_exact_key(module.ZoneInfo)
     if name == "mimetypes":

@@ -54,13 +54,22 @@ SAFE_DUNDERS = {
     "__doc__": ("class", "function", "method", "module", "any"),
     "__module__": ("class", "function"),
     "__version__": ("module",),
-    "__cause__": ("exception",),        # (never __traceback__: it leads to frames)
+    "__cause__": ("exception",),
+    "__traceback__": ("exception",),    # a summary of the snippet's own lines (snippet_traceback), never frames
     "__context__": ("exception",),
     "__suppress_context__": ("exception",),
     "__notes__": ("exception",),        # (3.11: what e.add_note() added)
     "__dict__": ("own",),
     "__annotations__": ("own",),        # a copy (rp_guards.ExecutionContext.getattr)
     "__wrapped__": ("own",),            # what functools.wraps stored: the function it was given
+    # data the snippet wrote itself: its class's slots, its function's default values
+    "__slots__": ("own",),
+    "__defaults__": ("own",),
+    "__kwdefaults__": ("own",),
+    # an Enum class's members by name (any Enum's: they are what E[name] gives), the
+    # values an Annotated[...] carries (read as its items would be)
+    "__members__": ("enum class",),
+    "__metadata__": ("annotated",),
     # a class hierarchy that is the snippet's all the way down (object, built-in exceptions
     # and marker bases aside), never a library class's. (Not __subclasses__: the first step
     # of the classic escapes stays refused where validate_code can see it, in the source.)
@@ -109,6 +118,9 @@ INSTEAD = {
     "__dict__": "use dir(obj) and getattr(obj, name); vars(obj) works on the snippet's own objects",
     "__annotations__": "annotations are readable on the snippet's own functions and classes only",
     "__wrapped__": "__wrapped__ is readable on the snippet's own functions only (what its functools.wraps stored)",
+    **dict.fromkeys(("__slots__", "__defaults__", "__kwdefaults__"),
+                    "readable on the snippet's own classes and functions only; for a library's, "
+                    "inspect.signature(f) shows its parameters and defaults"),
     **dict.fromkeys(("__mro__", "__bases__", "__base__"),
                     "a class's hierarchy is readable on the snippet's own classes only: use isinstance(x, C) "
                     "or issubclass(A, B)"),
@@ -139,7 +151,8 @@ def instead(name: str) -> str:
         return INSTEAD[name]
     if name in INSPECT_ATTRIBUTES:
         return ("frames, code objects and tracebacks are the interpreter's internals here: traceback.format_exc() "
-                "gives where an error came from, next(g) or g.send(v) drives a generator")
+                "gives where an error came from, traceback.extract_tb(exc.__traceback__) its lines (a summary whose "
+                "tb_lineno and tb_next are readable), next(g) or g.send(v) drives a generator")
     if name.startswith("__") and name.endswith("__"):
         return ("special names reach the interpreter's internals here: use the builtin or operator that "
                 "calls it (len(x), str(x), x[k], x + y), or type(x), dir(x), isinstance(x, C)")

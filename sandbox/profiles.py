@@ -26,11 +26,13 @@ BASIC = frozenset({
     "calendar", "uuid", "dataclasses", "enum", "typing", "abc", "contextlib", "types",
     "pprint", "reprlib", "zlib", "struct", "colorsys", "graphlib", "keyword", "ipaddress", "fnmatch",
     "tomllib", "errno",
+    # settings files: parsed from text or a file object; read(path) is refused (library_policy)
+    "configparser",
     # the package alone: HTTPStatus and HTTPMethod (http.client and http.server are other modules)
     "http",
     # queue: its classes only lock (threading comes in with it, but no thread is started)
     "queue",
-    # Left out on purpose: configparser (reads files), timeit (compiles strings), traceback
+    # Left out on purpose: timeit (compiles strings), traceback
     # (frames). gzip, bz2, lzma, zoneinfo, ast, shlex, codecs and mimetypes are subsets
     # (module_subsets.py): their functions over data, not over paths, code or registries.
 })
@@ -255,7 +257,6 @@ INSTEAD = {
                "directory",
     "timeit": "time the code with time.perf_counter() before and after",
     **dict.fromkeys(("unittest", "doctest", "pytest"), "check results with plain assert statements"),
-    "configparser": "parse settings with tomllib.loads or json.loads",
     **dict.fromkeys(("inspect", "dis"), "a snippet's functions and classes are its own: call them, "
                                               "and read __name__ or __doc__"),
     "getpass": "there is no terminal: put the value in the code",

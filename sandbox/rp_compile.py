@@ -70,6 +70,14 @@ METHOD_ALIAS_ADVICE = ("define a special method with def (def __add__(self, othe
 OBJECT_METHODS = frozenset({"__setattr__", "__delattr__"})
 METACLASS_ADVICE = ("metaclass= takes abc.ABCMeta here (class C(metaclass=ABCMeta), or class C(ABC)); for a "
                     "singleton define __new__, for a registry of subclasses __init_subclass__")
+# What a refusal of `except* ValueError as group:` shows instead (it runs: tests/test_everyday_code.py).
+EXCEPT_STAR_INSTEAD = """\
+except ExceptionGroup as group:
+    matched, rest = group.split(ValueError)
+    for exc in (matched.exceptions if matched else ()):
+        print("handled:", exc)
+    if rest:
+        raise rest"""
 # The guard every snippet `__getattr__` is decorated with, outermost (rp_guards.public_getattr).
 FALLBACK_GETATTR = "_public_getattr_"
 
@@ -132,6 +140,11 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         super().check_name(node, name, allow_magic_methods)
 
     def visit_Name(self, node):
+        if (node.id in SUPER_METHODS and isinstance(node.ctx, ast.Load) and self.function_depth
+                and not self._in_class_body()):
+            # `def __repr__(self): ...` in a class decorator, then `cls.__repr__ = __repr__`: the
+            # function's local def (nothing at module level or in the builtins has the name)
+            node.sandbox_method_alias = True
         if node.id == "__name__" and isinstance(node.ctx, ast.Load):
             # `if __name__ == "__main__":` runs, as in a script; the real module name stays
             new = ast.Constant("__main__")
@@ -160,9 +173,9 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         return super().visit_Assign(node)
 
     def visit_TryStar(self, node):
-        self.error(node, "except* is not available in the sandbox (exception groups are refused: "
-                         "CVE-2025-22153): catch what a TaskGroup raises with `except Exception as e` "
-                         "and look at e.exceptions")
+        self.error(node, "except* is not available in the sandbox (this interpreter's except* has a type "
+                         "confusion, CVE-2025-22153): catch the group and split it by type:\n"
+                         + EXCEPT_STAR_INSTEAD)
 
     # Python 3.12's generic syntax: RestrictedPython refuses its nodes ("TypeVar statements are not
     # allowed."); the refusal says how to write the same with typing, once per line
@@ -298,6 +311,18 @@ class _SnippetPolicy(RestrictingNodeTransformer):
         # read through the guard, which gives them on the snippet's own objects only
         if isinstance(node.ctx, ast.Load) and node.attr in SUPER_METHODS:
             return self._safe_dunder_read(node)
+        # `cls.__repr__ = fn` (a class decorator): set through `_write_special_`, which takes the
+        # snippet's own classes and the values a class body may give (sandbox/special_methods.py)
+        if isinstance(node.ctx, ast.Store) and node.attr in SUPER_METHODS:
+            guarded = ast.Call(func=ast.Name("_write_special_", ast.Load()), args=[self.visit(node.value)],
+                               keywords=[])
+            copy_locations(guarded, node.value)
+            new = ast.Attribute(value=guarded, attr=node.attr, ctx=node.ctx)
+            copy_locations(new, node)
+            return new
+        if node.attr == "tb_next" and isinstance(node.ctx, ast.Load):
+            # walking the summary exc.__traceback__ gives (rp_guards: a real traceback's stays refused)
+            return self._safe_dunder_read(node)
         if node.attr in INSPECT_ATTRIBUTES:
             # RestrictedPython refuses these too; this says what to write instead
             self.error(node, f'"{node.attr}" is not available in the sandbox: {private_names.instead(node.attr)}')
@@ -307,7 +332,7 @@ class _SnippetPolicy(RestrictingNodeTransformer):
             # RestrictedPython's refusal, with what to write instead (the value is still checked)
             if not isinstance(node.ctx, ast.Load) and node.attr.startswith("__") and node.attr.endswith("__"):
                 instead = (f"define it in the class body (def {node.attr}(self, ...): ...), or in a subclass; "
-                           "special names are not assigned after the class is made")
+                           "this special name is not assigned after the class is made")
             else:
                 instead = private_names.instead(node.attr)
             self.error(node, f'"{node.attr}" is an invalid attribute name because it starts with "_": {instead}')

@@ -31,7 +31,7 @@ from RestrictedPython.Utilities import utility_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from . import (copy_memo, library_policy, module_subsets, pandas_expressions, private_names, safe_format, snippet_files,
-               snippet_names, stand_ins)
+               snippet_names, snippet_traceback, special_methods, stand_ins)
 from .own_attributes import own_attributes
 from .rp_base import SNIPPET_MODULE, SandboxAttributeError, SandboxRefused
 from .rp_compile import FALLBACK_GETATTR, METACLASS_ADVICE, OBJECT_METHODS, SUPER_METHODS
@@ -141,11 +141,15 @@ class ExecutionContext(ModulePolicy):
             try:
                 value = getattr(obj, name)
             except AttributeError as exc:  # a part of sys/io the subset leaves out: a refusal
+                if default is not raise_:
+                    return default  # (what hasattr() answers, and a module proxy's getattr does)
                 raise self.refuse("attribute_blocked", str(exc)) from None
             # (vetted as any value: sys's were read from the real sys, which library code could change)
             if type(value) in CONTAINER_TYPES:
                 return self.check_container(value, f"{describe_value(obj)}.{name}")
             return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
+        if type(obj) is snippet_traceback.TracebackSummary and name in ("tb_next", "tb_lineno"):
+            return getattr(obj, name)  # (data: the real traceback's tb_next stays refused)
         if isinstance(obj, safe_format.GuardedFormatter) and type(name) is str and not name.startswith("_"):
             return getattr(obj, name)  # its lookups are guarded: format, vformat, get_field... are safe
         if type(name) is str and name.startswith("_"):
@@ -167,11 +171,15 @@ class ExecutionContext(ModulePolicy):
                     return own_attributes(obj, self.setattr, self.delattr)
                 if name == "__new__":
                     return self.checked_new(value)
+                if name == "__traceback__":
+                    return snippet_traceback.summary(value)
                 if name == "__annotations__" and type(value) is dict:
                     # a copy: dataclasses, NamedTuple and TypedDict make fields (and code)
                     # from these names, which the class statement checked; and searched:
                     # functools.wraps puts the wrapped library function's dict here
                     return self.check_container(dict(value), f"{describe_value(obj)}.{name}")
+                if type(value) in CONTAINER_TYPES:  # (defaults, slots, metadata: searched as any container)
+                    return self.check_container(value, f"{describe_value(obj)}.{name}")
                 return self.vet(value, f"{describe_value(obj)}.{name}") if needs_vet(value) else value
         around = self.overridden_around.get(type(obj))
         if around is None:
@@ -219,6 +227,8 @@ class ExecutionContext(ModulePolicy):
                     value = pandas_expressions.evaluating_method(obj, name, value, self.refuse_call)
                 if type(name) is str and name in snippet_files.OPENING_METHODS:
                     value = snippet_files.opening_method(obj, name, value, self.open)
+                if name == "with_traceback" and isinstance(obj, BaseException):
+                    value = snippet_traceback.with_traceback(value)
                 return value
         exc_type, message = refusal
         if issubclass(exc_type, AttributeError):
@@ -471,8 +481,14 @@ class ExecutionContext(ModulePolicy):
         leaves the decision to the usual rules (which refuse it)."""
         kinds = private_names.SAFE_DUNDERS.get(name, ())
         if "own" in kinds or "own class" in kinds:
-            own = self.only_snippet_classes(obj) and ("own" in kinds or isinstance(obj, type))
+            # (a bound method's data is its function's: obj.method.__defaults__)
+            target = obj.__func__ if type(obj) is types.MethodType and name != "__dict__" else obj
+            own = self.only_snippet_classes(target) and ("own" in kinds or isinstance(obj, type))
             return True if own and hasattr(obj, name) else None
+        if "enum class" in kinds:
+            return True if isinstance(obj, enum.EnumMeta) else None
+        if "annotated" in kinds:
+            return True if type(obj) is _ANNOTATED_ALIAS else None
         if private_names.private_name_allowed(name):
             if self.only_snippet_classes(obj):
                 return True
@@ -605,6 +621,36 @@ class ExecutionContext(ModulePolicy):
                                                f"{describe_value(ob)} cannot be written: only those of the "
                                                "snippet's own classes can")
 
+    def write_special(self, ob):
+        """_write_special_: `cls.__repr__ = fn` only on the snippet's own classes (special_methods.py)."""
+        if isinstance(ob, type) and ob in self.classes:
+            return special_methods.SpecialMethodWrite(ob, self)
+        what = f"the class {_TYPE_QUALNAME(ob)}" if isinstance(ob, type) else f"a {describe_value(ob)} object"
+        raise self.refuse("attribute_blocked", f"special methods are set on the snippet's own classes, not on "
+                                               f"{what}: " + special_methods.advice("__repr__"))
+
+    def set_special_method(self, cls: type, name, value) -> None:
+        """`cls.name = value` for a special method, under the class body's rules."""
+        if not special_methods.settable(name):
+            raise self.refuse("attribute_blocked", f"{name!r:.80} is not set on a class here: use an ordinary "
+                                                   "attribute name, or one of the special methods a class body "
+                                                   "may define")
+        if not special_methods.is_snippet_function(value, self.owns):
+            raise self.refuse("attribute_blocked", f"{cls.__name__}.{name} is set to a def or lambda of the "
+                                                   f"snippet's (or None), not {describe_value(value)}: "
+                                                   + special_methods.advice(name))
+        affected = [cls, *(c for c in self.classes if c is not cls and cls in c.__mro__)]
+        if name in ATTRIBUTE_HOOKS and not all(self.snippet_side(base) for c in affected for base in c.__mro__[1:]):
+            raise self.refuse("attribute_blocked", f"class {cls.__name__}: {name} is for classes of the snippet's "
+                                                   "own all the way down (a library base sets its private "
+                                                   "attributes through it); validate in a method or a property "
+                                                   "instead")
+        if name == "__deepcopy__" and value is not None:  # it gets a handle, never copy's memo (copy_memo.py)
+            value = copy_memo.guarded_method(value, self.refuse_call)
+        self.check_class_write(cls, name, value)
+        self.defined.setdefault(cls, set()).add(name)   # (for the classes derived from it later)
+        setattr(cls, name, value)
+
     def write_guard(self, ob):
         """_write_: full_write_guard's pass-through for dict and list, plus the snippet's own
         objects; everything else gets item writes only (see ForeignWrite)."""
@@ -641,6 +687,8 @@ class ExecutionContext(ModulePolicy):
         if type(name) is not str:
             raise TypeError("attribute name must be a string")
         if name.startswith("_"):
+            if special_methods.settable(name):
+                return self.write_special(obj)
             if not private_names.private_name_allowed(name):
                 raise self.refuse("attribute_blocked", f"{what} of {name!r:.80} is not allowed: special names and "
                                                        "the sandbox's own (_x_) are not set by name; use an "
@@ -1028,7 +1076,6 @@ class ExecutionContext(ModulePolicy):
 _EXCEPTIONS = {
     name: value for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException) and not name.startswith("_")
-    and name not in ("BaseExceptionGroup", "ExceptionGroup")  # except* is refused (CVE-2025-22153)
 }
 
 _PLAIN_BUILTINS = {
@@ -1059,6 +1106,7 @@ _BASE_BUILTINS = _base_builtins()
 
 
 _TYPE_QUALNAME = vars(type)["__qualname__"].__get__
+_ANNOTATED_ALIAS = type(typing.Annotated[int, 0])
 
 
 def _dataclass_marker(value) -> bool:
@@ -1100,6 +1148,7 @@ def restricted_globals(ctx: ExecutionContext, stdout) -> dict:
         "_unpack_sequence_": guarded_unpack_sequence,
         "_write_": ctx.write_guard,
         "_write_private_": ctx.write_private,
+        "_write_special_": ctx.write_special,
         "_import_star_": ctx.import_star,
         "_inplacevar_": inplacevar,
         "_apply_": ctx.apply,

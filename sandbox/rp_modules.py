@@ -5,7 +5,6 @@ vetting of values, and the import policy (a mixin of the guards' context)."""
 from __future__ import annotations
 
 import abc
-import ast
 import builtins
 import collections
 import contextlib
@@ -27,13 +26,13 @@ import typing
 import uuid
 from xml.etree import ElementTree
 
-from . import copy_memo, library_policy, module_subsets, private_names, profiles, snippet_files, stand_ins
+from . import copy_memo, library_policy, module_subsets, private_names, profiles, snippet_files, stand_ins, type_hints
 from .results import cap_text
 from .rp_base import MAX_EVENTS, SandboxAttributeError, SandboxImportError, SandboxRefused, MAX_EVENT_DETAIL
 
 
 # Objects no module proxy hands out, wherever they are re-exported (dataclasses.FunctionType).
-# They evaluate strings (get_type_hints, ForwardRef), resolve
+# They evaluate strings (ForwardRef), resolve
 # attributes unguarded (string.Formatter), build code or frames (types.*), or leave the
 # sandbox's view of the world (contextlib.chdir). Each with what to write instead.
 _UNSAFE_STRINGS = "it evaluates annotations written as strings as unrestricted Python"
@@ -44,8 +43,6 @@ _IMPORT_SYSTEM = "the import system's finders and loaders read any file: import 
 _GUARDED_BUILTIN = "the snippet has its own, guarded one: call it by its name"
 DENIED_ADVICE = {
     typing: {
-        "get_type_hints": f"{_UNSAFE_STRINGS}: read them as written from obj.__annotations__ (classes stay "
-                          "classes, strings stay strings)",
         "ForwardRef": f"{_UNSAFE_STRINGS}: use the class itself once it is defined, or keep its name as a string",
         "evaluate_forward_ref": f"{_UNSAFE_STRINGS}: use the class itself once it is defined",
     },
@@ -220,38 +217,11 @@ def _cached_property(ctx):
     return stand_in
 
 
-def _named_class(text: str, func, ctx):
-    """The value a string annotation of the snippet's function names (`int`, `ast.Name`,
-    `int | str`: what `from __future__ import annotations` makes of `def _(x: int)`),
-    looked up as its code would look the names up: its globals, then its builtins, each
-    attribute through the guards. Never evaluated; None for any other text."""
-    names = getattr(func, "__globals__", None)
-    if names is not ctx.globals or len(text) > 200:
-        return None
-
-    def value(node):
-        if isinstance(node, ast.Name) and not node.id.startswith("_"):
-            for scope in (names, names["__builtins__"]):
-                if node.id in scope:
-                    return scope[node.id]
-        elif isinstance(node, ast.Attribute):
-            return ctx.getattr(value(node.value), node.attr)
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            return value(node.left) | value(node.right)
-        elif isinstance(node, ast.Constant) and type(node.value) is str:   # x: 'Circle', postponed
-            return value(ast.parse(node.value.strip(), mode="eval").body)
-        raise LookupError(text)
-    try:
-        return value(ast.parse(text.strip(), mode="eval").body)
-    except (SyntaxError, ValueError, LookupError, TypeError):   # (a refused attribute is refused)
-        return None
-
-
 def _singledispatch(ctx):
     """functools.singledispatch, whose register(func) reads the class from the first
     parameter's annotation with typing.get_type_hints, which eval()s a string annotation
     with the real builtins. Here the annotation must be a class (or a union of classes),
-    or the text of a name of one (_named_class), handed to the real register as
+    or the text of a name of one (type_hints.named_class), handed to the real register as
     register(cls, func): nothing is evaluated."""
     real = functools.singledispatch
 
@@ -266,7 +236,7 @@ def _singledispatch(ctx):
                 annotations.pop("return", None)
                 first = next(iter(annotations.values()), None)
                 if type(first) is str:
-                    first = _named_class(first, cls, ctx) or first
+                    first = type_hints.named_class(first, cls, ctx) or first
                 if not (isinstance(first, (type, types.UnionType)) or typing.get_origin(first) is typing.Union):
                     raise ctx.refuse_call(f"{dispatcher.__name__}.register: the first parameter's annotation "
                                           "must be a class, or the text of a class's name (def _(x: int), "
@@ -342,6 +312,7 @@ STDLIB_STAND_INS = {
     id(functools.cached_property): _cached_property,
     id(functools.singledispatch): _singledispatch,
     id(functools.singledispatchmethod): _singledispatchmethod,
+    id(typing.get_type_hints): type_hints.get_type_hints,
     id(copy.deepcopy): lambda ctx: copy_memo.deepcopy(ctx.refuse_call),
     id(uuid.getnode): _uuid_getnode,
     id(uuid.uuid1): _uuid1,
@@ -853,7 +824,13 @@ class ModulePolicy:
         if missing:
             if not (self.permits(qual) or self.is_package_of_allowed(qual)):
                 raise AttributeError(f"module {modname!r} has no attribute {attr!r}")
-            value = importlib.import_module(qual)
+            try:
+                value = importlib.import_module(qual)
+            except ModuleNotFoundError as exc:
+                if exc.name != qual:
+                    raise  # (a submodule that is there, missing one of its own imports)
+                # neither an attribute nor a submodule: missing, as hasattr() and getattr(m, name, default) expect
+                raise AttributeError(f"module {modname!r} has no attribute {attr!r}") from None
         if isinstance(value, types.ModuleType):
             return self.module_value(value, qual, kind)
         if package_only:

@@ -55,7 +55,12 @@ def scratch_open(refuse, file, mode="r", buffering=-1, encoding=None, errors=Non
                      "of it is gone when the run or its session ends): use a plain name such as 'notes.txt', or "
                      "switch on "
                      "SANDBOX_ENABLE_FILESYSTEM=true for a workspace")
-    return io.open(real, mode, buffering, encoding, errors, newline)
+    try:
+        return io.open(real, mode, buffering, encoding, errors, newline)
+    except OSError as exc:
+        if exc.filename == real:   # the name as the snippet gave it, as open() reports it
+            exc.filename = path
+        raise
 
 
 def no_open(*args, **kwargs):
@@ -65,8 +70,8 @@ def no_open(*args, **kwargs):
 
 
 # The os and os.path functions over files that a snippet gets (module_subsets), by name.
-OS_FILE_FUNCTIONS = ("listdir", "makedirs", "mkdir", "remove", "unlink", "rmdir", "rename", "replace", "walk",
-                     "stat")
+OS_FILE_FUNCTIONS = ("listdir", "scandir", "makedirs", "mkdir", "remove", "unlink", "rmdir", "rename", "replace",
+                     "walk", "stat")
 PATH_QUERIES = ("exists", "isfile", "isdir", "islink", "getsize", "getmtime")
 
 
@@ -87,6 +92,9 @@ def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
 
     def listdir(path="."):
         return os.listdir(checked(path))
+
+    def scandir(path="."):
+        return os.scandir(checked(path))
 
     def makedirs(name, mode=0o777, exist_ok=False):
         os.makedirs(checked(name), mode, exist_ok)
@@ -120,7 +128,7 @@ def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
         ask.__name__ = ask.__qualname__ = name
         return ask
 
-    os_functions = {"listdir": listdir, "makedirs": makedirs, "mkdir": mkdir, "remove": remove, "unlink": remove,
+    os_functions = {"listdir": listdir, "scandir": scandir, "makedirs": makedirs, "mkdir": mkdir, "remove": remove, "unlink": remove,
                     "rmdir": rmdir, "rename": rename, "replace": replace, "walk": walk, "stat": stat}
     return os_functions, {name: query(name) for name in PATH_QUERIES}
 

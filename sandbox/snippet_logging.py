@@ -24,6 +24,7 @@ STYLES = ("%", "$", "{")
 _RECORD_FIELDS = ("name", "msg", "levelname", "levelno", "pathname", "filename", "module", "lineno", "funcName",
                   "created", "msecs", "relativeCreated", "asctime", "message", "process", "thread", "threadName")
 _BRACE_FORMATTER = {"make": None}  # the execution's guarded string.Formatter class (set by make())
+_SNIPPET_OPEN = {"open": None}     # the execution's open(): where a FileHandler's file may be (set by make())
 
 
 def _caller() -> tuple[int, str]:
@@ -179,6 +180,25 @@ class StreamHandler(_WrappedHandler):
         object.__setattr__(self, "_WrappedHandler__real", _RealStreamHandler(stream))
 
 
+class FileHandler(_WrappedHandler):
+    """A handler that appends to a file, opened with the snippet's own open() (the
+    profile's policy: the workspace, the scratch directory, or no file)."""
+
+    __slots__ = ()
+
+    def __init__(self, filename, mode="a", encoding=None, delay=False, errors=None):
+        stream = _SNIPPET_OPEN["open"](filename, mode, encoding=encoding, errors=errors)
+        object.__setattr__(self, "_WrappedHandler__real", _RealStreamHandler(stream))
+
+    def flush(self):
+        object.__getattribute__(self, "_WrappedHandler__real").flush()
+
+    def close(self):
+        real = object.__getattribute__(self, "_WrappedHandler__real")
+        real.close()
+        real.stream.close()
+
+
 class NullHandler(_WrappedHandler):
     __slots__ = ()
 
@@ -279,6 +299,14 @@ class Logger(Sealed):
         return object.__getattribute__(self, "_Logger__real").name
 
     @property
+    def parent(self):
+        parent = object.__getattribute__(self, "_Logger__real").parent
+        return Logger(parent) if parent is not None else None
+
+    def __repr__(self) -> str:
+        return repr(object.__getattribute__(self, "_Logger__real"))   # <Logger a.b (WARNING)>
+
+    @property
     def level(self) -> int:
         return object.__getattribute__(self, "_Logger__real").level
 
@@ -290,10 +318,15 @@ def getLogger(name=None) -> Logger:
 
 
 def basicConfig(*, level=None, format=None, datefmt=None, style="%", stream=None, handlers=None, force=False,
-                **other):
+                filename=None, filemode="a", encoding=None, errors="backslashreplace", **other):
     if other:
         raise ValueError(f"basicConfig: {', '.join(sorted(other))} is not available in the sandbox (log to "
-                         "stderr, the default, or pass stream=io.StringIO() / handlers=[...])")
+                         "stderr, the default, or pass stream=io.StringIO() / handlers=[...] / filename=...)")
+    if filename is not None:
+        if stream is not None or handlers is not None:
+            raise ValueError("'stream' or 'handlers' should not be specified together with 'filename'")
+        if force or not logging.getLogger().handlers:   # (as logging opens it: only when it will be used)
+            handlers = [FileHandler(filename, filemode, encoding=encoding, errors=errors)]
     root = logging.getLogger()
     if force:
         for handler in list(root.handlers):
@@ -329,17 +362,18 @@ def getLevelName(level):
 
 
 # (the wrappers: a snippet's handler subclasses logging.Handler, whose emit() gets a plain record copy)
-seal(Formatter, _WrappedHandler, StreamHandler, NullHandler, Logger,
+seal(Formatter, _WrappedHandler, StreamHandler, FileHandler, NullHandler, Logger,
      advice="subclass logging.Handler for a handler of your own, or wrap it in a class of your own")
 
 
-def values(brace_formatter) -> dict:
+def values(brace_formatter, snippet_open=None) -> dict:
     """The names module_subsets.SUBSETS["logging"] lists; `brace_formatter` makes the
-    execution's guarded string.Formatter."""
+    execution's guarded string.Formatter; `snippet_open` is the execution's open()."""
     _BRACE_FORMATTER["make"] = brace_formatter
+    _SNIPPET_OPEN["open"] = snippet_open
     found = dict(LEVELS, getLogger=getLogger, basicConfig=basicConfig, log=log, disable=disable,
-                 getLevelName=getLevelName, StreamHandler=StreamHandler, NullHandler=NullHandler, Handler=Handler,
-                 Formatter=Formatter)
+                 getLevelName=getLevelName, StreamHandler=StreamHandler, FileHandler=FileHandler,
+                 NullHandler=NullHandler, Handler=Handler, Formatter=Formatter)
     for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal"):
         found[name] = _module_function(name)
     from .module_subsets import SUBSETS

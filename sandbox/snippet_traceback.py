@@ -104,6 +104,125 @@ def exception():
     return sys.exc_info()[1]
 
 
+class TracebackSummary:
+    """What `exc.__traceback__` gives a snippet: one of its own frames' line, and the next
+    one (tb_next), as data. Made of the snippet's frames only, from their names and line
+    numbers: it holds no frame, no code object, no globals and no host path."""
+
+    __slots__ = ("tb_lineno", "tb_next", "_name", "_line")
+
+    def __init__(self, lineno: int, name: str, line: str, tb_next=None):
+        for slot, value in (("tb_lineno", lineno), ("_name", name), ("_line", line), ("tb_next", tb_next)):
+            object.__setattr__(self, slot, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a traceback's attributes are read-only")
+
+    def __repr__(self) -> str:
+        return f"<traceback of {SNIPPET_FILENAME}, line {self.tb_lineno}>"
+
+
+def with_traceback(method):
+    """exc.with_traceback(tb) for a snippet, whose tracebacks are summaries: a summary
+    stands for the traceback it was made from, which the exception then gets anew where
+    it is raised (`raise Other(...).with_traceback(exc.__traceback__)` runs as written)."""
+    def checked(tb):
+        return method(None if isinstance(tb, TracebackSummary) else tb)
+    checked.__name__ = checked.__qualname__ = "with_traceback"
+    checked.__doc__ = getattr(method, "__doc__", None)
+    return checked
+
+
+def _source_line(lineno: int) -> str:
+    lines = source["code"].splitlines()
+    return lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+
+
+def summary(tb) -> TracebackSummary | None:
+    """The snippet's view of a traceback object: its own frames, innermost last."""
+    made = None
+    for frame, lineno in reversed(list(traceback.walk_tb(tb))):
+        if frame.f_code.co_filename == SNIPPET_FILENAME:
+            made = TracebackSummary(lineno, frame.f_code.co_name, _source_line(lineno), made)
+    return made
+
+
+class FrameSummary:
+    """One entry of extract_tb, as traceback.FrameSummary reads (filename, lineno, name,
+    line; unpacked as a 4-tuple). Data only: its line is given, never looked up in a file."""
+
+    __slots__ = ("filename", "lineno", "name", "line", "locals")
+
+    def __init__(self, filename, lineno, name, *, line=None, locals=None, lookup_line=True):
+        self.filename, self.lineno, self.name, self.line, self.locals = filename, lineno, name, line, None
+
+    def __iter__(self):
+        return iter((self.filename, self.lineno, self.name, self.line))
+
+    def __getitem__(self, index):
+        return (self.filename, self.lineno, self.name, self.line)[index]
+
+    def __len__(self) -> int:
+        return 4
+
+    def __eq__(self, other):
+        if isinstance(other, FrameSummary):
+            return tuple(self) == tuple(other)
+        return tuple(self) == other if isinstance(other, tuple) else NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"<FrameSummary file {self.filename}, line {self.lineno} in {self.name}>"
+
+
+class StackSummary(list):
+    """extract_tb's answer: a list of FrameSummary, with format() as traceback's."""
+
+    @classmethod
+    def from_list(cls, entries):
+        return cls(entry if isinstance(entry, FrameSummary) else FrameSummary(entry[0], entry[1], entry[2],
+                                                                                line=entry[3])
+                   for entry in entries)
+
+    def format(self) -> list[str]:
+        return format_list(self)
+
+
+def _summary_or_none(tb) -> TracebackSummary | None:
+    if tb is not None and not isinstance(tb, TracebackSummary):
+        raise TypeError("expected an exception's __traceback__ (exc.__traceback__), or None")
+    return tb
+
+
+def extract_tb(tb, limit=None) -> StackSummary:
+    entries, current = [], _summary_or_none(tb)
+    while current is not None:
+        entries.append(FrameSummary(SNIPPET_FILENAME, current.tb_lineno, current._name, line=current._line))
+        current = current.tb_next
+    if limit is not None:
+        entries = entries[:limit] if limit >= 0 else entries[limit:]
+    return StackSummary(entries)
+
+
+def format_list(extracted) -> list[str]:
+    out = []
+    for entry in StackSummary.from_list(extracted):
+        text = f'  File "{entry.filename}", line {entry.lineno}, in {entry.name}\n'
+        if entry.line:
+            text += f"    {str(entry.line).strip()}\n"
+        out.append(text)
+    return out
+
+
+def format_tb(tb, limit=None) -> list[str]:
+    return format_list(extract_tb(tb, limit))
+
+
+def print_tb(tb, limit=None, file=None) -> None:
+    (file if file is not None else sys.stderr).write("".join(format_tb(tb, limit)))
+
+
 def values() -> dict:
     """The functions module_subsets.SUBSETS["traceback"] names."""
     from .module_subsets import SUBSETS

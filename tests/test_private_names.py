@@ -134,7 +134,7 @@ def test_star_imports_bind_what_the_module_policy_hands_out():
                 .replace("globals_seen", "['List', 'Any']"))
     assert reply["success"] and reply["result"] == [4, False, True], reply
     for code in ("from os import *\nsystem", "def f():\n    from math import *", "class C:\n    from math import *",
-                 "from typing import *\nget_type_hints", "from random import *\n_os"):
+                 "from typing import *\nForwardRef", "from random import *\n_os"):
         reply = run(code)
         assert not reply["success"], (code, reply)
 
@@ -200,7 +200,7 @@ def test_dunder_methods_of_other_objects_stay_refused(code):
     ("import math\nmath.__dict__", "use dir(obj) and getattr(obj, name)"),
     ("def f():\n    pass\nf.__code__", "special names reach the interpreter's internals here"),
     ("import json\njson.JSONEncoder()._x", "private attributes of objects the snippet did not make"),
-    ("class Z:\n    pass\nZ.__repr__ = lambda self: 'z'", "define it in the class body (def __repr__(self"),
+    ("import json\njson.JSONEncoder.__repr__ = lambda self: 'z'", "define it in the class body (def __repr__(self"),
     ("import string\nclass T(string.Template):\n    pass\nT.__new__(T)", "cls.__new__(cls) works on the snippet's own"),
     ("t = ()\nt.__class__ = list", "make an object of the other class instead"),
     ("x = ().__class__", "write the class's name (tuple"),

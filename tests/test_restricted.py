@@ -601,6 +601,8 @@ result = "".join(log)
     "fnmatch": ("import fnmatch\nresult = fnmatch.fnmatch('data.csv', '*.csv')", True),
     "queue": ("import queue\nq = queue.LifoQueue()\nq.put(1)\nq.put(2)\nresult = [q.get(), q.qsize()]", [2, 1]),
     "tomllib": ("import tomllib\nresult = tomllib.loads('a = [1, 2]')", {"a": [1, 2]}),
+    "configparser": ("import configparser\nc = configparser.ConfigParser()\nc.read_string('[a]\\nx = 1')\n"
+                     "result = [c.sections(), c.getint('a', 'x')]", [["a"], 1]),
     "errno": ("import errno\nresult = [errno.errorcode[errno.ENOENT], errno.EEXIST > 0]", ["ENOENT", True]),
     "http": ("from http import HTTPStatus\nresult = [HTTPStatus(418).phrase, int(HTTPStatus.CREATED)]",
              ["I'm a Teapot", 201]),
@@ -915,7 +917,7 @@ VARIANTS = {
     "format_exception_globals": "try:\n    1/0\nexcept Exception as e:\n    '{0.__traceback__.tb_frame.f_globals}'.format(e)",
     "format_spec_nested_lookup": "'{0:{1.__class__.__mro__}}'.format(1, 2)",
     "str_format_unbound": "str.format('{0.__class__}', 1)",
-    "typing_get_type_hints": "import typing\ndef f(x: 'int'):\n    pass\ntyping.get_type_hints(f)",
+    "typing_get_type_hints": "import typing\ndef f(x: \"__import__('os')\"):\n    pass\ntyping.get_type_hints(f)",
     "typing_forwardref": "import typing\ntyping.ForwardRef('1')",
     "random_os": "import random\ngetattr(random, '_os')",
     "fractions_operator_attrgetter": "import fractions\nfractions.operator.attrgetter('limit_denominator.__globals__')(fractions.Fraction)",
@@ -1509,7 +1511,7 @@ def test_a_librarys_re_export_of_what_a_subset_stands_in_for_is_the_subsets():
 @pytest.mark.parametrize("code,line,needle", [
     ("import sys\n\nsys.settrace(None)", 3, "sys.settrace"),
     ("import os as o\no.fork()", 2, "os.fork"),
-    ("import typing\nhints = typing.get_type_hints", 2, "get_type_hints"),
+    ("import typing\nref = typing.ForwardRef", 2, "ForwardRef"),
     ("x = 1\nnames = locals()", 2, "locals() is not available"),
     ("code = compile('1', 'x', 'eval')", 1, "compile() is not available"),
 ])
@@ -1758,12 +1760,11 @@ def test_a_policy_that_failed_to_apply_after_an_import_is_completed_before_any_a
 def test_a_refused_name_imported_with_from_says_why():
     """from X import Y, where Y is refused: the refusal and what to use, not Python's
     "cannot import name" (IMPORT_FROM would replace the guard's message)."""
-    reply = blocked("from typing import get_type_hints", error_types=("security_violation",))
-    assert "get_type_hints" in reply["error"] and "cannot import name" not in reply["error"], reply
+    reply = blocked("from typing import ForwardRef", error_types=("security_violation",))
+    assert "ForwardRef" in reply["error"] and "cannot import name" not in reply["error"], reply
 
 
 @pytest.mark.parametrize("code,instead", [
-    ("import typing\nclass A:\n    x: 'int'\ntyping.get_type_hints(A)", "obj.__annotations__"),
     ("from typing import ForwardRef", "the class itself"),
     ("import contextlib\nwith contextlib.chdir('/tmp'):\n    pass", "os.path.join"),
     ("import enum\nclass C(enum.Enum):\n    RED = 1\nenum.global_enum(C)", "Color.RED"),
@@ -1902,7 +1903,7 @@ def test_a_namespace_may_give_its_own_functions_and_none():
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="except* is new in Python 3.11")
 def test_except_star_is_refused_and_says_what_to_write():
     reply = blocked("try:\n    pass\nexcept* ValueError:\n    pass")
-    assert "except Exception as e` and look at e.exceptions" in reply["error"], reply
+    assert "except ExceptionGroup as group:" in reply["error"], reply
 
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="the generic syntax is new in Python 3.12")
@@ -2031,7 +2032,7 @@ def test_a_top_level_await_fails_and_exits_as_other_code(unrestricted):
     ("import json\nsetattr(json, 'indent', 2)", "keep your own value in a variable"),
     ("import json\njson.indent = 2", "keep your own value in a variable"),
     ("import dataclasses\ndataclasses.inspect", "use the names the module itself offers"),
-    ("class C:\n    pass\nsetattr(C(), '__deepcopy__', 1)", "use an ordinary attribute name"),
+    ("class C:\n    pass\nsetattr(C(), '__deepcopy__', 1)", "special methods are set on the snippet's own classes"),
     ("C = type('C', (), {'__module__': 'json'})", "write a class statement for anything else"),
 ])
 def test_these_refusals_say_what_to_do(code, teaches):
@@ -2339,7 +2340,7 @@ def test_annotations_left_as_text_are_never_evaluated(annotation):
     """Left as the snippet wrote them, unchecked: text Python never evaluates (a module or
     class annotation is stored as a string; a complex target's and a local's are dropped),
     as a string annotation the snippet could always write; what reads such text back
-    (typing.get_type_hints, inspect) stays refused."""
+    reads names only (typing.get_type_hints) or not at all (inspect)."""
     code = (f"from __future__ import annotations\nimport dataclasses\nclass O:\n    pass\no = O()\nd = {{}}\n"
             f"x: {annotation} = 1\no.a: {annotation} = 2\nd['k']: {annotation} = 3\n"
             f"def f(p: {annotation}, *a: {annotation}, k: {annotation} = 0, **kw: {annotation}) -> {annotation}:\n"

@@ -3710,6 +3710,208 @@ result = [missing_keys({}, Movie), missing_keys({"title": "Up"}, Movie), sorted(
           Movie.__total__]
 """, since=(3, 11))
 
+# ---------------------------------------------------------------- version checks, own dunders, hints, tracebacks
+snippet("everyday", """
+import os, json
+result = [hasattr(os, "no_such_function"), getattr(os, "no_such_function", "fallback"),
+          getattr(json, "no_such_name", None), hasattr(json, "dumps")]
+""")
+snippet("everyday", """
+import numpy as np, pandas as pd
+trapezoid = getattr(np, "trapezoid", None) or getattr(np, "trapz")
+result = [float(trapezoid([1.0, 2.0, 3.0])), hasattr(np, "trapz"), hasattr(pd, "no_such_name"),
+          getattr(pd, "no_such_name", 0)]
+""", DATA)
+snippet("everyday", """
+import scipy
+result = [hasattr(scipy, "no_such_name"), getattr(scipy, "no_such_name", 0)]
+""", DATA)
+snippet("everyday", """
+import matplotlib
+result = [hasattr(matplotlib, "no_such_name"), getattr(matplotlib, "no_such_name", 0)]
+""", DATA)
+
+
+snippet("everyday", """
+import sys
+def validate(rows):
+    problems = [ValueError(f"row {i}: negative") for i, r in enumerate(rows) if r < 0]
+    if problems:
+        raise ExceptionGroup("validation failed", problems)
+try:
+    validate([1, -2, 3, -4])
+except ExceptionGroup as group:
+    negative, rest = group.split(ValueError)
+    result = [str(group), [str(e) for e in negative.exceptions], rest, sys.getdefaultencoding()]
+""", since=(3, 11))
+
+
+snippet("everyday", """
+from enum import Enum
+from typing import Annotated
+class Vector:
+    "A 2-D vector."
+    __slots__ = ("x", "y")
+    def __init__(self, x=0.0, y=0.0):
+        self.x, self.y = x, y
+def fetch(url, retries=3, *, timeout=10.0):
+    return url
+class Status(Enum):
+    OK = "ok"
+    FAILED = "failed"
+Percent = Annotated[float, "0..100"]
+def describe(cls):
+    return {"name": cls.__name__, "qualname": cls.__qualname__, "doc": cls.__doc__}
+result = [Vector.__slots__, fetch.__defaults__, fetch.__kwdefaults__, list(Status.__members__),
+          Percent.__metadata__, describe(Vector)]
+""")
+
+
+snippet("everyday", """
+import functools
+def auto_repr(cls):
+    def __repr__(self):
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({fields})"
+    cls.__repr__ = __repr__
+    cls.__eq__ = lambda self, other: type(other) is type(self) and vars(other) == vars(self)
+    cls.__hash__ = lambda self: hash(tuple(sorted(vars(self).items())))
+    return cls
+def comparable_by(key):
+    def decorate(cls):
+        for name, op in (("__lt__", lambda a, b: a < b), ("__gt__", lambda a, b: a > b)):
+            setattr(cls, name, lambda self, other, op=op: op(getattr(self, key), getattr(other, key)))
+        return cls
+    return decorate
+@comparable_by("age")
+@auto_repr
+class Person:
+    def __init__(self, name, age):
+        self.name, self.age = name, age
+people = [Person("ada", 36), Person("alan", 41), Person("ada", 36)]
+result = [repr(people[0]), people[0] == people[2], len(set(people)), sorted(people)[0].name,
+          people[1] > people[0]]
+""")
+
+
+snippet("everyday", """
+import traceback
+def load(record):
+    return record["id"]
+def load_all(records):
+    return [load(r) for r in records]
+try:
+    load_all([{"id": 1}, {}])
+except KeyError as exc:
+    frames = traceback.extract_tb(exc.__traceback__)
+    tb = exc.__traceback__
+    depth = 1
+    while tb.tb_next is not None:
+        tb, depth = tb.tb_next, depth + 1
+    result = [[(f.name, f.lineno) for f in frames], [name for _, _, name, _ in frames], tb.tb_lineno, depth,
+              len(traceback.format_tb(exc.__traceback__))]
+""")
+
+
+snippet("everyday", """
+from __future__ import annotations
+import typing
+from dataclasses import dataclass, fields
+from typing import Optional
+@dataclass
+class Address:
+    city: str
+    zip_code: Optional[str] = None
+@dataclass
+class User:
+    name: str
+    age: int
+    address: Address | None = None
+    tags: list[str] | None = None
+def validate(obj):
+    hints = typing.get_type_hints(type(obj))
+    problems = []
+    for f in fields(obj):
+        expected = typing.get_origin(hints[f.name]) or hints[f.name]
+        value = getattr(obj, f.name)
+        if expected is not typing.Union and expected is not type(None) and isinstance(expected, type) \\
+                and not isinstance(value, expected):
+            problems.append(f"{f.name}: expected {expected.__name__}, got {type(value).__name__}")
+    return problems
+result = [validate(User("ada", "36")), sorted(typing.get_type_hints(User)), typing.get_type_hints(Address)["city"] is str]
+""")
+snippet("everyday", """
+import typing
+def route(path: str, handler: "typing.Callable[[dict], str]", methods: "list[str]" = None) -> "dict":
+    return {}
+result = {name: repr(hint) for name, hint in typing.get_type_hints(route).items()}
+""")
+
+
+snippet("everyday", """
+import configparser, gzip, io, logging, sys
+config = configparser.ConfigParser()
+config.read_string("[server]\\nhost = localhost\\nport = 8080\\n")
+config.read_file(io.StringIO("[client]\\nretries = 3\\n"))
+config["client"]["timeout"] = "2.5"
+written = io.StringIO()
+config.write(written)
+packed = io.BytesIO()
+with gzip.GzipFile(fileobj=packed, mode="wb") as stream:
+    stream.write(written.getvalue().encode())
+with gzip.GzipFile(fileobj=io.BytesIO(packed.getvalue())) as stream:
+    lines = [line.decode().strip() for line in stream]
+service = logging.getLogger("inventory_service")
+child = logging.getLogger("inventory_service.db")
+result = [config.sections(), config.getint("server", "port"), config.getfloat("client", "timeout"), lines[:3],
+          child.parent.name, logging.getLogger("inventory_report.db").parent.name,
+          repr(child).split(" (")[0], sys.getdefaultencoding()]
+""")
+snippet("everyday", """
+import os
+os.makedirs("scan_me/raw", exist_ok=True)
+for name in ("a.csv", "b.csv", "notes.txt"):
+    with open(os.path.join("scan_me", name), "w") as f:
+        f.write(name)
+with os.scandir("scan_me") as entries:
+    listing = sorted((e.name, e.is_file(), e.is_dir(), e.path) for e in entries)
+csv_sizes = {e.name: e.stat().st_size for e in os.scandir("scan_me") if e.name.endswith(".csv")}
+try:
+    open("scan_me/missing.csv")
+except FileNotFoundError as exc:
+    missing = [exc.filename, str(exc), exc.errno]
+result = [listing, csv_sizes, missing]
+""")
+snippet("everyday", """
+import logging
+logging.basicConfig(filename="run.log", level=logging.INFO, format="%(levelname)s:%(name)s:%(message)s", force=True)
+logging.info("started")
+audit = logging.getLogger("audit")
+handler = logging.FileHandler("audit.log", mode="w", encoding="utf-8")
+handler.setFormatter(logging.Formatter("%(name)s %(message)s"))
+audit.addHandler(handler)
+audit.warning("user %s logged in", "ada")
+handler.close()
+audit.removeHandler(handler)
+with open("run.log") as f:
+    run_log = f.read().splitlines()
+with open("audit.log") as f:
+    audit_log = f.read().splitlines()
+result = [run_log, audit_log]
+""", FILES)
+
+
+snippet("everyday", """
+def load(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError as exc:
+        return f"missing: {exc.filename} ({exc.strerror})"
+result = [load("config/settings.json"), load("nothing.txt")]
+""")
+
+
 # ---------------------------------------------------------------- refused by policy
 # What agents also write that the sandbox refuses on purpose: execute_code and
 # validate_code must both refuse each one (tests/compat/test_agreement.py), and the
@@ -3732,9 +3934,9 @@ REFUSED = [s.strip("\n") for s in (
     "mod = __import__('os')",
     "def f():\n    pass\nresult = f.__globals__",
     "import inspect\nframes = inspect.stack()",
-    "import typing\nhints = typing.get_type_hints(int)",
+    "import typing\nref = typing.ForwardRef('int')",
     "import asyncio\nloop = asyncio.get_event_loop()",
-    "import logging\nlogging.FileHandler('app.log')",
+    "import logging.handlers\nlogging.handlers.RotatingFileHandler('app.log')",
     "import multiprocessing\npool = multiprocessing.Pool(2)",
     "import shutil\nprint(shutil.which('git'))",
     "x = [].__class__.__bases__",
@@ -3742,6 +3944,6 @@ REFUSED = [s.strip("\n") for s in (
     "b = bytearray(b'abc')\nview = memoryview(b)",
     "import weakref\nclass A:\n    pass\nr = weakref.ref(A())",
     "from unittest import mock\nm = mock.MagicMock()",
-    "class Z:\n    pass\nZ.__repr__ = lambda self: 'z'",
+    "class Z:\n    pass\nZ.__getattr__ = lambda self, name: 'z'",
     "result = type(1).__subclasses__()",
 )]
