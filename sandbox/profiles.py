@@ -150,6 +150,10 @@ DANGEROUS: dict[str, str] = {
     "doctest": "runs the examples in docstrings as unrestricted Python (exec)",
     "rlcompleter": "evaluates expressions as unrestricted Python (eval)",
     "pydoc": "imports any module by name (pydoc.locate) and runs a pager program",
+    # packaging tools resolve "module:attribute" strings with the real import system
+    # (setuptools.config.expand.read_attr, pkg_resources.EntryPoint.resolve) and run setup scripts
+    **dict.fromkeys(("setuptools", "pkg_resources", "distutils"),
+                    "imports any module named in a string and runs setup scripts as unrestricted Python"),
     "unittest": "imports any module named in a test name (loadTestsFromName); unittest.mock patches any object",
     "logging": "its handlers and formatters read files (a traceback's source) and format fields unguarded; "
                "logging.config imports and calls any function a configuration names, and listens on a socket: "
