@@ -213,9 +213,20 @@ def _parents(name: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def python_layer_claim(enabled_profiles: Iterable[str], restricted: bool) -> str:
-    """What the RestrictedPython layer can honestly claim with these profiles: the one
-    sentence behind get_sandbox_info, `check` and the README."""
+def python_layer_claim(enabled_profiles: Iterable[str], restricted: bool, extra_imports: Iterable[str] = ()) -> str:
+    """What the RestrictedPython layer can honestly claim with these profiles and the
+    operator's extra imports: the one sentence behind get_sandbox_info, `check` and the README."""
+    claim = _profiles_claim(enabled_profiles, restricted)
+    extras = sorted(extra_imports)
+    if restricted and extras:
+        # an unaudited package may resolve "module.attribute" strings with the real import
+        # system (pydantic.ImportString, uvicorn.importer) and hand out what it finds
+        claim += (f"; except for the extra imports the operator added ({', '.join(extras)}): they are not "
+                  "audited, and what they reach the kernel layers alone confine")
+    return claim
+
+
+def _profiles_claim(enabled_profiles: Iterable[str], restricted: bool) -> str:
     if not restricted:
         return ("off (SANDBOX_RESTRICTED_PYTHON=false): snippets run real Python; the kernel layers "
                 "are the only boundary")
