@@ -183,6 +183,8 @@ DANGEROUS: dict[str, str] = {
     "sympy.external": "imports modules by name",
     "sympy.utilities.source": "imports modules by name",
     "sympy.utilities.lambdify": "generates and runs code",
+    "sympy.utilities.autowrap": "writes the code it generates from symbol names to a file and compiles or imports it: "
+                                "use sympy.lambdify(x, expr, 'numpy')",
     "pandas.io.pickle": "deserialisation runs arbitrary callables",
     "pandas.api.extensions": "registers accessors that write onto pandas' classes",
     # pandas' internals call compiled code with index arrays they trust their callers to
