@@ -328,7 +328,8 @@ def _check(settings: Settings, as_json: bool) -> int:
     from sandbox.profiles import python_layer_claim
 
     missing = sorted(name for name in settings.require if not layers.get(name, {}).get("active"))
-    claim = python_layer_claim(settings.enabled_profiles, settings.restricted_python)
+    claim = python_layer_claim(settings.enabled_profiles, settings.restricted_python,
+                               settings.extra_imports)
     if as_json:
         print(json.dumps({"layers": layers, "required": sorted(settings.require), "missing_required": missing,
                           "python_layer": claim, "weakened_by": list(settings.weakening)}, indent=2))

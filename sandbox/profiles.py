@@ -152,6 +152,10 @@ DANGEROUS: dict[str, str] = {
     "doctest": "runs the examples in docstrings as unrestricted Python (exec)",
     "rlcompleter": "evaluates expressions as unrestricted Python (eval)",
     "pydoc": "imports any module by name (pydoc.locate) and runs a pager program",
+    # packaging tools resolve "module:attribute" strings with the real import system
+    # (setuptools.config.expand.read_attr, pkg_resources.EntryPoint.resolve) and run setup scripts
+    **dict.fromkeys(("setuptools", "pkg_resources", "distutils"),
+                    "imports any module named in a string and runs setup scripts as unrestricted Python"),
     "unittest": "imports any module named in a test name (loadTestsFromName); unittest.mock patches any object",
     "logging": "its handlers and formatters read files (a traceback's source) and format fields unguarded; "
                "logging.config imports and calls any function a configuration names, and listens on a socket: "
@@ -181,6 +185,8 @@ DANGEROUS: dict[str, str] = {
     "sympy.external": "imports modules by name",
     "sympy.utilities.source": "imports modules by name",
     "sympy.utilities.lambdify": "generates and runs code",
+    "sympy.utilities.autowrap": "writes the code it generates from symbol names to a file and compiles or imports it: "
+                                "use sympy.lambdify(x, expr, 'numpy')",
     "pandas.io.pickle": "deserialisation runs arbitrary callables",
     "pandas.api.extensions": "registers accessors that write onto pandas' classes",
     # pandas' internals call compiled code with index arrays they trust their callers to
@@ -211,9 +217,20 @@ def _parents(name: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def python_layer_claim(enabled_profiles: Iterable[str], restricted: bool) -> str:
-    """What the RestrictedPython layer can honestly claim with these profiles: the one
-    sentence behind get_sandbox_info, `check` and the README."""
+def python_layer_claim(enabled_profiles: Iterable[str], restricted: bool, extra_imports: Iterable[str] = ()) -> str:
+    """What the RestrictedPython layer can honestly claim with these profiles and the
+    operator's extra imports: the one sentence behind get_sandbox_info, `check` and the README."""
+    claim = _profiles_claim(enabled_profiles, restricted)
+    extras = sorted(extra_imports)
+    if restricted and extras:
+        # an unaudited package may resolve "module.attribute" strings with the real import
+        # system (pydantic.ImportString, uvicorn.importer) and hand out what it finds
+        claim += (f"; except for the extra imports the operator added ({', '.join(extras)}): they are not "
+                  "audited, and what they reach the kernel layers alone confine")
+    return claim
+
+
+def _profiles_claim(enabled_profiles: Iterable[str], restricted: bool) -> str:
     if not restricted:
         return ("off (SANDBOX_RESTRICTED_PYTHON=false): snippets run real Python; the kernel layers "
                 "are the only boundary")

@@ -652,7 +652,8 @@ class SandboxTools:
         return SandboxInfo(
             server=ServerInfo(name=SERVER_NAME, version=__version__),
             restricted_python=s.restricted_python,
-            python_layer=profiles.python_layer_claim(s.enabled_profiles, s.restricted_python),
+            python_layer=profiles.python_layer_claim(s.enabled_profiles, s.restricted_python,
+                                                      s.extra_imports),
             weakened_by=[WeakeningInfo(**{**item, "value": str(item["value"])}) for item in s.weakening],
             profiles=profile_info,
             extra_imports=list(s.extra_imports),

@@ -97,6 +97,15 @@ def test_check_names_the_doors_that_only_the_kernel_layers_confine():
     assert "pathlib" in claim and "Landlock" in claim and "egress proxy" in claim, claim
 
 
+def test_check_says_the_extra_imports_are_unaudited():
+    """pydantic.ImportString and uvicorn.importer resolve "module.attribute" strings with the real
+    import system: a package the operator adds is not covered by the Python layer's claim."""
+    done = cli("check", "--json", env={"SANDBOX_ALLOWED_IMPORTS": "pydantic,packaging.*"})
+    claim = json.loads(done.stdout)["python_layer"]
+    assert claim.startswith("holds on its own"), claim
+    assert "extra imports the operator added (packaging.*, pydantic): they are not audited" in claim, claim
+
+
 def test_check_json_and_required_layers():
     done = cli("check", "--json")
     assert done.returncode == 0

@@ -331,6 +331,8 @@ def test_a_package_with_its_submodules_is_one_entry():
     ("os.*", "os itself is refused: process, environment and file system control"),
     ("importlib.*", "importlib itself is refused: imports any module"),
     ("socket.*", "socket itself is refused: only available with the network profile"),
+    ("setuptools.*", "setuptools itself is refused: imports any module named in a string"),
+    ("pkg_resources.*", "pkg_resources itself is refused: imports any module named in a string"),
 ])
 def test_a_wildcard_that_would_open_a_door_stops_the_server_saying_why(value, says):
     with pytest.raises(ConfigError) as caught:

@@ -238,3 +238,11 @@ def test_a_call_may_name_a_configured_wildcard_or_a_module_under_it():
     allowed = settings.allowed_modules()
     assert narrow_imports(["packaging.*"], allowed, settings) == {"packaging.*"}
     assert narrow_imports(["packaging.version"], allowed, settings) == {"packaging.version"}
+
+
+@pytest.mark.parametrize("enabled", [["basic"], ["basic", "filesystem", "network"], ["basic", "data_science"]])
+def test_the_python_layer_claim_leaves_out_the_extra_imports(enabled):
+    claim = profiles.python_layer_claim(enabled, True, ["seaborn"])
+    assert claim.startswith(profiles.python_layer_claim(enabled, True)), claim
+    assert claim.endswith("(seaborn): they are not audited, and what they reach the kernel layers alone confine")
+    assert profiles.python_layer_claim(enabled, False, ["seaborn"]) == profiles.python_layer_claim(enabled, False)

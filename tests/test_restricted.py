@@ -1707,6 +1707,20 @@ def test_a_wildcard_hands_out_no_module_refused_by_name(code, says):
     assert says in reply["error"], reply
 
 
+@pytest.mark.parametrize("code", [
+    "import setuptools.config.expand as ex\nresult = ex.read_attr('gc.get_objects')",
+    "import setuptools.config.expand as ex\nresult = ex.read_attr('os.getuid')()",
+    "import setuptools.sandbox as sb\nresult = sb.run_setup",
+])
+def test_a_wildcard_on_a_package_that_imports_by_name_is_refused(code):
+    """setuptools resolves 'module.attribute' strings with the real import system
+    (config.expand.read_attr) and runs setup scripts as unrestricted Python."""
+    pytest.importorskip("setuptools")
+    allowed = profiles.allowed_modules(["basic"], ["setuptools.*"])
+    reply = blocked(code, allowed=allowed)
+    assert "no setting allows it in the sandbox" in reply["error"], reply
+
+
 @pytest.fixture
 def aliasing_package(tmp_path, monkeypatch):
     """A package that puts another module under a submodule's name, as six.moves and
