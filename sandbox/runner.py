@@ -23,6 +23,7 @@ from . import egress_policy, egress_proxy, outcome, protocol, tool_calls
 from .layer_names import ALL_LAYERS, KERNEL_LAYERS
 
 HELLO_TIMEOUT = 120.0         # the zygote imports the profile's modules first
+VALIDATION_TIMEOUT = 30.0      # seconds: parsing takes milliseconds, but a loaded host may wait for a child
 ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1",
               "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 BOOT = ("import sys, json; c = json.loads(sys.argv[1]); sys.path[:] = c['sys_path']; "
@@ -249,12 +250,12 @@ class Runner:
             pass
 
     async def validate(self, code: str, *, allowed_modules, restricted: bool = True, tools: dict | None = None) -> dict:
-        body = {"code": code, "timeout": 10.0, "memory_limit": min(256 << 20, self.config.max_memory),
+        body = {"code": code, "timeout": VALIDATION_TIMEOUT, "memory_limit": min(256 << 20, self.config.max_memory),
                 "allowed_modules": sorted(allowed_modules), "restricted": bool(restricted),
                 "capture_output": False, "max_output": 4096}
         if tools is not None:
             body["tools"] = tools
-        return await self._call("validate", body, 10.0)
+        return await self._call("validate", body, VALIDATION_TIMEOUT)
 
     async def _call(self, op: str, body: dict, timeout: float, on_output=None, session: str | None = None) -> dict:
         if session is None or op == "session_open":
