@@ -24,7 +24,7 @@ import contextlib
 import functools
 import sqlite3
 
-from . import snippet_files
+from . import snippet_files, stand_ins
 from .sealed import Sealed, seal
 
 MEMORY = ":memory:"
@@ -201,6 +201,8 @@ class Cursor(Sealed, sqlite3.Cursor):
 for _cls in (Connection, Cursor):
     _cls.__module__ = "sqlite3"
 seal(Connection, Cursor)
+stand_ins.hide(sqlite3.Connection, Connection)   # (mro() and type() hand out these, never the real ones)
+stand_ins.hide(sqlite3.Cursor, Cursor)
 
 
 def connect(database, *args, **kwargs):

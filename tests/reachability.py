@@ -222,7 +222,7 @@ class Denial:
                               for name in real_functions if snippet_builtins.get(name) is not getattr(builtins, name)}
         self.real_builtins[id(io.open)] = "the real io.open"
         self.module_count = -1
-        self.module_dicts: dict[int, str] = {}
+        self.module_dicts: dict[int, tuple[str, dict]] = {}
         self.exported: set[int] = set()
         self.behind_subsets: dict[int, str] = {}
 
@@ -231,8 +231,10 @@ class Denial:
         if len(sys.modules) == self.module_count:
             return
         self.module_count = len(sys.modules)
-        self.module_dicts = {id(vars(m)): name for name, m in list(sys.modules.items())
-                             if isinstance(m, types.ModuleType)}
+        # (the dict itself is kept: a module whose vars() is made afresh, as a cffi lib's is,
+        # would leave an id that another dict takes once the first is freed)
+        self.module_dicts = {id(namespace): (name, namespace) for name, m in list(sys.modules.items())
+                             if isinstance(m, types.ModuleType) for namespace in [vars(m)]}
         self.exported = set()
         for name, module in list(sys.modules.items()):
             if isinstance(module, types.ModuleType) and self.ctx.permits(name):
@@ -271,8 +273,8 @@ class Denial:
         key = id(value)
         if key in self.real_builtins:
             return self.real_builtins[key]
-        if type(value) is dict and key in self.module_dicts:
-            return f"the namespace (a function's __globals__) of the module {self.module_dicts[key]}"
+        if type(value) is dict and key in self.module_dicts and self.module_dicts[key][1] is value:
+            return f"the namespace (a function's __globals__) of the module {self.module_dicts[key][0]}"
         if isinstance(value, (types.FrameType, types.CodeType, types.TracebackType, types.CellType)):
             return f"a {type(value).__name__}"
         if key in self.behind_subsets:

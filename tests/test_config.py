@@ -525,4 +525,4 @@ def test_a_configuration_that_fails_reaches_the_client_as_an_answer_it_can_show(
         text = answer.content[0].text
         assert answer.is_error and "configuration failed" in text, text
         assert "SANDBOX_ENABLE_DATA_SCIENCE=true needs numpy, pandas" in text
-        assert "pip install 'mcp-server-python-sandbox[datascience]'" in text and "switch the profile off" in text
+        assert "install-datascience" in text and "switch the profile off" in text   # (a checkout's command)
