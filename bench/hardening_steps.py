@@ -68,7 +68,7 @@ def _install_wrappers(child, events: list, detail: bool = False) -> None:
     serving; then the child writes the records and exits."""
     import importlib
 
-    from sandbox import protocol
+    from sandbox.wire import protocol
     part = [""]   # the part of the child's life a detail figure belongs to
 
     def timed(name, fn, *, detail_of=False, part_name=None):
@@ -115,7 +115,10 @@ def _reap(pid: int) -> tuple[float, int, int]:
 
 
 def measure(runs: int, detail: bool = False) -> dict:
-    from sandbox import child, kernel, namespaces, profiles, restricted, zygote
+    from sandbox import child, namespaces, profiles
+    from sandbox import libc
+    from sandbox.restricted import run as restricted
+    from sandbox.forkserver import zygote
     restricted.preload(sorted(profiles.allowed_modules(["basic"])))
     spec = _spec()
     own_pidfd = os.pidfd_open(os.getpid())
@@ -127,7 +130,7 @@ def measure(runs: int, detail: bool = False) -> dict:
         pipes = [os.pipe() for _ in range(5)]
         (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
         started = time.perf_counter()
-        pid = kernel.clone_process(namespaces.clone_flags(own_network=spec.own_network))
+        pid = libc.clone_process(namespaces.clone_flags(own_network=spec.own_network))
         if pid == 0:
             child.run(spec, child.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w,
                                              go=go_r, zygote=own_pidfd))
@@ -150,7 +153,7 @@ def measure(runs: int, detail: bool = False) -> dict:
     floor_cpu, floor_wall = [], []
     for _ in range(runs):
         started = time.perf_counter()
-        pid = kernel.clone_process(namespaces.clone_flags(own_network=spec.own_network))
+        pid = libc.clone_process(namespaces.clone_flags(own_network=spec.own_network))
         if pid == 0:
             os._exit(0)
         floor_cpu.append(_reap(pid)[0])

@@ -182,7 +182,7 @@ def descendants(pid: int) -> list:
 
 
 def is_cloner(pid: int) -> bool:
-    """The fork server's helper the children are cloned from (sandbox/cloner.py)."""
+    """The fork server's helper the children are cloned from (sandbox/forkserver/cloner.py)."""
     from mcp_client import CLONER, name_of
     return name_of(pid) == CLONER
 
@@ -497,7 +497,7 @@ async def bench_mcp_sessions(p: dict, log) -> dict:
 
 def exec_request(name: str):
     from sandbox import profiles
-    from sandbox.runner import ExecRequest
+    from sandbox.forkserver.runner import ExecRequest
     return ExecRequest(code=SNIPPETS[name], timeout=30.0, memory_limit=128 * MiB,
                        allowed_modules=frozenset(profiles.allowed_modules(["basic"])), restricted=True)
 
@@ -508,7 +508,7 @@ async def runner_call(runner, request, name):
 
 
 async def bench_runner(p: dict, log) -> dict:
-    from sandbox.runner import Runner, RunnerConfig
+    from sandbox.forkserver.runner import Runner, RunnerConfig
     out: dict = {}
     requests = {name: exec_request(name) for name in SNIPPETS}
     for pool in (POOL, 0):
@@ -848,7 +848,7 @@ def bench_startup(p: dict, log) -> dict:
                                "n": len(first_exec_s), "all": first_exec_s}}
     # where the time goes: interpreter + the SDK import vs the zygote
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import sandbox.server"], cwd=str(ROOT), check=False,
+    subprocess.run([sys.executable, "-c", "import sandbox.mcp.server"], cwd=str(ROOT), check=False,
                    capture_output=True)
     out["import_sandbox_server_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -1135,7 +1135,7 @@ def render(results: dict) -> str:
           f"(n={st['n']}, min {_f(st['initialize_s']['min'], 3)}, max {_f(st['initialize_s']['max'], 3)})   "
           f"target <= 1.5 s  {_state(h, 'startup_s')}")
         w(f"  to first answered execute_code: median {_f(st['first_execute_s']['median'], 3)} s "
-          f"(n={st['first_execute_s']['n']}); for reference `python -c 'import sandbox.server'` took "
+          f"(n={st['first_execute_s']['n']}); for reference `python -c 'import sandbox.mcp.server'` took "
           f"{_f(st.get('import_sandbox_server_s'), 3)} s, `python -c pass` {_f(st.get('python_bare_start_s'), 3)} s")
     else:
         w("start-up: not measured")

@@ -171,7 +171,7 @@ async def run_perf(pool: int, seconds: float, log) -> dict:
     if shutil.which("perf") is None:
         return {"status": "perf not installed"}
     from sandbox import profiles
-    from sandbox.runner import ExecRequest, Runner, RunnerConfig
+    from sandbox.forkserver.runner import ExecRequest, Runner, RunnerConfig
     request = ExecRequest(code=TRIVIAL, timeout=30.0, memory_limit=128 << 20,
                           allowed_modules=frozenset(profiles.allowed_modules(["basic"])))
     runner = Runner(RunnerConfig(pool_size=pool, max_timeout=60))
@@ -230,8 +230,8 @@ SERVER_AREAS = [
     ("pydantic_core", "pydantic (validation/serialization, C)"), ("pydantic", "pydantic (Python)"),
     ("mcp_types", "mcp wire models"), ("mcp/server", "mcp server"), ("mcp/shared", "mcp JSON-RPC dispatch"),
     ("mcp/", "mcp other"), ("anyio", "anyio"), ("asyncio", "asyncio"), ("threading", "threads (stdio)"),
-    ("json", "json"), ("sandbox/server.py", "sandbox/server.py"), ("sandbox/runner.py", "sandbox/runner.py"),
-    ("sandbox/audit.py", "sandbox/audit.py"), ("sandbox/", "sandbox other"), ("logging", "logging"),
+    ("json", "json"), ("sandbox/mcp/server.py", "sandbox/mcp/server.py"), ("sandbox/forkserver/runner.py", "sandbox/forkserver/runner.py"),
+    ("sandbox/mcp/audit.py", "sandbox/mcp/audit.py"), ("sandbox/", "sandbox other"), ("logging", "logging"),
     ("uuid", "uuid"), ("select", "selectors / epoll"), ("socket", "socket I/O"),
 ]
 
@@ -317,12 +317,12 @@ def run_startup(log) -> dict:
         "python -I -S -c pass (the zygote's interpreter start)": timed([sys.executable, "-I", "-S", "-c", "pass"]),
         "import pydantic": timed([sys.executable, "-c", "import pydantic"]),
         "import mcp.server.mcpserver": timed([sys.executable, "-c", "import mcp.server.mcpserver"]),
-        "import sandbox.server": timed([sys.executable, "-c", "import sandbox.server"]),
+        "import sandbox.mcp.server": timed([sys.executable, "-c", "import sandbox.mcp.server"]),
         "bin/mcp-server-python-sandbox --version": timed([sys.executable, str(ROOT / "bin" / "mcp-server-python-sandbox"), "--version"]),
     }
 
     async def start_runner():
-        from sandbox.runner import Runner, RunnerConfig
+        from sandbox.forkserver.runner import Runner, RunnerConfig
         values = []
         for _ in range(3):
             r = Runner(RunnerConfig(pool_size=4))

@@ -11,9 +11,9 @@ import os
 import stat
 import sys
 
-from . import image_check
-from .mounts import WORKSPACE
-from .protocol import (MAX_IMAGE_BYTES, MAX_IMAGES, MAX_IMAGES_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_FILES, MAX_PATH,
+from sandbox.wire import image_check
+from sandbox.mounts import WORKSPACE
+from sandbox.wire.protocol import (MAX_IMAGE_BYTES, MAX_IMAGES, MAX_IMAGES_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_FILES, MAX_PATH,
                        MAX_REFUSED_FILES, unsafe_name)
 
 OUT_DIR = "out"

@@ -1,7 +1,7 @@
 """One execution's process, and the order in which it hardens itself.
 
 The zygote clones the child straight into its new namespaces
-(kernel.clone_process), writes the child's id maps from outside
+(libc.clone_process), writes the child's id maps from outside
 (namespaces.map_child_ids) and lets it go. The child is PID 1 of its pid
 namespace and runs the snippet itself: seccomp refuses fork, so there is
 nothing to reap, and its death takes everything in the namespace with it.
@@ -27,9 +27,14 @@ import socket
 import sys
 from dataclasses import dataclass, replace
 
-from . import (artifacts, cutting, kernel, landlock, mounts, namespaces, privileges, process_names, protocol,
-               restricted, rlimits, seccomp, snippet_files, tools_object)
-from .protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, ZYGOTE_FD
+from sandbox import artifacts, landlock, mounts, namespaces, privileges, process_names, rlimits, seccomp
+from sandbox.wire import cutting
+from sandbox import libc
+from sandbox.wire import protocol
+from sandbox.restricted import run as restricted
+from sandbox.restricted import snippet_files
+from sandbox.codemode import tools_object
+from sandbox.wire.protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, ZYGOTE_FD
 
 SETUP_FAILED = 121  # exit status of a child that could not apply a layer
 SANDBOX_NICE = 10   # every sandbox process runs below the server and the fork server
@@ -180,7 +185,7 @@ def run(spec: ChildSpec, pipes: ChildPipes) -> None:
         except BaseException as exc:  # noqa: BLE001
             _setup_failed(layer, exc)
     try:
-        kernel.close_range_from(GO_FD)
+        libc.close_range_from(GO_FD)
         signal.signal(signal.SIGXCPU, _cpu_limit_reached)
     except BaseException as exc:  # noqa: BLE001
         _setup_failed("startup", exc)
@@ -202,7 +207,7 @@ def _start(spec: ChildSpec, pipes: ChildPipes) -> None:
     # snippet (or a pool refill) never delays another request's answer.
     os.nice(SANDBOX_NICE)
     _move_pipes_low(pipes)
-    kernel.close_range_from(ZYGOTE_FD + 1)
+    libc.close_range_from(ZYGOTE_FD + 1)
     _arm_parent_death()
     os.environ.clear()
     os.environ.update(CHILD_ENV)
@@ -262,7 +267,7 @@ def _serve(spec: ChildSpec, baseline) -> None:
             protocol.write_frame_fd(RESULT_FD, frame)
             if session is None or out_of_memory:  # a session full up is over: the answer says so
                 # EOF now, not after the kernel has torn down our address space at exit
-                kernel.close_range_from(STDOUT)
+                libc.close_range_from(STDOUT)
                 break
             process_names.name(process_names.SESSION_IDLE)
         except MemoryError:

@@ -17,8 +17,8 @@ from dataclasses import replace
 
 from sandbox import __version__
 from sandbox.config import MIN_TOKEN_LENGTH, ConfigError, Settings, load_settings
-from sandbox.http_gate import HttpGate, allowed_hosts, is_loopback
-from sandbox.terminal_text import terminal_safe
+from sandbox.mcp.http_gate import HttpGate, allowed_hosts, is_loopback
+from sandbox.wire.terminal_text import terminal_safe
 
 logger = logging.getLogger("sandbox")
 
@@ -111,7 +111,7 @@ def _interrupt(signum, frame):
 def _serve_config_failure(message: str) -> int:
     """A client shows an MCP answer, not a server that exited: serve the problem over
     stdio until the client leaves, then exit 2 as a configuration error does."""
-    from sandbox.config_failure import build_failed_server
+    from sandbox.mcp.config_failure import build_failed_server
 
     _setup_logging("info")
     status = _run_stdio(build_failed_server(message))
@@ -119,8 +119,8 @@ def _serve_config_failure(message: str) -> int:
 
 
 def _serve_stdio(settings: Settings) -> int:
-    from sandbox.runner import Runner
-    from sandbox.server import build_server
+    from sandbox.forkserver.runner import Runner
+    from sandbox.mcp.server import build_server
 
     # The transport points fd 0/1 away from the wire while serving, and the runner
     # starts inside it (in the lifespan), so the zygote never inherits the wire.
@@ -128,7 +128,7 @@ def _serve_stdio(settings: Settings) -> int:
 
 
 def _run_stdio(server) -> int:
-    from sandbox import stdio
+    from sandbox.mcp import stdio
 
     if not stdio.usable():  # stdin or stdout is a regular file: the SDK's threaded transport
         try:
@@ -180,8 +180,8 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
     import anyio
     import uvicorn
 
-    from sandbox.runner import Runner
-    from sandbox.server import build_server
+    from sandbox.forkserver.runner import Runner
+    from sandbox.mcp.server import build_server
 
     if not settings.api_token:
         print(
@@ -220,7 +220,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
 
 def _startup_failure(exc: BaseException) -> int:
     """Turn a refused start (required layers missing) into a message; re-raise anything else."""
-    from sandbox.runner import LayerUnavailable
+    from sandbox.forkserver.runner import LayerUnavailable
 
     found = _find(exc, LayerUnavailable)
     if found is not None:
@@ -294,10 +294,10 @@ def _run_file(settings: Settings, path: str) -> int:
 
 
 async def _execute_once(settings: Settings, code: str) -> dict:
-    from sandbox.audit import AuditLog
+    from sandbox.mcp.audit import AuditLog
     from sandbox.limits_parse import format_size
-    from sandbox.runner import Runner
-    from sandbox.server import SandboxTools
+    from sandbox.forkserver.runner import Runner
+    from sandbox.mcp.server import SandboxTools
 
     runner = Runner(settings.runner_config())
     await runner.start()
@@ -312,7 +312,7 @@ async def _execute_once(settings: Settings, code: str) -> dict:
 
 
 def _check(settings: Settings, as_json: bool) -> int:
-    from sandbox.runner import Runner
+    from sandbox.forkserver.runner import Runner
 
     async def probe() -> dict:
         # Started without `require`, so that missing layers are reported rather than fatal.

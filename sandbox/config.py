@@ -16,7 +16,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from sandbox import egress_policy, install_source, profiles
+from sandbox import install_source, profiles
+from sandbox.egress import policy as egress_policy
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_bool, parse_seconds, parse_size
 
@@ -162,8 +163,8 @@ class Settings:
         return frozenset(profiles.allowed_modules(self.enabled_profiles, self.extra_imports))
 
     def runner_config(self):
-        from sandbox import egress_proxy
-        from sandbox.runner import RunnerConfig
+        from sandbox.egress import proxy as egress_proxy
+        from sandbox.forkserver.runner import RunnerConfig
 
         # Pre-importing the data-science stack in the zygote turns a 1-3 s import into a fork.
         preload: list[str] = []
@@ -468,7 +469,7 @@ class _Reader:
         raw = self._raw(name)
         if raw is None:
             return ()
-        from sandbox import tool_servers
+        from sandbox.codemode import tool_servers
         try:
             return tool_servers.load(raw.strip())
         except tool_servers.ToolServersError as exc:

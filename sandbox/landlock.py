@@ -17,8 +17,8 @@ import os
 import stat
 from typing import Iterable
 
-from . import kernel
-from .privileges import set_no_new_privs
+from sandbox import libc
+from sandbox.privileges import set_no_new_privs
 
 
 # Same numbers on x86_64 and aarch64 (both use the generic table for new calls).
@@ -92,7 +92,7 @@ class _PathBeneathAttr(ctypes.Structure):
 
 
 def _syscall(nr: int, *args: int) -> int:
-    return kernel.syscall(nr, *args, what=f"landlock syscall {nr}")
+    return libc.syscall(nr, *args, what=f"landlock syscall {nr}")
 
 
 def abi_version() -> int:

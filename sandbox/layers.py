@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 
-from . import child as child_mod
-from . import landlock, mounts, namespaces, outcome, rlimits, seccomp
-from .layer_names import KERNEL_LAYERS
+from sandbox import child as child_mod
+from sandbox import landlock, mounts, namespaces, rlimits, seccomp
+from sandbox.forkserver import outcome
+from sandbox.layer_names import KERNEL_LAYERS
 
 
 

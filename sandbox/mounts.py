@@ -14,7 +14,7 @@ import site
 import sys
 import sysconfig
 
-from . import kernel
+from sandbox import libc
 
 NEW_ROOT = "/tmp/.sandbox-root"  # inside a tmpfs mounted over /tmp in our private mount namespace
 WORKSPACE = "/workspace"    # the filesystem profile's writable, size-capped working directory
@@ -31,9 +31,9 @@ NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/g
                  "/etc/protocols")
 
 _ST_FLAGS = {  # statvfs flags that a remount inside a user namespace must keep
-    os.ST_NOSUID: kernel.MS_NOSUID,
-    os.ST_NODEV: kernel.MS_NODEV,
-    os.ST_NOEXEC: kernel.MS_NOEXEC,
+    os.ST_NOSUID: libc.MS_NOSUID,
+    os.ST_NODEV: libc.MS_NODEV,
+    os.ST_NOEXEC: libc.MS_NOEXEC,
 }
 
 
@@ -133,7 +133,7 @@ def open_sources(paths) -> dict[str, int]:
     fds: dict[str, int] = {}
     try:
         for path in wanted:
-            fds[path] = kernel.open_no_symlinks(path, os.O_PATH | os.O_CLOEXEC)
+            fds[path] = libc.open_no_symlinks(path, os.O_PATH | os.O_CLOEXEC)
     except BaseException:
         for fd in fds.values():
             os.close(fd)
@@ -146,7 +146,7 @@ def build_root(source_fds: dict[str, int], *, workspace_size: int = 0, hostname:
     new pid namespace, holding CAP_SYS_ADMIN over the new mount namespace).
     source_fds: open_sources(), by host path; closed here."""
     # Nothing we mount may propagate back to the host.
-    kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
+    libc.mount(None, "/", None, libc.MS_REC | libc.MS_PRIVATE)
     try:
         _populate(source_fds, workspace_size=workspace_size)
     finally:
@@ -155,24 +155,24 @@ def build_root(source_fds: dict[str, int], *, workspace_size: int = 0, hostname:
     # pivot_root(new, new) stacks the old root on top of the new one; detaching
     # it leaves no path back to the host tree (no put_old directory needed).
     os.chdir(NEW_ROOT)
-    kernel.pivot_root(".", ".")
-    kernel.umount2(".", kernel.MNT_DETACH)
+    libc.pivot_root(".", ".")
+    libc.umount2(".", libc.MNT_DETACH)
     os.chdir("/")
-    kernel.mount(None, "/", None, kernel.MS_REMOUNT | kernel.MS_BIND | kernel.MS_RDONLY
-                 | kernel.MS_NOSUID | kernel.MS_NODEV)
-    kernel.sethostname(hostname)
+    libc.mount(None, "/", None, libc.MS_REMOUNT | libc.MS_BIND | libc.MS_RDONLY
+                 | libc.MS_NOSUID | libc.MS_NODEV)
+    libc.sethostname(hostname)
 
 
 def _populate(source_fds: dict[str, int], *, workspace_size: int) -> None:
     """The new root, built in a tmpfs over the host's /tmp (the sources are
     already open, so a source under /tmp is not hidden by it)."""
-    kernel.mount("tmpfs", "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=64k,mode=0700")
+    libc.mount("tmpfs", "/tmp", "tmpfs", libc.MS_NOSUID | libc.MS_NODEV, "size=64k,mode=0700")
     os.mkdir(NEW_ROOT, 0o755)
-    kernel.mount("tmpfs", NEW_ROOT, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=1m,mode=0755")
+    libc.mount("tmpfs", NEW_ROOT, "tmpfs", libc.MS_NOSUID | libc.MS_NODEV, "size=1m,mode=0755")
     # /tmp first: a Python installation that lives under /tmp (a fresh
     # clone's venv) is then bound on top of it instead of being hidden
     os.makedirs(NEW_ROOT + "/tmp", exist_ok=True)
-    kernel.mount("tmpfs", NEW_ROOT + "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
+    libc.mount("tmpfs", NEW_ROOT + "/tmp", "tmpfs", libc.MS_NOSUID | libc.MS_NODEV,
                  f"size={TMP_SIZE},nr_inodes={TMP_INODES},mode=1777")
     os.makedirs(NEW_ROOT + "/dev", 0o755, exist_ok=True)
     for path, fd in source_fds.items():
@@ -183,11 +183,11 @@ def _populate(source_fds: dict[str, int], *, workspace_size: int) -> None:
             os.symlink(os.readlink(link), NEW_ROOT + link)
     if workspace_size:
         os.makedirs(NEW_ROOT + WORKSPACE, exist_ok=True)
-        kernel.mount("tmpfs", NEW_ROOT + WORKSPACE, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV,
+        libc.mount("tmpfs", NEW_ROOT + WORKSPACE, "tmpfs", libc.MS_NOSUID | libc.MS_NODEV,
                      f"size={workspace_size},nr_inodes={TMP_INODES},mode=1777")
     os.makedirs(NEW_ROOT + "/proc", exist_ok=True)
-    kernel.mount("proc", NEW_ROOT + "/proc", "proc",
-                 kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC)
+    libc.mount("proc", NEW_ROOT + "/proc", "proc",
+                 libc.MS_NOSUID | libc.MS_NODEV | libc.MS_NOEXEC)
 
 
 def _bind(fd: int, target: str, *, read_only: bool) -> None:
@@ -198,12 +198,12 @@ def _bind(fd: int, target: str, *, read_only: bool) -> None:
         os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
         if not os.path.exists(target):
             os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-    kernel.mount(source, target, None, kernel.MS_BIND | kernel.MS_REC)
-    flags = kernel.MS_REMOUNT | kernel.MS_BIND | kernel.MS_NOSUID
+    libc.mount(source, target, None, libc.MS_BIND | libc.MS_REC)
+    flags = libc.MS_REMOUNT | libc.MS_BIND | libc.MS_NOSUID
     flags |= _locked_flags(target)
     if read_only:
-        flags |= kernel.MS_RDONLY | kernel.MS_NODEV
-    kernel.mount(None, target, None, flags)
+        flags |= libc.MS_RDONLY | libc.MS_NODEV
+    libc.mount(None, target, None, flags)
 
 
 def _locked_flags(path: str) -> int:

@@ -32,7 +32,7 @@ import socket
 import struct
 import time
 
-from . import kernel
+from sandbox import libc
 
 # The uid/gid the snippet has inside its user namespace.
 INSIDE_ID = 1000
@@ -50,9 +50,9 @@ _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 def clone_flags(own_network: bool = True) -> int:
     """The namespaces a child is cloned into. Without its own network namespace
     it stays in the fork server's, the shared empty one (enter_empty_network)."""
-    flags = (kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS | kernel.CLONE_NEWPID
-             | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS)
-    return flags | kernel.CLONE_NEWNET if own_network else flags
+    flags = (libc.CLONE_NEWUSER | libc.CLONE_NEWNS | libc.CLONE_NEWPID
+             | libc.CLONE_NEWIPC | libc.CLONE_NEWUTS)
+    return flags | libc.CLONE_NEWNET if own_network else flags
 
 
 def enter_private_clocks() -> bool:
@@ -62,7 +62,7 @@ def enter_private_clocks() -> bool:
     /proc/uptime are refused for the same reason). False on a kernel without time
     namespaces (before 5.6, or built without them): the clocks are then the host's."""
     try:
-        kernel.unshare(kernel.CLONE_NEWTIME)   # (for the children we never have...)
+        libc.unshare(libc.CLONE_NEWTIME)   # (for the children we never have...)
     except OSError as exc:
         if exc.errno == errno.EINVAL:
             return False
@@ -76,7 +76,7 @@ def enter_private_clocks() -> bool:
         os.close(fd)
     fd = os.open("/proc/self/ns/time_for_children", os.O_RDONLY)
     try:
-        kernel.setns(fd, kernel.CLONE_NEWTIME)   # (...so we enter it ourselves: single-threaded, as we are)
+        libc.setns(fd, libc.CLONE_NEWTIME)   # (...so we enter it ourselves: single-threaded, as we are)
     finally:
         os.close(fd)
     return True
@@ -88,7 +88,7 @@ def enter_empty_network() -> bool:
     one per execution costs about 0.7 ms of CPU, bench/README.md). The fork server
     itself needs no network: it talks to the server over pipes it already holds."""
     try:
-        kernel.unshare(kernel.CLONE_NEWNET)
+        libc.unshare(libc.CLONE_NEWNET)
     except OSError:
         return False
     return True
@@ -129,12 +129,12 @@ def _write(path: str, text: str) -> None:
 USERNS_RESTRICTIONS = (
     ("kernel/apparmor_restrict_unprivileged_userns", "1",
      "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+: "
-     "kernel.apparmor_restrict_unprivileged_userns=1); allow them for this Python with an AppArmor "
+     "libc.apparmor_restrict_unprivileged_userns=1); allow them for this Python with an AppArmor "
      "profile granting 'userns,' (see the README), or with "
-     "'sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0', or run the server as root"),
+     "'sudo sysctl libc.apparmor_restrict_unprivileged_userns=0', or run the server as root"),
     ("kernel/unprivileged_userns_clone", "0",
-     "unprivileged user namespaces are switched off (kernel.unprivileged_userns_clone=0); "
-     "'sudo sysctl kernel.unprivileged_userns_clone=1', or run the server as root"),
+     "unprivileged user namespaces are switched off (libc.unprivileged_userns_clone=0); "
+     "'sudo sysctl libc.unprivileged_userns_clone=1', or run the server as root"),
     ("user/max_user_namespaces", "0",
      "user namespaces are switched off (user.max_user_namespaces=0); "
      "'sudo sysctl user.max_user_namespaces=15000', or run the server as root"),

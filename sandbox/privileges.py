@@ -12,8 +12,8 @@ import ctypes
 import os
 import signal
 
-from . import kernel
-from .kernel import prctl as _prctl
+from sandbox import libc
+from sandbox.libc import prctl as _prctl
 
 # <linux/prctl.h>
 PR_SET_PDEATHSIG = 1
@@ -120,7 +120,7 @@ def _lock_securebits() -> None:
 def _clear_capsets() -> None:
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()  # version 3: two structs, caps 0-31 and 32-63, all zero
-    if kernel.libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
+    if libc.libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"capset: {os.strerror(err)}")
 

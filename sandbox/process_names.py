@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import re
 
-from . import kernel
+from sandbox import libc
 
 FORK_SERVER = "fork server"
 CLONER = "cloner"
@@ -45,7 +45,7 @@ def name_fork_server(server_pid: int) -> None:
 
 def name(role: str) -> None:
     """This process's command line becomes `sandbox: <role> (server pid N)`."""
-    kernel.set_process_name(COMM.get(role, CHILD_COMM))
+    libc.set_process_name(COMM.get(role, CHILD_COMM))
     if _area is None:
         return
     start, end, server_pid = _area

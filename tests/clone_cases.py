@@ -14,7 +14,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sandbox import kernel, namespaces, privileges  # noqa: E402
+from sandbox import namespaces, privileges
+from sandbox import libc
 
 IS_ROOT = os.geteuid() == 0
 OUTER = (namespaces.SANDBOX_ID,) * 2 if IS_ROOT else (os.getuid(), os.getgid())
@@ -25,7 +26,7 @@ def clone_and_report(fn, *, map_ids: bool = True):
     run fn() and return (fn's value or error, the child's wait status)."""
     go_r, go_w = os.pipe()
     out_r, out_w = os.pipe()
-    pid = kernel.clone_process(namespaces.clone_flags())
+    pid = libc.clone_process(namespaces.clone_flags())
     if pid == 0:
         try:
             os.close(go_w)
@@ -95,7 +96,7 @@ def unmapped():
 
 def kill_empties_namespace():
     ready_r, ready_w = os.pipe()
-    pid = kernel.clone_process(namespaces.clone_flags())
+    pid = libc.clone_process(namespaces.clone_flags())
     if pid == 0:
         try:
             os.close(ready_r)
@@ -127,7 +128,7 @@ def refuses_threads():
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        kernel.clone_process(0)
+        libc.clone_process(0)
     except RuntimeError as exc:
         return str(exc)
     finally:

@@ -34,7 +34,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from sandbox.cloner import NAME as CLONER_NAME
+from sandbox.forkserver.cloner import NAME as CLONER_NAME
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO_ROOT / "bin" / "mcp-server-python-sandbox"

@@ -211,7 +211,10 @@ class Denial:
     tables (the guards' vetting, the import policy, the subsets the run made)."""
 
     def __init__(self, ctx, snippet_builtins: dict):
-        from sandbox import module_subsets, profiles, rp_guards, rp_modules
+        from sandbox import profiles
+        from sandbox.restricted.subsets import registry
+        from sandbox.restricted import guards as rp_guards
+        from sandbox.restricted import imports as rp_modules
         self.ctx, self.rp_modules, self.module_subsets, self.profiles = ctx, rp_modules, module_subsets, profiles
         # a context of its own asks the guards' vetting without touching the run's
         self.oracle = rp_guards.ExecutionContext(ctx.allowed, rp_modules.Events(), ctx.files)
@@ -325,7 +328,7 @@ class Denial:
 
     def vetting_refusal(self, value) -> str | None:
         """The guards' own verdict: a value they refuse or replace must never be held as it is."""
-        from sandbox import rp_modules
+        from sandbox.restricted import imports as rp_modules
         if type(value) is types.GenericAlias or not rp_modules.needs_vet(value):
             return None
         try:
@@ -341,7 +344,8 @@ class Crawler:
     """Breadth-first over what a snippet can reach from `roots`, through its globals' guards."""
 
     def __init__(self, glb: dict, budget: Budget):
-        from sandbox import module_subsets, rp_modules
+        from sandbox.restricted.subsets import registry
+        from sandbox.restricted import imports as rp_modules
         self.snippet_builtins = glb["__builtins__"]
         self.getattr = glb["_getattr_"]
         self.getitem = glb["_getitem_"]
@@ -353,7 +357,7 @@ class Crawler:
         self.iter = self.snippet_builtins["iter"]
         self.budget = budget
         self.unproxied = rp_modules.unproxied
-        self.proxy_types = (rp_modules.ModuleProxy, module_subsets.ModuleSubset)
+        self.proxy_types = (rp_modules.ModuleProxy, registry.ModuleSubset)
         self.denial = Denial(glb["_getattr_"].__self__, self.snippet_builtins)
         self.seen: dict[int, object] = {}     # id -> object (kept alive, so that ids stay unique)
         self.public: set[int] = set()         # reached by a public route (no step up a class hierarchy)
@@ -506,10 +510,12 @@ class Crawler:
 def crawl_in_this_process(profile: str, budget: Budget, prepare=None) -> dict:
     """Run the crawl snippet here (in a process of its own: see crawl) and return its report.
     `prepare()`, when given, runs first, once the modules are loaded (a test opens a guard there)."""
-    from sandbox import module_subsets, profiles, restricted
-    from sandbox.rp_base import SNIPPET_FILENAME
+    from sandbox import profiles
+    from sandbox.restricted.subsets import registry
+    from sandbox.restricted import run as restricted
+    from sandbox.restricted.base import SNIPPET_FILENAME
     allowed = profiles.allowed_modules(PROFILE_NAMES[profile])
-    restricted.preload(sorted(allowed) + list(module_subsets.PRELOADED))
+    restricted.preload(sorted(allowed) + list(registry.PRELOADED))
     if prepare is not None:
         prepare()
     modules = sorted(name for name in allowed if profiles.importable(name))
@@ -532,7 +538,7 @@ def crawl_in_this_process(profile: str, budget: Budget, prepare=None) -> dict:
                       samples_failed=sorted(k for k, v in samples.items() if k.endswith("(its error)")))
 
     sink = io.StringIO()
-    subsets = sorted(name for name in module_subsets.SUBSETS if not profiles.permits(name, allowed))
+    subsets = sorted(name for name in registry.SUBSETS if not profiles.permits(name, allowed))
     reply = restricted.execute(crawl_snippet(profile, modules, subsets), restricted=True, allowed_modules=allowed,
                                stdout=sink, stderr=sink, names={"crawl": crawl})
     if not reply["success"]:

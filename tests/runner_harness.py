@@ -13,7 +13,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from sandbox import profiles  # noqa: E402
-from sandbox.runner import ExecRequest, Runner, RunnerConfig  # noqa: E402
+from sandbox.forkserver.runner import ExecRequest, Runner, RunnerConfig  # noqa: E402
 from slowness import scaled  # noqa: E402
 
 BASIC = profiles.allowed_modules(["basic"])

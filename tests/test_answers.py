@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox import answers, cutting, egress_policy
-from sandbox.terminal_text import terminal_safe
+from sandbox.mcp import answers
+from sandbox.wire import cutting
+from sandbox.egress import policy
+from sandbox.wire.terminal_text import terminal_safe
 from sandbox.config import Settings
-from sandbox.descriptions import execute_description
+from sandbox.mcp.descriptions import execute_description
 
 
 def test_head_tail_keeps_both_ends_and_counts_the_rest():
@@ -94,10 +96,10 @@ EVERY_PROFILE = dict(enable_data_science=True, enable_network=True, enable_files
 @pytest.mark.parametrize("settings", [
     Settings(), Settings(**EVERY_PROFILE), Settings(restricted_python=False),
     Settings(**EVERY_PROFILE, extra_imports=("seaborn", "sklearn"),
-             network_policy=egress_policy.parse(",".join(f"host{n}.example.com" for n in range(40)))),
+             network_policy=policy.parse(",".join(f"host{n}.example.com" for n in range(40)))),
     # the longest lists still named in full, and the largest numbers the settings accept
     Settings(**EVERY_PROFILE, extra_imports=("seaborn", "sklearn", "statsmodels", "plotly", "bokeh", "tqdm"),
-             network_policy=egress_policy.parse("a.example.com,b.example.com,.example.org"),
+             network_policy=policy.parse("a.example.com,b.example.com,.example.org"),
              timeout=86400, max_timeout=86400, file_ttl=86400, network_max_connections=10000,
              max_memory_limit=1 << 40, default_memory_limit=1 << 40),
 ], ids=["basic", "every-profile", "python-layer-off", "long-lists", "longest-in-full"])
@@ -109,7 +111,7 @@ def test_the_description_is_at_most_1200_characters(settings):
 
 def test_a_long_allow_list_is_named_by_its_setting_in_the_description():
     hosts = ",".join(f"host{n}.example.com" for n in range(40))
-    description = execute_description(Settings(enable_network=True, network_policy=egress_policy.parse(hosts)))
+    description = execute_description(Settings(enable_network=True, network_policy=policy.parse(hosts)))
     assert "host39" not in description and "SANDBOX_NETWORK_ALLOW" in description
 
 
@@ -124,7 +126,7 @@ def test_a_runtime_error_gets_a_hint_where_one_is_known():
 
 
 def test_every_error_type_but_runtime_error_has_a_hint():
-    from sandbox import protocol
+    from sandbox.wire import protocol
     assert set(answers.HINTS) == set(protocol.ERROR_TYPES) - {"runtime_error"}
 
 
@@ -140,7 +142,7 @@ def test_terminal_controls_in_the_text_block_are_written_as_escapes():
 
 
 def test_the_servers_text_blocks_go_through_it():
-    from sandbox.server import tool_result
+    from sandbox.mcp.server import tool_result
     result = tool_result({"stdout": "\x1b[2J"}, text="stdout:\n\x1b[2J\u2066")
     assert result.content[0].text == "stdout:\n\\x1b[2J\\u2066"
     assert result.structured_content == {"stdout": "\x1b[2J"}        # the data stays as it was
@@ -150,7 +152,7 @@ def test_the_servers_text_blocks_go_through_it():
 def test_the_sandbox_summary_stays_within_1500_characters_whatever_the_configuration():
     """get_sandbox_info's text: the first lines, the modules in the room left, the rest
     while it fits, and always the pointer to detail=true."""
-    from sandbox import info_summary
+    from sandbox.mcp import info_summary
     many = [f"package{n}.module{n}" for n in range(400)]
     info = {
         "server": {"name": "mcp-server-python-sandbox", "version": "9" * 40},

@@ -1,5 +1,5 @@
 """A code-mode call's arguments are hostile, and the server checks them against
-the upstream's inputSchema (sandbox/argument_schema.py): the same verdicts as
+the upstream's inputSchema (sandbox/codemode/argument_schema.py): the same verdicts as
 jsonschema, at a cost that grows with the arguments and no faster, and never a
 fetch of a URL the schema names."""
 
@@ -21,8 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from local_http import serving  # noqa: E402
 
-from sandbox import argument_schema, upstreams  # noqa: E402
-from sandbox.tool_servers import ToolServer  # noqa: E402
+from sandbox.codemode import argument_schema
+from sandbox.codemode import upstreams
+from sandbox.codemode.tool_servers import ToolServer  # noqa: E402
 
 UNIQUE = {"type": "object", "properties": {"xs": {"type": "array", "uniqueItems": True}}}
 

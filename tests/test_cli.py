@@ -301,7 +301,7 @@ def test_the_http_gate_lets_nothing_but_http_through(kind):
     """MCP speaks plain HTTP: a WebSocket (which uvicorn would serve if a websockets
     package were installed) or a scope type of the future never reaches the app,
     even with the token and this server's own Host."""
-    from sandbox.http_gate import HttpGate, allowed_hosts
+    from sandbox.mcp.http_gate import HttpGate, allowed_hosts
     reached, sent = [], []
 
     async def app(scope, receive, send):
@@ -322,7 +322,7 @@ def test_the_http_gate_lets_nothing_but_http_through(kind):
 def test_the_http_gate_caps_the_body_before_the_app_reads_it(monkeypatch):
     """A body the server would hold in memory whole: refused by its Content-Length
     before a byte is read, and a chunked one (no length) stops at the cap."""
-    from sandbox import http_gate
+    from sandbox.mcp import http_gate
     monkeypatch.setattr(http_gate, "MAX_MESSAGE_BYTES", 1000)
     reached, sent = [], []
 

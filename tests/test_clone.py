@@ -1,5 +1,5 @@
 """The clone into new namespaces and the id maps written from outside, on
-their own (no other layer): what a child is right after kernel.clone_process,
+their own (no other layer): what a child is right after libc.clone_process,
 what the maps give it, and that its death empties its pid namespace. Each
 scenario runs in a fresh single-threaded interpreter (tests/clone_cases.py)."""
 
@@ -12,7 +12,8 @@ import sys
 import tempfile
 
 
-from sandbox import kernel, namespaces
+from sandbox import namespaces
+from sandbox import libc
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clone_cases.py")
 IS_ROOT = os.geteuid() == 0
@@ -66,9 +67,9 @@ def test_clone_flags_make_every_namespace_network_included():
     """The network profile too: its way out is the proxy, never the host's namespace.
     Without a network namespace of its own, a child stays in the fork server's, the
     shared empty one (tests/test_shared_network.py); every other namespace is new."""
-    others = (kernel.CLONE_NEWUSER, kernel.CLONE_NEWPID, kernel.CLONE_NEWNS, kernel.CLONE_NEWIPC,
-              kernel.CLONE_NEWUTS)
+    others = (libc.CLONE_NEWUSER, libc.CLONE_NEWPID, libc.CLONE_NEWNS, libc.CLONE_NEWIPC,
+              libc.CLONE_NEWUTS)
     flags = namespaces.clone_flags()
-    assert all(flags & flag for flag in others) and flags & kernel.CLONE_NEWNET
+    assert all(flags & flag for flag in others) and flags & libc.CLONE_NEWNET
     shared = namespaces.clone_flags(own_network=False)
-    assert all(shared & flag for flag in others) and not shared & kernel.CLONE_NEWNET
+    assert all(shared & flag for flag in others) and not shared & libc.CLONE_NEWNET

@@ -1,5 +1,5 @@
 """The cloner: the fork server's quiet helper that every sandbox child is
-cloned from (sandbox/cloner.py). The children stay the fork server's own, the
+cloned from (sandbox/forkserver/cloner.py). The children stay the fork server's own, the
 cloner holds nothing of the server's, dies with the fork server, and the
 sandbox keeps working without it."""
 
@@ -100,7 +100,7 @@ def test_a_snippet_sees_no_process_but_itself(runner):
 def test_a_stuck_cloner_stalls_the_fork_server_once_at_most(runner):
     """Stopped (SIGSTOP, a debugger): the fork server gives up on it after
     CLONE_TIMEOUT, kills it and clones directly; every request is answered."""
-    from sandbox.cloner import CLONE_TIMEOUT
+    from sandbox.forkserver.cloner import CLONE_TIMEOUT
     assert runner.run("result = 1")["success"]
     zygote = runner.runner.zygote_pid()
     cloner = the_cloner(zygote)
@@ -120,7 +120,7 @@ def _a_cloner_that_dies_after_cloning() -> dict:
     import socket
 
     from sandbox import child as child_mod
-    from sandbox import zygote
+    from sandbox.forkserver import zygote
     report_r, report_w = os.pipe()
     strays = []
 
@@ -224,7 +224,7 @@ def _resident_pages(address: int, size: int) -> int:
 
 @pytest.mark.skipif(not can_collapse(), reason="MADV_COLLAPSE needs Linux 6.1 and THP not 'never'")
 def test_dense_memory_is_collapsed_into_huge_pages():
-    from sandbox import kernel
+    from sandbox import libc as kernel
     size = 8 << 20
     region, address = _mapped(size, size // os.sysconf("SC_PAGE_SIZE"))
     try:
@@ -237,7 +237,7 @@ def test_dense_memory_is_collapsed_into_huge_pages():
 
 def test_sparse_memory_is_left_alone():
     """A range mostly not in memory is not collapsed: a 2 MB page there would fill it."""
-    from sandbox import kernel
+    from sandbox import libc as kernel
     size = 8 << 20
     region, address = _mapped(size, 0)
     for page in range(0, size, 512 << 10):   # one 4 KB page in every 512 KB

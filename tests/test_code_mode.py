@@ -267,7 +267,7 @@ def test_a_tool_added_upstream_is_followed(server):
 def test_our_clients_hear_that_the_tools_changed(tmp_path, later):
     """An upstream's new tool reaches execute_code's description, and a client that
     called execute_code gets notifications/tools/list_changed (newer clients hear it on
-    a subscriptions/listen stream: the same publication, sandbox/server.py). A change
+    a subscriptions/listen stream: the same publication, sandbox/mcp/server.py). A change
     after the call answered reaches the client too: what the server remembers is the
     client's connection, not the request that ended."""
     def description(listing: dict) -> str:
@@ -382,7 +382,7 @@ def test_forged_frames_with_restricted_python_off(server):
     # a flood of calls without waiting for answers: the second one is out of turn
     data, _ = run(server, "from sandbox import tools_object\n" if False else
                   "import json, os, struct, sys\n"
-                  "channel = sys.modules['sandbox.tools_object']._CHANNEL\n"
+                  "channel = sys.modules['sandbox.codemode.tools_object']._CHANNEL\n"
                   "for i in range(50):\n"
                   "    head = json.dumps({'kind': 'tool_call', 'nonce': channel.nonce, 'call_id': i + 1,\n"
                   "                       'server': 'faults', 'tool': 'add', 'arguments': {'a': i, 'b': 0}}).encode()\n"
@@ -393,7 +393,7 @@ def test_forged_frames_with_restricted_python_off(server):
     assert len(data["tool_calls"]) <= 1
     # a call sent before the answer to the one before was read: answers must not pile up
     data, _ = run(server, "import json, os, struct, sys, time\n"
-                          "channel = sys.modules['sandbox.tools_object']._CHANNEL\n"
+                          "channel = sys.modules['sandbox.codemode.tools_object']._CHANNEL\n"
                           "def call(i):\n"
                           "    head = json.dumps({'kind': 'tool_call', 'nonce': channel.nonce, 'call_id': i,\n"
                           "                       'server': 'faults', 'tool': 'echo', 'arguments': {'text': 'x' * 100000}}).encode()\n"
@@ -438,7 +438,7 @@ def test_forged_deep_arguments_end_their_run_alone(server):
     assert server.call("execute_code", {"code": "kept = 41", "session_id": session})[0]["success"]
     for depth in (300, 980):
         data, _ = run(server, "import os, struct, sys\n"
-                              "channel = sys.modules['sandbox.tools_object']._CHANNEL\n"
+                              "channel = sys.modules['sandbox.codemode.tools_object']._CHANNEL\n"
                               "head = ('{\"kind\": \"tool_call\", \"nonce\": \"%s\", \"call_id\": 1, "
                               "\"server\": \"faults\", \"tool\": \"echo\", \"arguments\": {\"text\": ' "
                               f"% channel.nonce + '[' * {depth} + ']' * {depth} + '}}}}').encode()\n"
@@ -472,7 +472,7 @@ def test_a_kept_tool_function_in_a_call_without_tools_says_so():
     """A session's call that has no tools (the server's code mode offers none now):
     a tool function kept from an earlier call raises a ToolError that says so, and
     writes nothing on the result pipe (a frame out of turn would end the session)."""
-    from sandbox import tools_object
+    from sandbox.codemode import tools_object
     tools_object.start_call("nonce-of-an-earlier-call")
     kept = tools_object.build({"faults": {"add": "Add two integers."}})
     tools_object.start_call(None)

@@ -30,7 +30,7 @@ def test_the_object_memory_check_reads_numpys_own_base_and_dtype():
     """mixes_objects_and_bytes alone (without the class rule that refuses such a class in a
     snippet): a subclass's own `base` and `dtype` do not hide an object array's pointers."""
     import numpy as np
-    from sandbox import library_policy
+    from sandbox.restricted.libraries import policy as library_policy
 
     class Hiding(np.ndarray):
         base = None

@@ -21,8 +21,10 @@ from local_http import serving, serving_tls
 from runner_harness import MiB, SyncRunner
 from slowness import scaled
 
-from sandbox import egress_policy, egress_proxy, profiles
-from sandbox.runner import ExecRequest
+from sandbox import profiles
+from sandbox.egress import policy as egress_policy
+from sandbox.egress import proxy as egress_proxy
+from sandbox.forkserver.runner import ExecRequest
 
 NETWORK = profiles.allowed_modules(["basic", "network"])
 BODY = b"hello through the proxy"

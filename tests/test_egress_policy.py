@@ -7,8 +7,8 @@ import ipaddress
 
 import pytest
 
-from sandbox import egress_policy
-from sandbox.egress_policy import PolicyError, parse, parse_address
+from sandbox.egress import policy as egress_policy
+from sandbox.egress.policy import PolicyError, parse, parse_address
 
 DEFAULT = parse("")
 

@@ -15,8 +15,9 @@ import types
 
 import pytest
 
-from sandbox import profiles, restricted
-from sandbox.results import to_jsonable
+from sandbox import profiles
+from sandbox.restricted import run as restricted
+from sandbox.restricted.results import to_jsonable
 
 BASIC = profiles.allowed_modules(["basic"])
 DATA = profiles.allowed_modules(["basic", "data_science"])
@@ -222,8 +223,8 @@ def test_data_dunders_are_searched_like_any_container():
     import builtins
     import typing
 
-    from sandbox import rp_guards
-    from sandbox.rp_modules import Events
+    from sandbox.restricted import guards as rp_guards
+    from sandbox.restricted.imports import Events
 
     ctx = rp_guards.ExecutionContext(frozenset(BASIC), Events())
     glb = rp_guards.restricted_globals(ctx, io.StringIO())
@@ -380,8 +381,8 @@ def test_the_summary_holds_no_frame_code_or_globals():
     import gc
     import types
 
-    from sandbox import snippet_traceback
-    from sandbox.rp_base import SNIPPET_FILENAME
+    from sandbox.restricted.subsets import snippet_traceback
+    from sandbox.restricted.base import SNIPPET_FILENAME
 
     scope = {}
     exec(compile("def fail():\n    raise ValueError('x')\n", SNIPPET_FILENAME, "exec"), scope)
@@ -433,8 +434,8 @@ result = [made.line, again.line, traceback.format_list([made, ("/etc/passwd", 1,
 
 
 def test_a_real_tracebacks_next_stays_refused_at_run_time():
-    from sandbox import rp_guards
-    from sandbox.rp_modules import Events
+    from sandbox.restricted import guards as rp_guards
+    from sandbox.restricted.imports import Events
 
     ctx = rp_guards.ExecutionContext(frozenset(BASIC), Events())
     try:
@@ -513,8 +514,9 @@ def test_get_type_hints_leaves_a_librarys_text_unresolved():
     with what to use instead; a library's annotations that are objects come back vetted."""
     import builtins
 
-    from sandbox import rp_guards, type_hints
-    from sandbox.rp_modules import Events
+    from sandbox.restricted import guards as rp_guards
+    from sandbox.restricted import type_hints
+    from sandbox.restricted.imports import Events
 
     ctx = rp_guards.ExecutionContext(frozenset(BASIC), Events())
     rp_guards.restricted_globals(ctx, io.StringIO())
@@ -593,7 +595,7 @@ def test_the_real_gzipfile_is_not_among_what_the_wrapper_reaches():
     """By construction: the class the snippet gets derives from no gzip class."""
     import gzip
 
-    from sandbox import snippet_gzip
+    from sandbox.restricted.subsets import snippet_gzip
     assert not any(issubclass(base, gzip.GzipFile) or base.__module__.startswith("_compression")
                    for base in snippet_gzip.GzipFile.__mro__[1:])
 

@@ -11,7 +11,7 @@ import importlib.util
 import pytest
 from forked import child_value
 
-from sandbox.generated_code import refusal
+from sandbox.restricted.libraries.generated_code import refusal
 
 needs_sympy = pytest.mark.skipif(importlib.util.find_spec("sympy") is None or importlib.util.find_spec("numpy") is None,
                                  reason="needs the data-science extra (make install-datascience)")
@@ -25,7 +25,7 @@ def checked_lambdify(build: str, modules: str, cse: bool = False):
         import numpy  # noqa: F401 - loaded before the policy is resolved, as in the fork server
         import sympy
 
-        from sandbox import library_policy
+        from sandbox.restricted.libraries import policy as library_policy
 
         class Refused(Exception):
             pass
@@ -124,7 +124,7 @@ def printer_imports(entries: list) -> list:
         import numpy  # noqa: F401
         import sympy
 
-        from sandbox import library_policy
+        from sandbox.restricted.libraries import policy as library_policy
 
         class Refused(Exception):
             pass
@@ -181,7 +181,7 @@ def test_source_that_is_not_plain_arithmetic_is_refused(source):
 @pytest.mark.parametrize("text", ["1/2", "(3*pi)/2", " 2*sqrt(2) + E**-1", "1e-5 * I", "0x10", "log(2)/exp(1)",
                                   "1_000", "-oo", "((1))"])
 def test_plain_math_is_what_sympy_may_parse(text):
-    from sandbox.generated_code import is_plain_math
+    from sandbox.restricted.libraries.generated_code import is_plain_math
     assert is_plain_math(text)
 
 
@@ -189,7 +189,7 @@ def test_plain_math_is_what_sympy_may_parse(text):
                                   "1\nimport os", "lambda: 1", "a := 1", "1 if 1 else 2", "1 @ 2", "f'{1}'",
                                   "(", "1" * 3000, b"1", None, "pi.evalf", "Rational(1, 2)", "sqrt(x)"])
 def test_anything_else_is_not(text):
-    from sandbox.generated_code import is_plain_math
+    from sandbox.restricted.libraries.generated_code import is_plain_math
     assert not is_plain_math(text)
 
 
@@ -226,7 +226,7 @@ def _known(name):
 @pytest.mark.parametrize("text", ["x**2 + 2*x + 1", "sin(t)*exp(-t/5)", "a*b >= c", "f(x) + g(y, z)", "2^3 % 5",
                                   "Abs(x) + max(x, 2)", "1.5e-3*alpha + pi", "(x - 1)/(x + 1)", "  y  "])
 def test_math_text_is_what_sympify_may_parse(text):
-    from sandbox.generated_code import math_text_refusal
+    from sandbox.restricted.libraries.generated_code import math_text_refusal
     assert math_text_refusal(text, known=_known) is None
 
 
@@ -235,12 +235,12 @@ def test_math_text_is_what_sympify_may_parse(text):
                                   "x @ y", "x!", "`x`", "{x}", "x" * 6000, None, b"x", "open", "Symbol(x)",
                                   "x == y", "x & y", "~x"])
 def test_anything_else_is_not_math_text(text):
-    from sandbox.generated_code import math_text_refusal
+    from sandbox.restricted.libraries.generated_code import math_text_refusal
     assert math_text_refusal(text, known=_known) is not None, text
 
 
 def test_a_local_value_is_called_only_when_it_is_a_function_class():
-    from sandbox.generated_code import math_text_refusal
+    from sandbox.restricted.libraries.generated_code import math_text_refusal
     assert math_text_refusal("g(1) + h", known=_known, local_names={"g", "h"}) is not None
     assert math_text_refusal("g(1) + h", known=_known, local_names={"g", "h"}, local_callables={"g"}) is None
     assert math_text_refusal("S + 1", known=_known, local_names={"S"}) is None   # (the caller's own S)

@@ -1,4 +1,4 @@
-"""Images that reach the client are measured from their headers (sandbox/image_check.py):
+"""Images that reach the client are measured from their headers (sandbox/wire/image_check.py):
 a PNG or JPEG that declares more pixels than a client may decode is never sent as an
 image, however small its compressed bytes."""
 
@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from sandbox import image_check
+from sandbox.wire import image_check
 
 
 def png(width: int, height: int, rows: bytes = b"") -> bytes:

@@ -47,7 +47,7 @@ def test_wheel_metadata(wheel):
     assert not any("pypi.org" in url for url in metadata.get_all("Project-URL") or [])
     assert any(n.endswith("licenses/LICENSE") for n in names)
     assert f"{NAME} = sandbox.cli:main" in entry_points
-    assert "sandbox/seccomp/policy.py" in names and "sandbox/library_policy.py" in names
+    assert "sandbox/seccomp/policy.py" in names and "sandbox/restricted/libraries/policy.py" in names
     assert not any(n.startswith("tests/") for n in names)
 
 

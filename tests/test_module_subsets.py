@@ -1,5 +1,5 @@
 """`import sys`, `import io` and `import os` without their profiles
-(sandbox/module_subsets.py): the everyday part works, the file functions stay in the
+(sandbox/registry.py): the everyday part works, the file functions stay in the
 snippet's directory, and nothing else of the modules is reachable through the
 subset, its values or their types."""
 
@@ -10,7 +10,9 @@ import os
 
 import pytest
 
-from sandbox import profiles, restricted, snippet_files
+from sandbox import profiles
+from sandbox.restricted import run as restricted
+from sandbox.restricted import snippet_files
 
 BASIC = frozenset(profiles.allowed_modules(["basic"]))
 
@@ -558,7 +560,7 @@ def child():
 
 @pytest.mark.parametrize("shape", sorted(RECURSE))
 def test_a_deep_recursion_asked_for_runs_in_the_child(child, shape):
-    from sandbox.module_subsets import MAX_SNIPPET_RECURSION
+    from sandbox.restricted.subsets.registry import MAX_SNIPPET_RECURSION
     # (3.13 stops nested method calls a little below the cap itself; a lambda's call takes
     # three frames under the guards, not two)
     depth = (MAX_SNIPPET_RECURSION * 2 // 3 if shape == "lambda" else MAX_SNIPPET_RECURSION) - 300
@@ -571,7 +573,7 @@ def test_a_deep_recursion_asked_for_runs_in_the_child(child, shape):
 
 
 def test_the_recursion_limit_reads_back_in_the_snippets_frames_and_ends_with_the_run():
-    from sandbox.module_subsets import MAX_SNIPPET_RECURSION
+    from sandbox.restricted.subsets.registry import MAX_SNIPPET_RECURSION
     reply, _, _ = run("import sys\nbefore = sys.getrecursionlimit()\nsys.setrecursionlimit(3000)\nmiddle = "
                       "sys.getrecursionlimit()\nsys.setrecursionlimit(10 ** 9)\nhigh = sys.getrecursionlimit()\n"
                       "sys.setrecursionlimit(1)\nresult = [before, middle, high, sys.getrecursionlimit()]")
@@ -605,9 +607,10 @@ def test_the_full_rules_name_every_subset_and_their_examples_exist():
     module.name it gives as an example, is real."""
     import re
 
-    from sandbox import descriptions, module_subsets
+    from sandbox.mcp import descriptions
+    from sandbox.restricted.subsets import registry
     note = descriptions.rules_detail()
-    for name in module_subsets.SUBSETS:
+    for name in registry.SUBSETS:
         if "." not in name:
             assert re.search(rf"\b{name}\b", note), name
     examples = re.findall(r"\b(sys|io|os|logging|warnings|traceback|asyncio|gzip|bz2|lzma|zoneinfo|platform|"

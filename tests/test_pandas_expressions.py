@@ -1,4 +1,4 @@
-"""pandas' expression strings in a restricted snippet (sandbox/pandas_expressions.py):
+"""pandas' expression strings in a restricted snippet (sandbox/restricted/libraries/pandas_expressions.py):
 df.query, df.eval and pd.eval run what agents write with CPython's values, and every way
 past the guards that pandas' evaluator offers (attributes, calls, subscripts, the
 frame that level= picks, local_dict=, target=, a library's frame, numexpr, a str
@@ -14,7 +14,8 @@ pytest.importorskip("pandas")
 
 from runner_harness import MiB, SyncRunner  # noqa: E402
 
-from sandbox import pandas_expressions, profiles  # noqa: E402
+from sandbox import profiles
+from sandbox.restricted.libraries import pandas_expressions
 
 ALLOWED = profiles.allowed_modules(["basic", "data_science"])
 FRAME = "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3, 4], 'b': [4, 3, 2, 1], 'city': list('xyxz')})\n"

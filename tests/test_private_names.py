@@ -1,4 +1,4 @@
-"""Names that start with "_" (sandbox/private_names.py), in the Python layer
+"""Names that start with "_" (sandbox/restricted/private_names.py), in the Python layer
 alone: what ordinary code does with them runs, and every way to turn the
 relaxation into a door stays refused (the guard family, RestrictedPython's
 temporaries, private state of library objects and of module proxies, writes
@@ -10,7 +10,8 @@ import io
 
 import pytest
 
-from sandbox import profiles, restricted
+from sandbox import profiles
+from sandbox.restricted import run as restricted
 
 ALLOWED = frozenset(profiles.allowed_modules(["basic"]))
 

@@ -17,7 +17,7 @@ from runner_harness import BASIC, MiB, descendants  # noqa: E402
 
 from sandbox import process_names  # noqa: E402
 from sandbox.process_names import title_of  # noqa: E402
-from sandbox.runner import ExecRequest, Runner, RunnerConfig  # noqa: E402
+from sandbox.forkserver.runner import ExecRequest, Runner, RunnerConfig  # noqa: E402
 
 WAIT = "import time\ntime.sleep(60)"
 

@@ -15,7 +15,7 @@ from local_http import serving
 from runner_harness import MiB, SyncRunner, only_layers
 from slowness import scaled
 
-from sandbox import egress_policy
+from sandbox.egress import policy
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def test_network_off_refuses_even_without_restricted_python(local_http):
 
 
 def test_network_on_reaches_a_local_server(local_http):
-    runner = SyncRunner(network=True, network_policy=egress_policy.parse(f"127.0.0.1:{local_http}"))
+    runner = SyncRunner(network=True, network_policy=policy.parse(f"127.0.0.1:{local_http}"))
     try:
         r = runner.run(GET.format(port=local_http), restricted=False)
         assert r["success"] and r["result"] == "hello from the host", r
@@ -64,7 +64,7 @@ def test_the_network_profile_reads_no_file_through_urllib(code):
     handlers are switched off while a restricted snippet runs."""
     import os
     from sandbox import profiles
-    runner = SyncRunner(network=True, network_policy=egress_policy.parse("127.0.0.1"))
+    runner = SyncRunner(network=True, network_policy=policy.parse("127.0.0.1"))
     try:
         r = runner.run(code.format(path=os.__file__), allowed=profiles.allowed_modules(["basic", "network"]))
         assert not r["success"] and "file:// URLs are refused" in r["error"], r
@@ -83,7 +83,7 @@ def fs_runner():
 
 
 def run_files(runner, code, files=None):
-    from sandbox.runner import ExecRequest
+    from sandbox.forkserver.runner import ExecRequest
     request = ExecRequest(code=code, timeout=scaled(10), memory_limit=128 * MiB, allowed_modules=frozenset(),
                           restricted=False, files=files)
     return runner.loop.run_until_complete(runner.runner.execute(request))

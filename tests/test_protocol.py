@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox import protocol
+from sandbox.wire import protocol
 
 
 def frame(body: bytes) -> bytes:
@@ -38,7 +38,7 @@ def test_frames_split_across_feeds_are_reassembled():
 
 
 def test_nesting_is_measured_without_recursion():
-    from sandbox.protocol import MAX_NESTING, nested_too_deep
+    from sandbox.wire.protocol import MAX_NESTING, nested_too_deep
     def nest(depth, leaf="x"):
         value = leaf
         for i in range(depth):
@@ -53,7 +53,7 @@ def test_an_undecodable_message_from_the_fork_server_is_dropped_alone():
     """A message the server cannot decode (nested past its recursion limit) costs
     that message, not the fork server and every request in flight on it."""
     import asyncio
-    from sandbox import runner
+    from sandbox.forkserver import runner
 
     async def read_two():
         reader = asyncio.StreamReader()

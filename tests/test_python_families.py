@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from forked import run_in_child
-from sandbox import profiles, restricted
+from sandbox import profiles
+from sandbox.restricted import run as restricted
 
 REPO = Path(__file__).resolve().parents[1]
 # The ordinary-user run has no data-science libraries: their families are skipped there.
@@ -908,7 +909,7 @@ def test_the_import_systems_finders_never_reach_the_snippet(monkeypatch):
     """The second wall under the first: with the override check switched off, real
     sys.meta_path reaches the sys subset, but neither the list nor a finder in it (whose
     loader reads any file) gets to the snippet. In a forked child: sys is changed."""
-    from sandbox import rp_guards
+    from sandbox.restricted import guards as rp_guards
     monkeypatch.setattr(rp_guards.ExecutionContext, "check_override", lambda self, cls, name, value: None)
 
     def execute():
@@ -1022,7 +1023,7 @@ def test_programs_are_switched_off_while_a_snippet_runs_and_back_after():
     the process is as it was."""
     import os
     import subprocess
-    from sandbox import library_policy
+    from sandbox.restricted.libraries import policy as library_policy
     events = []
 
     def refuse(message):
@@ -1047,7 +1048,7 @@ def test_every_binding_of_a_wrapped_library_function_is_wrapped_and_back_after()
         import numpy as np
         import scipy.ndimage
         from scipy.ndimage import _interpolation, _ndimage_api
-        from sandbox import library_policy
+        from sandbox.restricted.libraries import policy as library_policy
         before = _interpolation.shift
         library_policy.resolve()
         refused_at = []
@@ -1076,7 +1077,7 @@ def test_multiprocessing_starts_no_python_for_a_library():
 def test_multiprocessings_own_program_starter_is_switched_off_and_back_after():
     import _posixsubprocess
     from multiprocessing import util
-    from sandbox import library_policy
+    from sandbox.restricted.libraries import policy as library_policy
     fork_exec, events = _posixsubprocess.fork_exec, []
     with library_policy.SwitchedOff(lambda message: events.append(message) or RuntimeError(message)):
         with pytest.raises(PermissionError, match="no program can run in the sandbox"):

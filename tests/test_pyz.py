@@ -52,7 +52,7 @@ def test_archive_layout(pyz):
         names = set(archive.namelist())
         manifest = json.loads(archive.read("_bundle/manifest.json"))
     assert "__main__.py" in names
-    for module in ("sandbox/cli.py", "sandbox/runner.py", "mcp/__init__.py", "RestrictedPython/__init__.py"):
+    for module in ("sandbox/cli.py", "sandbox/forkserver/runner.py", "mcp/__init__.py", "RestrictedPython/__init__.py"):
         assert f"_bundle/site/{module}" in names
     assert not any("__pycache__" in name for name in names)
     assert manifest["target"]["version"] == list(sys.version_info[:2])

@@ -12,11 +12,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sandbox import rate_limit  # noqa: E402
-from sandbox.audit import AuditLog  # noqa: E402
+from sandbox.mcp import rate_limit
+from sandbox.mcp.audit import AuditLog  # noqa: E402
 from sandbox.config import Settings  # noqa: E402
-from sandbox.rate_limit import RateLimit  # noqa: E402
-from sandbox.server import SandboxTools  # noqa: E402
+from sandbox.mcp.rate_limit import RateLimit  # noqa: E402
+from sandbox.mcp.server import SandboxTools  # noqa: E402
 
 
 class Clock:

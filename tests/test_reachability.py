@@ -41,7 +41,7 @@ def test_nothing_denied_is_reachable(crawled):
 
 def _mro_lists_every_class():
     """A guard opened on purpose: cls.mro() as the interpreter gives it, every base included."""
-    from sandbox import rp_guards
+    from sandbox.restricted import guards as rp_guards
     rp_guards.ExecutionContext.mro_method = lambda self, cls: type.mro if cls is self.type or cls is type else cls.mro
 
 
@@ -57,13 +57,14 @@ def test_the_mro_family_is_found_when_mro_lists_every_class():
 def _functions_give_their_globals():
     """Guards opened on purpose: `f.__globals__` read on any function, and what it holds
     not searched (the search of a dunder's data would refuse the namespace on its own)."""
-    from sandbox import private_names, rp_modules
+    from sandbox.restricted import private_names
+    from sandbox.restricted import imports
     private_names.SAFE_DUNDERS["__globals__"] = ("function",)
-    search = rp_modules.ModulePolicy.check_container
+    search = imports.ModulePolicy.check_container
 
     def unsearched_globals(self, container, where, kind="attribute_blocked"):
         return container if where.endswith(".__globals__") else search(self, container, where, kind)
-    rp_modules.ModulePolicy.check_container = unsearched_globals
+    imports.ModulePolicy.check_container = unsearched_globals
 
 
 def test_a_guard_opened_on_purpose_is_found():
@@ -77,8 +78,8 @@ def test_a_guard_opened_on_purpose_is_found():
 def _subsets_stand_in_nowhere_else():
     """A guard opened on purpose: the object behind a subset's name, reached by another
     route (type() of the subset's object, a library's re-export), handed out as it is."""
-    from sandbox import rp_modules
-    rp_modules.subset_original = lambda value: None
+    from sandbox.restricted import imports
+    imports.subset_original = lambda value: None
 
 
 def test_a_real_object_behind_a_subset_is_found_when_its_guard_is_off():

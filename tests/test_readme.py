@@ -45,7 +45,7 @@ def test_the_index_form_is_named_in_one_place_only():
 
 
 def test_the_section_the_server_points_to_exists():
-    from sandbox.stdio import HUMAN_HINT
+    from sandbox.mcp.stdio import HUMAN_HINT
 
     section = re.search(r"the README: '([^']+)'", HUMAN_HINT).group(1)
     assert f"\n## {section}\n" in README.read_text()

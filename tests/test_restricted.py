@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from sandbox import profiles, restricted
-from sandbox.results import cap_text, to_jsonable
+from sandbox import profiles
+from sandbox.restricted import run as restricted
+from sandbox.restricted.results import cap_text, to_jsonable
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "redteam"))
 import redteam_lib  # noqa: E402
@@ -1757,7 +1758,7 @@ def test_a_policy_that_failed_to_apply_after_an_import_is_completed_before_any_a
     """Near the recursion limit (or out of memory) the tables an import brings in can
     fail part way; the snippet may catch that, but nothing is handed out before they
     are applied in full."""
-    from sandbox import library_policy
+    from sandbox.restricted.libraries import policy as library_policy
     calls, real = [], library_policy.refresh
 
     def refresh():
@@ -1800,7 +1801,7 @@ def test_a_denied_library_object_says_what_to_write_instead(code, instead):
 
 
 def test_every_denied_object_has_advice_of_its_own():
-    from sandbox import rp_modules
+    from sandbox.restricted import imports as rp_modules
     for denied in rp_modules.DENIED_OBJECTS.values():
         name, instead = denied.split(": ", 1)
         assert "." in name and len(instead) > 30, denied
@@ -2404,7 +2405,7 @@ def test_a_class_being_made_opens_no_library_object(code):
 def test_a_refusal_raised_anew_by_library_code_is_still_a_refusal():
     """3.12's enum raises an error of a member's __init__ again as type(e)(str(e)), which
     drops the refusal's mark: it is known by its type and its text among the run's events."""
-    from sandbox.rp_base import SandboxAttributeError
+    from sandbox.restricted.base import SandboxAttributeError
     raised_anew = SandboxAttributeError("cannot set attribute extra of a Random object")
     events = [{"kind": "attribute_blocked", "detail": "cannot set attribute extra of a Random object"}]
     assert restricted._describe_failure(raised_anew, "", events)["error_type"] == "security_violation"

@@ -64,7 +64,7 @@ def test_last_expression_is_the_result(full):
 
 # (read with RestrictedPython off: the snippet then sees the child's own modules)
 # (the snippet's own module, which a run with RestrictedPython off is, is not counted)
-RESOLVED_STATE = ("import sys\nlp = sys.modules['sandbox.library_policy']\n"
+RESOLVED_STATE = ("import sys\nlp = sys.modules['sandbox.restricted.libraries.policy']\n"
                   "result = [lp._resolved_with, len([name for name in sys.modules if name != '__sandbox__'])]")
 
 

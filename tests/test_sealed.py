@@ -1,4 +1,4 @@
-"""The subsets' wrapper classes cannot be subclassed by a snippet (sandbox/sealed.py),
+"""The subsets' wrapper classes cannot be subclassed by a snippet (sandbox/restricted/sealed.py),
 however the class is made: a class statement, type(), or the enum functional API, whose
 module= names the module the new class claims to come from (the check once compared
 that name with the sandbox module's own)."""
@@ -9,19 +9,21 @@ import io
 
 import pytest
 
-from sandbox import profiles, restricted, snippet_files
+from sandbox import profiles
+from sandbox.restricted import run
+from sandbox.restricted import snippet_files
 
 BASIC = frozenset(profiles.allowed_modules(["basic"]))
 
 # (what the snippet imports, the class, a value its constructor takes, the module it is defined in)
 SEALED = [
-    ("import logging", "logging.Formatter", "'%(message)s'", "sandbox.snippet_logging"),
-    ("import logging", "logging.StreamHandler", "None", "sandbox.snippet_logging"),
-    ("import logging", "type(logging.getLogger('x'))", "None", "sandbox.snippet_logging"),
-    ("from pathlib import Path", "Path", "'x'", "sandbox.snippet_pathlib"),
-    ("import tempfile", "tempfile.TemporaryDirectory", "None", "sandbox.snippet_tempfiles"),
-    ("import sqlite3", "sqlite3.Connection", "':memory:'", "sandbox.snippet_sqlite"),
-    ("import sqlite3", "sqlite3.Cursor", "None", "sandbox.snippet_sqlite"),
+    ("import logging", "logging.Formatter", "'%(message)s'", "sandbox.restricted.subsets.snippet_logging"),
+    ("import logging", "logging.StreamHandler", "None", "sandbox.restricted.subsets.snippet_logging"),
+    ("import logging", "type(logging.getLogger('x'))", "None", "sandbox.restricted.subsets.snippet_logging"),
+    ("from pathlib import Path", "Path", "'x'", "sandbox.restricted.subsets.snippet_pathlib"),
+    ("import tempfile", "tempfile.TemporaryDirectory", "None", "sandbox.restricted.subsets.snippet_tempfiles"),
+    ("import sqlite3", "sqlite3.Connection", "':memory:'", "sandbox.restricted.subsets.snippet_sqlite"),
+    ("import sqlite3", "sqlite3.Cursor", "None", "sandbox.restricted.subsets.snippet_sqlite"),
 ]
 WAYS = {
     "class statement": "Base = {cls}\nclass Mine(Base):\n    pass",
@@ -36,7 +38,7 @@ def test_a_subset_class_is_not_subclassed(imports, cls, value, module, way, tmp_
     monkeypatch.setattr(snippet_files, "SCRATCH", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     code = f"{imports}\n" + WAYS[way].format(cls=cls, value=value, module=module)
-    reply = restricted.execute(code, restricted=True, allowed_modules=BASIC, stdout=io.StringIO(),
+    reply = run.execute(code, restricted=True, allowed_modules=BASIC, stdout=io.StringIO(),
                                stderr=io.StringIO(), files=snippet_files.SCRATCH_FILES)
     assert not reply["success"], reply
     if way.startswith("enum") and "cannot be subclassed" not in reply["error"]:
@@ -50,6 +52,6 @@ def test_a_snippet_handler_still_subclasses_logging_handler():
     code = ("import logging\nclass Keep(logging.Handler):\n    def emit(self, record):\n"
             "        self.seen = record.getMessage()\nh = Keep()\nlog = logging.getLogger('t')\nlog.addHandler(h)\n"
             "log.warning('n=%d', 3)\nresult = h.seen")
-    reply = restricted.execute(code, restricted=True, allowed_modules=BASIC, stdout=io.StringIO(),
+    reply = run.execute(code, restricted=True, allowed_modules=BASIC, stdout=io.StringIO(),
                                stderr=io.StringIO())
     assert reply["success"] and reply["result"] == "n=3", reply

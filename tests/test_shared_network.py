@@ -23,7 +23,7 @@ import pytest
 from runner_harness import BASIC, MiB, SyncRunner
 from slowness import scaled
 from sandbox import landlock
-from sandbox.runner import ExecRequest
+from sandbox.forkserver.runner import ExecRequest
 
 SHARED_HERE = os.geteuid() == 0 and landlock.abi_version() >= 6
 

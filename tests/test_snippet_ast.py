@@ -1,4 +1,4 @@
-"""`ast` as the sandbox gives it to a restricted snippet (sandbox/snippet_ast.py): code
+"""`ast` as the sandbox gives it to a restricted snippet (sandbox/restricted/subsets/snippet_ast.py): code
 parsed into a tree, walked, visited, changed and unparsed gives plain CPython's output;
 the routes by which the module's walkers would read attributes of other objects by
 name, a node's constructor would set private names, and a visitor would dispatch on a
@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-from sandbox import profiles, restricted
+from sandbox import profiles
+from sandbox.restricted import run as restricted
 
 BASIC = frozenset(profiles.allowed_modules(["basic"]))
 
@@ -138,7 +139,7 @@ def test_the_visitors_dispatch_only_for_a_visitor_of_the_snippets_own():
     first): the subset's visitor checks its self itself."""
     import ast
 
-    from sandbox import snippet_ast
+    from sandbox.restricted.subsets import snippet_ast
 
     class LibraryVisitor:
         def visit_Name(self, node):

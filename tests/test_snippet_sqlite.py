@@ -1,4 +1,4 @@
-"""`import sqlite3` with RestrictedPython on (sandbox/snippet_sqlite.py): SQL over a
+"""`import sqlite3` with RestrictedPython on (sandbox/restricted/subsets/snippet_sqlite.py): SQL over a
 database in memory or in the snippet's directory works; SQL and calls that reach
 another file, an extension, a virtual table or the authorizer itself are refused,
 each with what to do instead. The tests run the policy in-process (the kernel layers
@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from sandbox import profiles, restricted, snippet_files
+from sandbox import profiles
+from sandbox.restricted import run as restricted
+from sandbox.restricted import snippet_files
 
 BASIC = frozenset(profiles.allowed_modules(["basic"]))
 

@@ -1,5 +1,5 @@
 """`logging`, `warnings` and `traceback` as the sandbox gives them to a restricted snippet
-(sandbox/snippet_logging.py, snippet_warnings.py, snippet_traceback.py): the everyday
+(sandbox/restricted/subsets/snippet_logging.py, snippet_warnings.py, snippet_traceback.py): the everyday
 use works and writes to the snippet's stderr, and the routes by which the real modules
 read files, walk frames or format fields unguarded stay closed. The attacks run in this
 process, with no kernel layer (the Python layer must hold alone); what must work runs in
@@ -17,7 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from runner_harness import SyncRunner  # noqa: E402
 
-from sandbox import profiles, restricted  # noqa: E402
+from sandbox import profiles
+from sandbox.restricted import run as restricted
 
 BASIC = frozenset(profiles.allowed_modules(["basic"]))
 SECRET_FILE_LINE = "root:"   # the first line of /etc/passwd on this machine

@@ -1,4 +1,4 @@
-"""`unittest` as the sandbox gives it to a restricted snippet (sandbox/snippet_unittest.py):
+"""`unittest` as the sandbox gives it to a restricted snippet (sandbox/restricted/subsets/snippet_unittest.py):
 test cases of the snippet's own classes run as in plain CPython (fixtures and helpers with
 private names included), the report shows the snippet's lines only, and the routes by
 which the real module imports, walks or calls things by name stay closed. In this process,
@@ -15,7 +15,8 @@ import uuid
 
 import pytest
 
-from sandbox import profiles, restricted
+from sandbox import profiles
+from sandbox.restricted import run as restricted
 
 BASIC = frozenset(profiles.allowed_modules(["basic"]))
 

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from sandbox import upstreams
-from sandbox.tool_servers import ToolServer, ToolServersError, identifier, load
+from sandbox.codemode import upstreams
+from sandbox.codemode.tool_servers import ToolServer, ToolServersError, identifier, load
 
 
 def write(tmp_path, document) -> str:
@@ -60,8 +60,8 @@ def test_tools_whose_names_sanitise_alike_are_all_callable():
     import asyncio
     from types import SimpleNamespace
 
-    from sandbox.tool_servers import ToolServer
-    from sandbox.upstreams import Registry
+    from sandbox.codemode.tool_servers import ToolServer
+    from sandbox.codemode.upstreams import Registry
 
     def tool(name):
         return SimpleNamespace(name=name, description=name, input_schema={"type": "object"}, output_schema=None,

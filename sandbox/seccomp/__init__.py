@@ -7,8 +7,8 @@ installer. Pure Python (ctypes), for x86_64 and aarch64.
 See policy.py for the rules and why they are what they are.
 """
 
-from .install import install_filter, seccomp_status
-from .policy import (SYSCALLS, UnsupportedArchitecture, build_filter,
+from sandbox.seccomp.install import install_filter, seccomp_status
+from sandbox.seccomp.policy import (SYSCALLS, UnsupportedArchitecture, build_filter,
                      syscall_number)
 
 __all__ = [

@@ -6,9 +6,9 @@ import ctypes
 import errno
 import os
 
-from ..kernel import prctl, syscall
-from . import bpf
-from .policy import (SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS,
+from sandbox.libc import prctl, syscall
+from sandbox.seccomp import bpf
+from sandbox.seccomp.policy import (SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS,
                      UnsupportedArchitecture, build_filter, normalize_arch,
                      syscall_number)
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import errno
 import os
 
-from . import bpf
-from .syscalls_aarch64 import SYSCALLS_AARCH64
-from .syscalls_x86_64 import SYSCALLS_X86_64
+from sandbox.seccomp import bpf
+from sandbox.seccomp.syscalls_aarch64 import SYSCALLS_AARCH64
+from sandbox.seccomp.syscalls_x86_64 import SYSCALLS_X86_64
 
 SYSCALLS: dict[str, dict[str, int]] = {
     "x86_64": SYSCALLS_X86_64,

@@ -21,7 +21,7 @@ for path in (str(REPO), str(HERE.parent)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from sandbox import module_subsets  # noqa: E402
+from sandbox.restricted.subsets import registry
 from slowness import scaled  # noqa: E402
 
 # the red-team servers' settings (conftest.py): modest limits keep the corpus quick
@@ -78,12 +78,12 @@ def without_import_probes(code: str, modules, strict: bool = False) -> str:
     return code
 
 
-# Modules importable everywhere as a small read-only subset (sandbox/module_subsets.py:
+# Modules importable everywhere as a small read-only subset (sandbox/registry.py:
 # sys.stdout/stderr/version..., io.StringIO/BytesIO, os.path and the snippet's own directory,
 # the sandbox's logging/warnings/traceback, asyncio without its loop): an import sweep's probe
 # of them succeeds by design; what the subsets hand out is attacked in
 # tests/test_module_subsets.py, test_snippet_stdlib.py and test_restricted.py.
-SUBSET_MODULES = tuple(module_subsets.SUBSETS)
+SUBSET_MODULES = tuple(registry.SUBSETS)
 
 
 def load_variants() -> list:
@@ -101,7 +101,7 @@ OUTCOME_ERROR_TYPES = {
     "limit_kill": {"timeout", "memory_limit", "output_limit"},
 }
 
-MAX_TEXT = 20_000 + 100        # sandbox/outcome.py caps error texts at 20,000 characters (+ a note)
+MAX_TEXT = 20_000 + 100        # sandbox/forkserver/outcome.py caps error texts at 20,000 characters (+ a note)
 TIME_MARGIN = scaled(3.0)      # seconds an answer may take beyond the case's timeout
 SERVER_RSS_LIMIT_KIB = 600 * 1024
 

@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from runner_harness import SyncRunner, descendants  # noqa: E402
 from slowness import scaled  # noqa: E402
 
-from sandbox import outcome, protocol  # noqa: E402
+from sandbox.forkserver import outcome
+from sandbox.wire import protocol
 
 FORGE = r"""
 import sys, os, json, struct

@@ -1,0 +1,912 @@
+"""The fork server: a single-threaded process, started once by the runner
+with a clean environment, that forks and supervises every sandbox child.
+
+Why a separate process: the MCP server is asyncio with threads, and neither
+forking a threaded process nor unshare(CLONE_NEWUSER) in one is safe. The
+zygote has RestrictedPython and the profile's modules imported already, so a
+child pays nothing for them, and it keeps a warm pool of children hardened in
+advance and waiting for their request.
+
+One event loop (selectors) watches the control socket to the runner, every
+child's pipes and a pidfd per child. Wall-clock timeouts, output caps and
+cancellation are enforced here: the child is SIGKILLed, and as PID 1 of its
+pid namespace its death takes everything inside with it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import json
+import os
+import secrets
+import select
+import selectors
+import signal
+import socket
+import sys
+import termios
+import time
+from dataclasses import dataclass, field
+
+from sandbox import child as child_mod
+from sandbox import namespaces
+from sandbox.wire import cutting
+from sandbox import libc
+from sandbox.restricted.libraries import policy
+from sandbox.forkserver import outcome
+from sandbox.wire import protocol
+from sandbox.forkserver.cloner import Cloner, ClonerLost
+
+READ_CHUNK = 1 << 16
+SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
+REFILL_IDLE = 0.002       # seconds of quiet before the pool is refilled
+EXIT_GRACE = 2.0          # after the child exited, wait at most this for pipe EOF
+MAX_RETRIES = 3           # a request whose child was killed from outside before it ran
+PROGRESS_INTERVAL = 1.0   # the last printed line goes to the server at most this often
+MAX_PROGRESS_LINE = 200
+IDLE_CHECK = 1.0          # how often the CPU time of sessions between calls is looked at
+IDLE_CPU_ALLOWANCE = 0.1  # seconds of it a session may use between calls (reading the next one)
+
+
+def log(message: str) -> None:
+    print(f"sandbox-zygote[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Child:
+    pid: int
+    pidfd: int
+    result_r: int
+    stdout_r: int
+    stderr_r: int
+    request_w: int | None
+    started: float
+    state: str = "starting"          # starting -> ready -> running -> finished
+    request: dict | None = None      # the server's request once assigned
+    nonce: str = ""
+    pending: bytes = b""             # request bytes not yet written
+    deadline: float | None = None
+    dispatched: float = 0.0
+    frames: protocol.FrameReader = field(
+        default_factory=lambda: protocol.FrameReader(protocol.MAX_STARTUP_FRAME, raw=True))
+    open_fds: set = field(default_factory=set)
+    out: dict = field(default_factory=dict)   # stream name -> cutting.HeadTail, once output arrives
+    written_total: int = 0
+    line_sent: float = 0.0                   # when the last printed line was forwarded (progress)
+    result_frame: dict | None = None     # the result frame's header
+    result_payload: bytes = b""          # its sections, undecoded
+    result_cap: int = 0                  # bytes of JSON the result value may take
+    frame_error: str | None = None
+    killed: bool = False                 # the zygote sent SIGKILL
+    request_unread: int = 0              # request bytes still in the pipe when the child exited
+    go: int | None = None                # network profile: our end of the go channel, until ready
+    listener: int | None = None          # the proxy listener it sent, until handed to the runner
+    setup_error: dict | None = None
+    status: int | None = None
+    rusage: object = None
+    exited_at: float | None = None
+    timed_out: bool = False
+    memory_at_timeout: tuple | None = None   # (bytes in use, limit) of data when it was killed for time
+    flooded: bool = False
+    cancelled: bool = False
+    report: bool = True              # False for the start-up probe: nobody awaits it
+    session: str | None = None       # the session this child keeps alive between calls
+    session_end_reason: str | None = None   # why the zygote ended it after a call that succeeded
+    idle_cpu: float | None = None    # a session between calls: its CPU time when its last call ended
+    tool_call: int | None = None     # code mode: the call it waits on (one at a time)
+
+
+class Zygote:
+    def __init__(self, ctl: socket.socket, config: dict):
+        self.ctl = ctl
+        self.ctl.setblocking(False)
+        self.config = config
+        self.selector = selectors.DefaultSelector()
+        self.ctl_reader = protocol.FrameReader(protocol.CONTROL_FRAME_CAP)
+        self.ctl_out = bytearray()
+        self.children: dict[int, Child] = {}       # by pid
+        self.pool_size = int(config.get("pool_size", 0))
+        self.max_output = int(config["max_output"])
+        self.spawn_backoff_until = 0.0
+        self.running = True
+        self.selector.register(self.ctl, selectors.EVENT_READ, ("ctl", None))
+        self.spec: child_mod.ChildSpec | None = None
+        self.layer_report: dict = {}
+        self.own_pidfd = os.pidfd_open(os.getpid())  # lets a child see us die
+        # network profile: each child's proxy listener goes to the runner here (SCM_RIGHTS)
+        self.fd_channel = socket.socket(fileno=config["fd_channel"]) if "fd_channel" in config else None
+        if self.fd_channel is not None:
+            self.fd_channel.setblocking(False)
+        self.cloner: Cloner | None = None   # once ready: the children of self.spec come from it
+        self.strays: set[int] = set()       # children a dead cloner made, not yet reaped (clone)
+        self.next_idle_check = 0.0
+
+    # ---- start-up -------------------------------------------------------
+    def prepare(self) -> None:
+        from sandbox import layers
+        self.spec, self.layer_report = layers.establish(self, self.config)
+        # every import done: the tables resolved against the modules the children start with,
+        # or each child's first import would resolve them all again (policy.settle)
+        policy.settle()
+        # What every child inherits stays out of its collections: a full collection in a
+        # child would visit (and so copy) every page of ours, whenever this process's
+        # counters at the clone happen to call for one.
+        gc.collect()
+        gc.freeze()
+        # shared with the cloner, so with every child: fewer page-table entries to copy and free
+        libc.collapse_to_huge_pages()
+        self.cloner = Cloner.start(self.spec, self.own_pidfd)
+        self.send({"op": "hello", "pid": os.getpid(), "layers": self.layer_report,
+                   "active": sorted(self.spec.layers)})
+
+    # ---- the loop -------------------------------------------------------
+    def run(self) -> None:
+        while self.running:
+            timeout = self.next_timer()
+            if self.pool_needs_refill():
+                timeout = REFILL_IDLE if timeout is None else min(timeout, REFILL_IDLE)
+            events = self.selector.select(timeout)
+            for key, mask in events:
+                if self.selector.get_map().get(key.fd) is not key:
+                    continue  # closed by an earlier event of this batch (its number may be reused)
+                kind, obj = key.data
+                try:
+                    self.dispatch(kind, obj, key.fileobj, mask)
+                except Exception as exc:  # noqa: BLE001 - one bad child must not stop the server
+                    log(f"error handling {kind}: {type(exc).__name__}: {exc}")
+            self.check_timers()
+            if not events and (self.idle_children() == 0
+                               or not any(c.state == "running" for c in self.children.values())):
+                # Refill when nothing waits to be handled and no request runs: a fork
+                # beside a running request would delay its answer. Once the pool is
+                # drained (sustained load), every quiet moment refills it anyway: the
+                # next request would otherwise wait for a child forked for it.
+                self.refill_pool()
+        self.kill_all()
+
+    def dispatch(self, kind: str, obj, fileobj, mask) -> None:
+        if kind == "ctl":
+            if mask & selectors.EVENT_READ:
+                self.read_control()
+            if mask & selectors.EVENT_WRITE:
+                self.flush_control()
+        elif kind == "pidfd":
+            self.on_exit(obj)
+        elif kind == "request":
+            self.write_request(obj)
+        else:
+            self.on_readable(obj, kind, fileobj)
+
+    def next_timer(self) -> float | None:
+        now = time.monotonic()
+        deadlines = []
+        for c in self.children.values():
+            if c.deadline is not None:
+                deadlines.append(c.deadline)
+            if c.state == "starting":
+                deadlines.append(c.started + SETUP_TIMEOUT)
+            if c.exited_at is not None:
+                deadlines.append(c.exited_at + EXIT_GRACE)
+        if self.pool_needs_refill() and self.spawn_backoff_until > now:
+            deadlines.append(self.spawn_backoff_until)
+        if any(self.between_calls(c) for c in self.children.values()):
+            deadlines.append(self.next_idle_check)
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - now)
+
+    def check_timers(self) -> None:
+        now = time.monotonic()
+        for c in list(self.children.values()):
+            if c.deadline is not None and now >= c.deadline and c.status is None and not c.timed_out:
+                c.timed_out = not c.killed  # not when the result was already in
+                c.deadline = None
+                c.memory_at_timeout = memory_in_use(c.pid)
+                self.kill(c)
+            elif c.state == "starting" and now >= c.started + SETUP_TIMEOUT and c.status is None:
+                c.setup_error = c.setup_error or {"layer": "startup", "error": "child did not become ready"}
+                self.kill(c)
+            if c.exited_at is not None and now >= c.exited_at + EXIT_GRACE:
+                for fd in list(c.open_fds):
+                    self.close_fd(c, fd)
+                self.maybe_finish(c)
+        if now >= self.next_idle_check:
+            self.next_idle_check = now + IDLE_CHECK
+            for c in list(self.children.values()):
+                if self.between_calls(c):
+                    self.ran_between_calls(c)
+
+    # ---- control channel -------------------------------------------------
+    def read_control(self) -> None:
+        try:
+            data = self.ctl.recv(1 << 20)
+        except BlockingIOError:
+            return
+        if not data:
+            # the runner is gone: nobody can use our children any more
+            self.running = False
+            return
+        for message in self.ctl_reader.feed(data):
+            self.handle(message)
+
+    def handle(self, message: dict) -> None:
+        op = message.get("op")
+        if op in ("execute", "validate") and message.get("session"):
+            self.session_call(message)
+        elif op in ("execute", "validate"):
+            self.start_request(message)
+        elif op == "tool_result":
+            self.on_tool_result(message)
+        elif op == "session_open":
+            self.open_session(message)
+        elif op == "session_close":
+            for c in self.children.values():
+                if c.session is not None and c.session == message.get("session"):
+                    if c.request is None:
+                        c.report = False  # nobody waits for its end
+                    else:
+                        c.cancelled = True  # the call in flight is answered: cancelled, session ended
+                    self.kill(c)
+        elif op == "cancel":
+            for c in self.children.values():
+                if c.request is not None and c.request.get("id") == message.get("id") and c.status is None:
+                    c.cancelled = True
+                    self.kill(c)
+        elif op == "shutdown":
+            self.running = False
+        else:
+            log(f"unknown control op {op!r}")
+
+    def send(self, message: dict) -> None:
+        self.ctl_out += protocol.encode(message)
+        self.flush_control()
+
+    def flush_control(self) -> None:
+        while self.ctl_out:
+            try:
+                sent = self.ctl.send(self.ctl_out)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.running = False
+                return
+            del self.ctl_out[:sent]
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.ctl_out else 0)
+        self.selector.modify(self.ctl, events, ("ctl", None))
+
+    # ---- children --------------------------------------------------------
+    def start_request(self, message: dict, fresh: bool = False) -> None:
+        child = (None if fresh else self.take_ready()) or self.spawn()
+        if child is None:
+            self.send({"id": message.get("id"), "result": outcome.compose(outcome.ChildOutcome(
+                execution_id=message.get("id", ""), op=message.get("op", "execute"),
+                failure="could not create a sandbox process (the host is out of processes or memory)"))})
+            return
+        self.assign(child, message)
+
+    def assign(self, child: Child, message: dict, session: bool = False) -> None:
+        child.request = message
+        child.nonce = secrets.token_hex(16)
+        body = dict(message.get("request") or {})
+        body.update(op=message["op"], nonce=child.nonce, session=session)
+        child.pending = protocol.encode(body)
+        child.dispatched = time.monotonic()
+        if child.state == "ready":
+            self.begin_running(child)
+        self.write_request(child)
+
+    # ---- sessions ---------------------------------------------------------
+    def open_session(self, message: dict) -> None:
+        """A pooled child (or a new one) becomes the session's: it leaves the
+        pool and serves the session's calls until it is closed or dies."""
+        child = self.take_ready() or self.spawn()
+        if child is None:
+            self.send({"id": message.get("id"), "result": {"ok": False, "error": "could not create a sandbox "
+                                                           "process (the host is out of processes or memory)"}})
+            return
+        child.session = str(message.get("session", ""))[:64]
+        self.maybe_hand_listener_over(child)
+        self.send({"id": message.get("id"), "result": {"ok": True}})
+
+    def session_call(self, message: dict) -> None:
+        child = next((c for c in self.children.values() if c.session == message.get("session")
+                      and c.status is None and not c.killed), None)
+        why = ("its process is gone" if child is None else "it is running another call" if child.request
+               else child.session_end_reason if self.ran_between_calls(child) else None)
+        if why is not None:
+            result = outcome.compose(outcome.ChildOutcome(
+                execution_id=message.get("id", ""), op=message.get("op", "execute"),
+                failure=f"the session cannot take this call: {why}"))
+            ended = child is None or child.killed
+            self.send({"id": message.get("id"), "result": {**result, "session_ended": ended}})
+            return
+        child.out, child.written_total, child.line_sent = {}, 0, 0.0
+        child.result_frame, child.result_payload, child.frame_error, child.tool_call = None, b"", None, None
+        self.assign(child, message, session=True)
+
+    def end_session_call(self, c: Child) -> None:
+        """The result of a session's call is in: whatever it printed is already
+        in the pipes (the child flushed before writing the result), so it is
+        read now; the child stays, ready for the next call, unless the call
+        left threads running (a session keeps state between calls, not code
+        that runs while nobody waits for it)."""
+        for fd in (c.stdout_r, c.stderr_r):
+            if fd in c.open_fds:
+                self.drain(c, fd)
+        if thread_count(c.pid) != 1:
+            c.session_end_reason = "the call left threads running: a session keeps state, not running code"
+            self.kill(c)
+            return
+        result = outcome.compose(self.outcome_of(c))
+        self.send({"id": c.request.get("id"), "result": {**result, "session_ended": False}})
+        c.request, c.deadline, c.state = None, None, "ready"
+        c.idle_cpu = cpu_seconds(c.pid)
+        c.result_frame, c.result_payload = None, b""  # an idle death must not be read as this call's
+
+    @staticmethod
+    def between_calls(c: Child) -> bool:
+        return c.idle_cpu is not None and c.request is None and c.status is None and not c.killed
+
+    def ran_between_calls(self, c: Child) -> bool:
+        """A session that used CPU while no call was running (a timer's signal
+        handler, say) is ended: between calls it keeps state, not running code.
+        Measured here from /proc, whatever the child says."""
+        if not self.between_calls(c):
+            return False
+        used = (cpu_seconds(c.pid) or 0.0) - c.idle_cpu
+        if used <= IDLE_CPU_ALLOWANCE:
+            return False
+        c.session_end_reason = (f"it ran code between calls ({used:.1f} s of CPU, from a timer or signal "
+                                "handler): a session keeps state, not running code; cancel timers before a "
+                                "call ends")
+        self.kill(c)
+        return True
+
+    def drain(self, c: Child, fd: int) -> None:
+        kind = "stdout" if fd == c.stdout_r else "stderr"
+        while fd in c.open_fds:
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self.close_fd(c, fd)
+                return
+            self.on_output(c, kind, data)
+
+    def begin_running(self, child: Child) -> None:
+        child.state = "running"
+        request = child.request.get("request") or {}
+        timeout = float(request.get("timeout", 30))
+        child.deadline = time.monotonic() + timeout
+        child.result_cap = min(int(request.get("max_output", self.max_output)), self.max_output)
+        child.frames.max_size = protocol.result_frame_cap(child.result_cap)
+        self.maybe_hand_listener_over(child)
+
+    def take_ready(self) -> Child | None:
+        for c in list(self.children.values()):
+            if c.request is None and c.status is None and self.exited_unnoticed(c):
+                continue  # killed from outside before its exit event was handled
+            if c.state == "ready" and c.request is None and c.status is None and c.session is None:
+                return c
+        # none ready (the pool drains under load): the oldest child still hardening
+        # will be ready sooner than a fresh fork; it runs the request once ready
+        starting = [c for c in self.children.values()
+                    if c.state == "starting" and c.request is None and c.status is None and c.session is None]
+        return min(starting, key=lambda c: c.started, default=None)
+
+    def exited_unnoticed(self, c: Child) -> bool:
+        readable, _, _ = select.select([c.pidfd], [], [], 0)
+        if readable:
+            self.on_exit(c)
+        return c.status is not None
+
+    def idle_children(self) -> int:
+        """Pooled children not yet given a request (ready, or still hardening)."""
+        return sum(1 for c in self.children.values()
+                   if c.request is None and c.status is None and c.state in ("starting", "ready")
+                   and c.session is None)
+
+    def pool_needs_refill(self) -> bool:
+        return self.idle_children() < self.pool_size
+
+    def refill_pool(self) -> None:
+        if self.spec is not None and self.pool_needs_refill() and time.monotonic() >= self.spawn_backoff_until:
+            self.spawn()
+
+    def spawn(self, spec: child_mod.ChildSpec | None = None) -> Child | None:
+        spec = spec or self.spec
+        self.reap_strays()
+        while True:
+            pipes = [os.pipe() for _ in range(4)] + [go_channel()]  # request, result, stdout, stderr, go
+            (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
+            try:
+                pid = self.clone(spec, [req_r, res_w, out_w, err_w, go_r])
+                break
+            except (OSError, ClonerLost) as exc:
+                for pair in pipes:
+                    for fd in pair:
+                        os.close(fd)
+                if isinstance(exc, ClonerLost):
+                    continue  # cloned directly now, with pipes no stray child holds
+                log(f"clone failed: {exc}")
+                self.spawn_backoff_until = time.monotonic() + 1.0
+                return None
+        for fd in (req_r, res_w, out_w, err_w, go_r):
+            os.close(fd)
+        let_go = self.let_go(pid, spec, go_w)
+        c = Child(pid=pid, pidfd=os.pidfd_open(pid), result_r=res_r, stdout_r=out_r, stderr_r=err_r,
+                  request_w=req_w, started=time.monotonic())
+        if let_go and spec.network:
+            c.go = go_w  # the child sends its proxy listener back on it
+        else:
+            os.close(go_w)
+        for fd, kind in ((res_r, "result"), (out_r, "stdout"), (err_r, "stderr")):
+            os.set_blocking(fd, False)
+            c.open_fds.add(fd)
+            self.selector.register(fd, selectors.EVENT_READ, (kind, c))
+        os.set_blocking(req_w, False)
+        self.selector.register(c.pidfd, selectors.EVENT_READ, ("pidfd", c))
+        self.children[pid] = c
+        return c
+
+    def clone(self, spec: child_mod.ChildSpec, ends: list[int]) -> int:
+        """The pid of a new child holding `ends`, from the cloner when it serves
+        this spec (every child but the start-up probe). ClonerLost when the cloner
+        died or hung on this clone: it may have made a child that holds copies of
+        `ends` before it went (ours, by CLONE_PARENT, its pid unknown), so the caller
+        must close them and never hand them to another child; that child reads EOF
+        where it waits for its id maps, fails its setup and is reaped as a stray."""
+        if spec is self.spec and self.cloner is not None:
+            try:
+                return self.cloner.clone(ends)
+            except ConnectionError:
+                log("the cloner is gone: cloning directly from now on")
+                self.cloner.close()
+                self.cloner = None
+                known = set(self.children)
+                self.strays.update(pid for pid in libc.children_of_self() if pid not in known)
+                raise ClonerLost from None
+        flags = namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0
+        pid = libc.clone_process(flags)
+        if pid == 0:
+            request, result, stdout, stderr, go = ends
+            child_mod.run(spec, child_mod.ChildPipes(request=request, result=result, stdout=stdout,
+                                                     stderr=stderr, go=go, zygote=self.own_pidfd))
+            os._exit(child_mod.SETUP_FAILED)  # run never returns
+        return pid
+
+    def reap_strays(self) -> None:
+        """Children a dead cloner made for us: reaped once they have exited."""
+        for pid in list(self.strays):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.strays.discard(pid)
+
+    @staticmethod
+    def let_go(pid: int, spec: child_mod.ChildSpec, go_w: int) -> bool:
+        """Write the child's id maps, then tell it to go on. If the maps cannot
+        be written, the caller closes the channel: the child reads EOF instead
+        and fails its setup."""
+        try:
+            if spec.namespaced:
+                outer = (namespaces.SANDBOX_ID,) * 2 if spec.host_root else (os.getuid(), os.getgid())
+                namespaces.map_child_ids(pid, *outer, deny_setgroups=not spec.host_root)
+            os.write(go_w, b"1")
+            return True
+        except OSError as exc:
+            log(f"could not map the ids of child {pid}: {exc}")
+            return False
+
+    def take_listener(self, c: Child) -> None:
+        """The network profile's child sent its proxy listener before "ready":
+        it must be waiting on the go channel now, a listening TCP socket."""
+        go, c.go = socket.socket(fileno=c.go), None
+        try:
+            go.setblocking(False)
+            _, fds, _, _ = socket.recv_fds(go, 1, 1)
+        except OSError:
+            fds = []
+        finally:
+            go.close()
+        for fd in fds[1:]:
+            os.close(fd)
+        if fds and is_listening_tcp(fds[0]):
+            c.listener = fds[0]
+            return
+        if fds:
+            os.close(fds[0])
+        c.setup_error = {"layer": "namespaces", "error": "the child sent no proxy listener"}
+        self.kill(c)
+
+    def maybe_hand_listener_over(self, c: Child) -> None:
+        """To the runner, tagged with the execution id (its egress proxy accepts
+        on it for as long as the execution runs) or the session's."""
+        if c.listener is None:
+            return
+        if c.session is not None:
+            tag = "session:" + c.session
+        elif c.state == "running" or not c.report:
+            tag = str(c.request.get("id", "")) if c.request else ""
+        else:
+            return  # a pooled child: once it has a request
+        fd, c.listener = c.listener, None
+        try:
+            if c.report and self.fd_channel is not None:
+                socket.send_fds(self.fd_channel, [tag.encode()[:80]], [fd])
+        except OSError as exc:
+            log(f"could not hand the proxy listener to the server: {exc}")
+        finally:
+            os.close(fd)
+
+    def write_request(self, c: Child) -> None:
+        if c.request_w is None:
+            return
+        try:
+            while c.pending:
+                written = os.write(c.request_w, c.pending)
+                c.pending = c.pending[written:]
+        except BlockingIOError:
+            pass
+        except OSError:
+            c.pending = b""  # the child is gone; its exit will be reported
+        registered = c.request_w in self.selector.get_map()
+        if c.pending and not registered:
+            self.selector.register(c.request_w, selectors.EVENT_WRITE, ("request", c))
+        elif not c.pending and registered:
+            # kept open until the child exits: what it left unread tells whether it ran
+            self.selector.unregister(c.request_w)
+
+    def on_readable(self, c: Child, kind: str, fd: int) -> None:
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.close_fd(c, fd)
+            self.maybe_finish(c)
+            return
+        if kind == "result":
+            self.on_result_bytes(c, data)
+        else:
+            self.on_output(c, kind, data)
+
+    def on_result_bytes(self, c: Child, data: bytes) -> None:
+        if c.frame_error:
+            return  # the stream is already known to be corrupt; drain and ignore
+        try:
+            for body in c.frames.feed(data):  # one at a time: "ready" raises the cap for the result
+                self.on_result_frame(c, *protocol.split_sectioned(body))
+                if c.frame_error:
+                    return
+        except protocol.FrameError as exc:
+            c.frame_error = str(exc)
+            self.kill(c)
+
+    def on_result_frame(self, c: Child, header: dict, payload: memoryview) -> None:
+        kind = header.get("kind")
+        if kind == "ready" and c.state == "starting" and not payload:
+            c.state = "ready"
+            if c.go is not None:
+                self.take_listener(c)
+                if c.listener is None:
+                    return
+                self.maybe_hand_listener_over(c)
+            if c.request is not None:
+                self.begin_running(c)
+        elif kind == "setup_error" and c.state == "starting" and not payload:
+            c.setup_error = header
+        elif kind == "tool_call" and c.state == "running" and c.result_frame is None and not payload:
+            self.on_tool_call(c, header)
+        elif kind == "result" and c.state == "running" and c.result_frame is None:
+            if header.get("nonce") != c.nonce:
+                c.frame_error = "result frame does not carry this execution's nonce"
+            else:
+                c.result_frame, c.result_payload = header, bytes(payload)
+            if c.session is not None and c.frame_error is None and not header.get("session_over"):
+                self.end_session_call(c)
+                return
+            # the answer goes out once the snippet's processes are gone,
+            # whatever the frame says: a forged early reply frees nothing
+            self.kill(c)
+        else:
+            # a second result, or a frame out of turn: someone is writing
+            # into the result pipe who should not be
+            c.frame_error = "unexpected extra frame on the result channel"
+            c.result_frame = None
+            self.kill(c)
+
+    def on_tool_call(self, c: Child, header: dict) -> None:
+        """Code mode: pass the call on to the server, which checks it and performs
+        it; only its shape is checked here. One call at a time per child, and
+        only once it has read the answer to the one before."""
+        call = {key: header.get(key) for key in ("call_id", "server", "tool", "arguments")}
+        well_formed = (header.get("nonce") == c.nonce and type(call["call_id"]) is int
+                       and isinstance(call["server"], str) and len(call["server"]) <= 200
+                       and isinstance(call["tool"], str) and len(call["tool"]) <= 200
+                       and isinstance(call["arguments"], dict))
+        # a call while the previous answer is still unread would pile answers up here
+        if (not well_formed or c.tool_call is not None or c.pending
+                or not (c.request.get("request") or {}).get("tools")):
+            c.frame_error = "a tool call out of turn or malformed"
+            self.kill(c)
+            return
+        c.tool_call = call["call_id"]
+        self.send({"op": "tool_call", "id": c.request.get("id"), "call": call})
+
+    def on_tool_result(self, message: dict) -> None:
+        for c in self.children.values():
+            if (c.request is not None and c.request.get("id") == message.get("id") and c.status is None
+                    and c.tool_call is not None and c.tool_call == message.get("call_id")):
+                c.tool_call = None
+                answer = message.get("answer") if isinstance(message.get("answer"), dict) else {}
+                c.pending += protocol.encode({**answer, "call_id": message.get("call_id")})
+                self.write_request(c)
+                return
+
+    def on_output(self, c: Child, stream: str, data: bytes) -> None:
+        request = (c.request or {}).get("request") or {}
+        cap = min(int(request.get("max_output", self.max_output)), self.max_output)
+        if stream not in c.out:
+            spec = self.spec
+            c.out[stream] = cutting.HeadTail(cap, out_dir=bool(spec and spec.filesystem and spec.namespaced))
+        c.out[stream].feed(data)
+        c.written_total += len(data)
+        now = time.monotonic()
+        if stream == "stdout" and c.report and c.request is not None and now - c.line_sent >= PROGRESS_INTERVAL:
+            line = last_line(c.out[stream])
+            if line:
+                c.line_sent = now
+                self.send({"op": "output", "id": c.request.get("id"), "line": line})
+        if c.written_total > max(8 * cap, 8 << 20) and not c.flooded and c.status is None:
+            c.flooded = True
+            self.kill(c)
+
+    def on_exit(self, c: Child) -> None:
+        if c.status is not None:
+            return  # already reaped: its pidfd is closed and the number may be another child's
+        try:
+            pid, status, rusage = os.wait4(c.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status, rusage = c.pid, 0, None
+        if pid == 0:
+            return
+        self.selector.unregister(c.pidfd)
+        os.close(c.pidfd)
+        c.status, c.rusage, c.exited_at = status, rusage, time.monotonic()
+        for fd in (c.go, c.listener):
+            if fd is not None:
+                os.close(fd)
+        c.go = c.listener = None
+        if c.request_w is not None:
+            c.request_unread = unread_bytes(c.request_w) if c.request is not None else 0
+            if c.request_w in self.selector.get_map():
+                self.selector.unregister(c.request_w)
+            os.close(c.request_w)
+            c.request_w = None
+        if c.request is None and c.setup_error:
+            log(f"a pooled child failed to start: {c.setup_error}")
+            self.spawn_backoff_until = time.monotonic() + 1.0
+        self.maybe_finish(c)
+
+    def close_fd(self, c: Child, fd: int) -> None:
+        if fd in c.open_fds:
+            c.open_fds.discard(fd)
+            self.selector.unregister(fd)
+            os.close(fd)
+
+    def maybe_finish(self, c: Child) -> None:
+        """Report once the child is reaped (so every process of the sandbox is gone:
+        the reply, the concurrency slot and the timeout end only then) and the
+        pipes are drained (or EXIT_GRACE has passed since the exit)."""
+        if c.status is not None and not c.open_fds and c.pid in self.children:
+            del self.children[c.pid]
+        if c.state == "finished" or c.open_fds or c.status is None:
+            return
+        c.state = "finished"
+        if c.session is not None and c.report:
+            if c.request is not None:   # the call it was running ended it
+                result = outcome.compose(self.outcome_of(c))
+                if c.session_end_reason:
+                    result["session_end_reason"] = c.session_end_reason
+                self.send({"id": c.request.get("id"), "result": {**result, "session_ended": True}})
+            else:
+                why = c.session_end_reason or outcome.compose(self.outcome_of(c, idle=True)).get("error")
+                self.send({"op": "session_ended", "session": c.session,
+                           "reason": f"its process ended between calls: {why}"})
+            return
+        if c.request is None or not c.report:
+            return  # an idle pooled child died (killed from outside, or failed setup), or a probe
+        retries = c.request.get("retries", 0)
+        if self.killed_before_running(c) and retries < MAX_RETRIES:
+            # a pooled child killed from outside (the OOM killer) as it was handed the
+            # request: nothing of the snippet ran (no output, no result), so the request
+            # goes to a freshly forked child; the rest of the pool may be dying as well
+            self.start_request({**c.request, "retries": retries + 1}, fresh=True)
+            return
+        self.send({"id": c.request.get("id"), "result": outcome.compose(self.outcome_of(c))})
+
+    @staticmethod
+    def killed_before_running(c: Child) -> bool:
+        """Killed from outside (the OOM killer) before the snippet started: it
+        left its request unread, or died at once with nothing written."""
+        return (c.status is not None and os.WIFSIGNALED(c.status)
+                and not (c.killed or c.timed_out or c.cancelled or c.flooded)
+                and c.result_frame is None and not c.written_total
+                and (c.request_unread > 0 or time.monotonic() - c.dispatched < 1.0))
+
+    def outcome_of(self, c: Child, idle: bool = False) -> outcome.ChildOutcome:
+        request = {} if idle else (c.request.get("request") or {})
+        ru = c.rusage
+        cpu_time = (ru.ru_utime + ru.ru_stime) if ru else 0.0
+        max_rss = (ru.ru_maxrss * 1024) if ru else 0
+        return outcome.ChildOutcome(
+            execution_id="" if idle else c.request.get("id", ""),
+            op="execute" if idle else c.request.get("op", "execute"),
+            frame=c.result_frame,
+            payload=c.result_payload,
+            result_cap=c.result_cap,
+            frame_error=c.frame_error,
+            setup_error=c.setup_error,
+            status=c.status,
+            cpu_time=cpu_time,
+            max_rss_bytes=max_rss,
+            stdout=c.out.get("stdout"),
+            stderr=c.out.get("stderr"),
+            timed_out=c.timed_out,
+            memory_at_timeout=c.memory_at_timeout,
+            output_flooded=c.flooded,
+            cancelled=c.cancelled,
+            elapsed=time.monotonic() - c.dispatched,
+            timeout=float(request.get("timeout", 0)),
+            capture_output=bool(request.get("capture_output", True)),
+        )
+
+    def kill(self, c: Child) -> None:
+        """SIGKILL the child; as PID 1 of its namespace, its exit completes only
+        once every other process inside is gone too."""
+        if c.killed or c.status is not None:
+            return
+        c.killed = True
+        try:
+            signal.pidfd_send_signal(c.pidfd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # already exited: its exit event is on its way
+
+    def kill_all(self) -> None:
+        if self.cloner is not None:
+            self.cloner.close()
+            self.cloner = None
+        for c in list(self.children.values()):
+            self.kill(c)
+        for c in list(self.children.values()):
+            try:
+                os.waitpid(c.pid, 0)
+            except ChildProcessError:
+                pass
+
+    # ---- synchronous use during start-up (layer probing) ------------------
+    def run_one(self, spec: child_mod.ChildSpec, request: dict, timeout: float = 20.0) -> Child:
+        """Run one request on a fresh child to completion, blocking."""
+        c = self.spawn(spec)
+        if c is None:
+            raise OSError("fork failed")
+        message = {"op": "execute", "id": "probe", "request": request}
+        c.request = message
+        c.report = False
+        c.nonce = secrets.token_hex(16)
+        c.pending = protocol.encode({**request, "op": "execute", "nonce": c.nonce})
+        c.dispatched = time.monotonic()
+        self.write_request(c)
+        end = time.monotonic() + timeout
+        while c.state != "finished" and time.monotonic() < end:
+            for key, mask in self.selector.select(0.05):
+                kind, obj = key.data
+                if kind != "ctl" and obj is c and self.selector.get_map().get(key.fd) is key:
+                    self.dispatch(kind, obj, key.fileobj, mask)
+            self.check_timers()
+        if c.state != "finished":
+            self.kill(c)
+            os.waitpid(c.pid, 0)
+        return c
+
+
+def thread_count(pid: int) -> int:
+    """Threads of a child (its /proc entry; 0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Threads:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (its /proc entry; None when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def memory_in_use(pid: int) -> tuple[int, int] | None:
+    """(VmData, its soft RLIMIT_DATA) of a process in bytes, from its /proc entry;
+    None when it is gone or has no data limit."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            in_use = next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"VmData:"))
+        with open(f"/proc/{pid}/limits", "rb") as f:
+            limit = next(line[26:].split()[0] for line in f if line.startswith(b"Max data size"))
+        return None if limit == b"unlimited" else (in_use, int(limit))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def go_channel() -> tuple[int, int]:
+    """(child's end, zygote's end): a Unix socket pair, so that the child can
+    send a socket back on it."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return theirs.detach(), ours.detach()
+
+
+def is_listening_tcp(fd: int) -> bool:
+    try:
+        with socket.socket(fileno=os.dup(fd)) as s:
+            return (s.family == socket.AF_INET and s.type == socket.SOCK_STREAM
+                    and s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 1)
+    except OSError:
+        return False
+
+
+def unread_bytes(fd: int) -> int:
+    """Bytes waiting in a pipe (FIONREAD works on either end)."""
+    buf = bytearray(4)
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, buf)
+    except OSError:
+        return 0
+    return int.from_bytes(buf, sys.byteorder)
+
+
+def last_line(out: cutting.HeadTail) -> str:
+    """The last non-empty line printed so far, short (the progress message)."""
+    recent = bytes(out.tail or out.head)[-4 * MAX_PROGRESS_LINE:]
+    lines = [line for line in recent.decode("utf-8", "replace").splitlines() if line.strip()]
+    # shown by the client as a status: no terminal escapes, no bidi overrides
+    return "".join(ch if ch.isprintable() else "\ufffd" for ch in lines[-1][-MAX_PROGRESS_LINE:]) if lines else ""
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    from sandbox import privileges, process_names
+    process_names.name_fork_server(config["parent_pid"])
+    privileges.set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != config["parent_pid"]:
+        os._exit(1)  # the runner died before we were ready
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when we stop
+    from sandbox import profiles
+    from sandbox.restricted.subsets import registry
+    from sandbox.restricted import run as restricted
+    # children inherit the imports and pay nothing for them
+    restricted.preload(sorted(profiles.allowed_modules(["basic"])) + list(registry.PRELOADED)
+                       + list(config.get("preload", ())))
+    ctl = socket.socket(fileno=config["ctl_fd"])
+    zygote = Zygote(ctl, config)
+    zygote.prepare()
+    zygote.run()
+    os._exit(0)
