@@ -27,7 +27,7 @@ import socket
 import sys
 from dataclasses import dataclass, replace
 
-from sandbox import artifacts, landlock, mounts, namespaces, privileges, process_names, rlimits, seccomp
+from sandbox import artifacts, landlock, mounts, namespaces, privileges, process_names, profiles, rlimits, seccomp
 from sandbox.wire import cutting
 from sandbox import libc
 from sandbox.wire import protocol
@@ -44,12 +44,7 @@ CHILD_ENV = {
     "HOME": "/tmp",
     "TMPDIR": "/tmp",
     "LANG": "C.UTF-8",
-    # numerical libraries: one thread each, or RLIMIT_NPROC/DATA break them
-    "OPENBLAS_NUM_THREADS": "1",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1",
-    "MPLBACKEND": "Agg",
+    **profiles.LIBRARY_ENV,
     "MPLCONFIGDIR": "/tmp",
 }
 

@@ -15,8 +15,10 @@ import sys
 from contextlib import contextmanager
 from dataclasses import replace
 
-from sandbox import __version__
+from sandbox import __version__, profiles
 from sandbox.config import MIN_TOKEN_LENGTH, ConfigError, Settings, load_settings
+from sandbox.egress import proxy as egress_proxy
+from sandbox.forkserver.runner import LayerUnavailable, Runner, RunnerConfig
 from sandbox.mcp.http_gate import HttpGate, allowed_hosts, is_loopback
 from sandbox.wire.terminal_text import terminal_safe
 
@@ -57,6 +59,28 @@ def main(argv: list[str] | None = None) -> int:
         return _serve_stdio(settings)
     except KeyboardInterrupt:
         return 130
+
+
+def runner_config(settings: Settings) -> RunnerConfig:
+    """What the fork server is started with, from the settings."""
+    # Pre-importing the data-science stack in the fork server turns a 1-3 s import into a fork.
+    preload = profiles.profile_modules_available("data_science") if settings.enable_data_science else ()
+    return RunnerConfig(
+        max_timeout=settings.max_timeout,
+        max_memory=settings.max_memory_limit,
+        max_output=settings.max_output_size,
+        network=settings.enable_network,
+        network_policy=settings.network_policy,
+        network_limits=egress_proxy.Limits(max_connections=settings.network_max_connections,
+                                           max_bytes=settings.network_max_bytes),
+        filesystem=settings.enable_filesystem,
+        preload=tuple(preload),
+        pool_size=settings.pool_size,
+        require=settings.require,
+        disabled_layers=settings.disabled_layers,
+        restricted_python=settings.restricted_python,
+        session_max_lifetime=settings.session_max_lifetime,
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -119,12 +143,11 @@ def _serve_config_failure(message: str) -> int:
 
 
 def _serve_stdio(settings: Settings) -> int:
-    from sandbox.forkserver.runner import Runner
     from sandbox.mcp.server import build_server
 
     # The transport points fd 0/1 away from the wire while serving, and the runner
     # starts inside it (in the lifespan), so the zygote never inherits the wire.
-    return _run_stdio(build_server(settings, Runner(settings.runner_config())))
+    return _run_stdio(build_server(settings, Runner(runner_config(settings))))
 
 
 def _run_stdio(server) -> int:
@@ -180,7 +203,6 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
     import anyio
     import uvicorn
 
-    from sandbox.forkserver.runner import Runner
     from sandbox.mcp.server import build_server
 
     if not settings.api_token:
@@ -205,7 +227,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
         print(f"mcp-server-python-sandbox: --port {port} is invalid; accepted: 0 to 65535", file=sys.stderr)
         return 2
 
-    server = build_server(settings, Runner(settings.runner_config()))
+    server = build_server(settings, Runner(runner_config(settings)))
     app = HttpGate(server.streamable_http_app(host=bind), settings.api_token,
                    allowed_hosts(bind, port, settings.http_allowed_hosts))
     config = uvicorn.Config(app, host=bind, port=port, log_config=None, log_level=settings.log_level,
@@ -220,8 +242,6 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
 
 def _startup_failure(exc: BaseException) -> int:
     """Turn a refused start (required layers missing) into a message; re-raise anything else."""
-    from sandbox.forkserver.runner import LayerUnavailable
-
     found = _find(exc, LayerUnavailable)
     if found is not None:
         missing = "; ".join(f"{layer} ({reason})" for layer, reason in getattr(found, "missing", []))
@@ -296,10 +316,9 @@ def _run_file(settings: Settings, path: str) -> int:
 async def _execute_once(settings: Settings, code: str) -> dict:
     from sandbox.mcp.audit import AuditLog
     from sandbox.limits_parse import format_size
-    from sandbox.forkserver.runner import Runner
     from sandbox.mcp.server import SandboxTools
 
-    runner = Runner(settings.runner_config())
+    runner = Runner(runner_config(settings))
     await runner.start()
     try:
         tools = SandboxTools(settings, runner, AuditLog(settings.audit_log))
@@ -312,11 +331,9 @@ async def _execute_once(settings: Settings, code: str) -> dict:
 
 
 def _check(settings: Settings, as_json: bool) -> int:
-    from sandbox.forkserver.runner import Runner
-
     async def probe() -> dict:
         # Started without `require`, so that missing layers are reported rather than fatal.
-        runner = Runner(replace(settings.runner_config(), require=frozenset()))
+        runner = Runner(replace(runner_config(settings), require=frozenset()))
         await runner.start()
         try:
             return runner.layers()
@@ -325,10 +342,8 @@ def _check(settings: Settings, as_json: bool) -> int:
 
     with _stdio_kept_from_children():
         layers = asyncio.run(probe())
-    from sandbox.profiles import python_layer_claim
-
     missing = sorted(name for name in settings.require if not layers.get(name, {}).get("active"))
-    claim = python_layer_claim(settings.enabled_profiles, settings.restricted_python,
+    claim = profiles.python_layer_claim(settings.enabled_profiles, settings.restricted_python,
                                settings.extra_imports)
     if as_json:
         print(json.dumps({"layers": layers, "required": sorted(settings.require), "missing_required": missing,

@@ -59,6 +59,17 @@ REQUIRED_LIBRARIES = {"data_science": ("numpy", "pandas")}
 # The extra of pyproject.toml that installs a profile's libraries (install_source says how).
 EXTRAS = {"data_science": "datascience"}
 
+# The environment the numerical libraries start in, in the fork server and in every child:
+# one thread each (RLIMIT_NPROC and the memory limit break their thread pools) and
+# matplotlib's non-interactive backend.
+LIBRARY_ENV = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "MPLBACKEND": "Agg",
+}
+
 # The switch that turns each optional profile on ("basic" is always on).
 SWITCHES = {
     "data_science": "SANDBOX_ENABLE_DATA_SCIENCE",

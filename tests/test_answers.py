@@ -7,7 +7,7 @@ import pytest
 
 from sandbox.mcp import answers
 from sandbox.wire import cutting
-from sandbox.egress import policy
+from sandbox import network_allow as policy
 from sandbox.wire.terminal_text import terminal_safe
 from sandbox.config import Settings
 from sandbox.mcp.descriptions import execute_description

@@ -23,7 +23,7 @@ from local_http import serving  # noqa: E402
 
 from sandbox.codemode import argument_schema
 from sandbox.codemode import upstreams
-from sandbox.codemode.tool_servers import ToolServer  # noqa: E402
+from sandbox.tool_servers import ToolServer  # noqa: E402
 
 UNIQUE = {"type": "object", "properties": {"xs": {"type": "array", "uniqueItems": True}}}
 

@@ -23,6 +23,7 @@ from sandbox.config import (  # noqa: E402
     load_settings,
     read_env_file,
 )
+from sandbox.cli import runner_config  # noqa: E402
 from sandbox.limits_parse import format_size, parse_bool, parse_seconds, parse_size  # noqa: E402
 
 # The ordinary-user run has no numpy or pandas: the data-science profile cannot be on there.
@@ -225,7 +226,7 @@ def test_every_value_is_read(tmp_path):
     assert s.api_token == "t" * 40 and "t" * 40 not in repr(s)
     assert s.log_level == "warning"
     assert s.disabled_layers == {"landlock"}
-    config = s.runner_config()
+    config = runner_config(s)
     assert (config.max_timeout, config.max_memory, config.max_output) == (60.0, 512 << 20, 65536)
     assert (config.network, config.filesystem, config.pool_size) == (True, True, 0)
     assert config.require == {"seccomp", "landlock"}

@@ -22,7 +22,7 @@ from runner_harness import MiB, SyncRunner
 from slowness import scaled
 
 from sandbox import profiles
-from sandbox.egress import policy as egress_policy
+from sandbox import network_allow as egress_policy
 from sandbox.egress import proxy as egress_proxy
 from sandbox.forkserver.runner import ExecRequest
 

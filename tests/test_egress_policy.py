@@ -7,8 +7,8 @@ import ipaddress
 
 import pytest
 
-from sandbox.egress import policy as egress_policy
-from sandbox.egress.policy import PolicyError, parse, parse_address
+from sandbox import network_allow as egress_policy
+from sandbox.network_allow import PolicyError, parse, parse_address
 
 DEFAULT = parse("")
 

@@ -15,7 +15,7 @@ from local_http import serving
 from runner_harness import MiB, SyncRunner, only_layers
 from slowness import scaled
 
-from sandbox.egress import policy
+from sandbox import network_allow as policy
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from sandbox.codemode import upstreams
-from sandbox.codemode.tool_servers import ToolServer, ToolServersError, identifier, load
+from sandbox.tool_servers import ToolServer, ToolServersError, identifier, load
 
 
 def write(tmp_path, document) -> str:
@@ -60,7 +60,7 @@ def test_tools_whose_names_sanitise_alike_are_all_callable():
     import asyncio
     from types import SimpleNamespace
 
-    from sandbox.codemode.tool_servers import ToolServer
+    from sandbox.tool_servers import ToolServer
     from sandbox.codemode.upstreams import Registry
 
     def tool(name):

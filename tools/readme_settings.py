@@ -17,9 +17,10 @@ END = "<!-- end of settings table -->"
 
 def table() -> str:
     rows = ["| setting | default | what it sets |", "| --- | --- | --- |"]
-    for name, (default, description) in VARIABLES.items():
+    for variable in VARIABLES.values():
+        default = variable.documented_default
         shown = f"`{default}`" if default and not default.startswith("<") else (default.strip("<>") or "(empty)")
-        rows.append(f"| `{name}` | {shown} | {markdown_text(description)} |")
+        rows.append(f"| `{variable.name}` | {shown} | {markdown_text(variable.doc)} |")
     return "\n".join(rows)
 
 

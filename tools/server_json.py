@@ -14,15 +14,14 @@ from sandbox.config import VARIABLES  # noqa: E402
 # The registry name's namespace must be the publisher's (io.github.<account>/...);
 # the README carries the matching "mcp-name:" line that PyPI ownership is checked with.
 NAME = "io.github.mcp-server-python-sandbox/mcp-server-python-sandbox"
-SECRETS = {"SANDBOX_API_TOKEN"}
 
 
 def describe() -> dict:
     variables = [
-        {"name": name, "description": description, "isRequired": False,
-         **({"isSecret": True} if name in SECRETS else {}),
-         **({"default": default} if default and not default.startswith("<") else {})}
-        for name, (default, description) in VARIABLES.items()
+        {"name": v.name, "description": v.doc, "isRequired": False,
+         **({"isSecret": True} if v.secret else {}),
+         **({"default": v.documented_default} if v.documented_default and not v.shown_default else {})}
+        for v in VARIABLES.values()
     ]
     return {
         "$schema": "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",

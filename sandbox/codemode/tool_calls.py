@@ -18,6 +18,7 @@ import json
 import time
 from dataclasses import dataclass
 
+from sandbox.config import DEFAULTS
 from sandbox.wire import protocol
 
 MAX_ERROR = 2000
@@ -25,9 +26,9 @@ MAX_ERROR = 2000
 
 @dataclass(frozen=True)
 class Limits:
-    budget: int = 50                 # calls per execution
-    call_timeout: float = 30.0       # seconds per call
-    max_result_bytes: int = 1 << 20  # what one call may return to the snippet
+    budget: int = DEFAULTS.tool_call_budget                 # calls per execution
+    call_timeout: float = DEFAULTS.tool_call_timeout        # seconds per call
+    max_result_bytes: int = DEFAULTS.tool_result_max        # what one call may return to the snippet
 
 
 class ToolSession:

@@ -16,9 +16,10 @@ import contextlib
 import logging
 
 from sandbox.codemode import schema_shapes
+from sandbox.config import DEFAULTS
 from sandbox.codemode import upstream_transports
 from sandbox.wire.terminal_text import terminal_safe
-from sandbox.codemode.tool_servers import ToolServer, identifier
+from sandbox.tool_servers import ToolServer, identifier
 
 logger = logging.getLogger("sandbox.codemode.upstreams")
 
@@ -233,7 +234,7 @@ def _reason(exc: BaseException) -> str:
 class Registry:
     """Every upstream, and what snippets may call."""
 
-    def __init__(self, specs: tuple[ToolServer, ...], max_result_bytes: int = 1 << 20):
+    def __init__(self, specs: tuple[ToolServer, ...], max_result_bytes: int = DEFAULTS.tool_result_max):
         limit = upstream_transports.message_limit(max_result_bytes)
         self.upstreams = {spec.attribute: Upstream(spec, self._changed, limit) for spec in specs}
         self.tasks: list[asyncio.Task] = []

@@ -1,2 +1,2 @@
-"""The network profile's way out: the destination policy and the allow-listing proxy.
-May import wire/ and the settings modules."""
+"""The network profile's way out: the proxy that applies SANDBOX_NETWORK_ALLOW (parsed by the
+settings module network_allow). May import wire/ and the settings modules."""

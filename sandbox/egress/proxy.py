@@ -25,7 +25,8 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 
-from sandbox.egress import policy as egress_policy
+from sandbox import network_allow as egress_policy
+from sandbox.config import DEFAULTS
 
 MAX_HEAD = 16 << 10          # request line and headers
 HEAD_TIMEOUT = 10.0          # to send them
@@ -40,8 +41,8 @@ _HOP_HEADERS = (b"connection", b"proxy-connection", b"keep-alive", b"proxy-autho
 
 @dataclass(frozen=True)
 class Limits:
-    max_connections: int = 32
-    max_bytes: int = 64 << 20       # both directions, all connections of one execution
+    max_connections: int = DEFAULTS.network_max_connections
+    max_bytes: int = DEFAULTS.network_max_bytes       # both directions, all connections of one execution
 
 
 class Refused(Exception):

@@ -20,10 +20,9 @@ from sandbox.wire import image_check
 from sandbox.wire import protocol
 from sandbox.wire.image_check import PNG_SIGNATURE
 from sandbox.wire.cutting import HeadTail
+from sandbox.restricted.base import MAX_EVENTS, MAX_VARIABLES
 
 MAX_TEXT = 20_000          # error messages and tracebacks
-MAX_VARIABLES = 100
-MAX_EVENTS = 50
 OUT_PREFIX = "out/"
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 NEAR_MEMORY_LIMIT = 48 << 20  # OpenBLAS asks for 32 MiB at a time

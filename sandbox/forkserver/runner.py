@@ -19,7 +19,9 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from sandbox.egress import policy
+from sandbox import network_allow as policy
+from sandbox import profiles
+from sandbox.config import DEFAULTS
 from sandbox.egress import proxy as egress_proxy
 from sandbox.forkserver import outcome
 from sandbox.wire import protocol
@@ -28,28 +30,27 @@ from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 
 HELLO_TIMEOUT = 120.0         # the zygote imports the profile's modules first
 VALIDATION_TIMEOUT = 30.0      # seconds: parsing takes milliseconds, but a loaded host may wait for a child
-ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1",
-              "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **profiles.LIBRARY_ENV}
 BOOT = ("import sys, json; c = json.loads(sys.argv[1]); sys.path[:] = c['sys_path']; "
         "from sandbox.forkserver.zygote import main; main()")
 
 
 @dataclass(frozen=True)
 class RunnerConfig:
-    max_timeout: float = 300.0
-    max_memory: int = 1 << 30
+    max_timeout: float = DEFAULTS.max_timeout
+    max_memory: int = DEFAULTS.max_memory_limit
     max_output: int = 1 << 20
     network: bool = False
     filesystem: bool = False
     preload: tuple = ()
-    pool_size: int = 2
+    pool_size: int = DEFAULTS.pool_size
     require: frozenset = frozenset()
     disabled_layers: frozenset = frozenset()   # test/diagnostic switch: SANDBOX_UNSAFE_DISABLE_LAYERS
-    restricted_python: bool = True             # what get_sandbox_info reports as the default
+    restricted_python: bool = DEFAULTS.restricted_python   # what get_sandbox_info reports as the default
     workspace_size: int = 64 << 20             # the filesystem profile's /workspace
-    network_policy: policy.Policy = policy.Policy()   # the network profile's allow-list
+    network_policy: policy.Policy = DEFAULTS.network_policy   # the network profile's allow-list
     network_limits: egress_proxy.Limits = egress_proxy.Limits()
-    session_max_lifetime: float = 3600.0       # bounds a session's CPU time (its rlimit)
+    session_max_lifetime: float = DEFAULTS.session_max_lifetime   # bounds a session's CPU time (its rlimit)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from local_http import serving
 from runner_harness import SyncRunner
 
 from sandbox import profiles
-from sandbox.egress import policy as egress_policy
+from sandbox import network_allow as egress_policy
 
 NETWORK = profiles.allowed_modules(["basic", "network"])
 SECRET = "the host's loopback service"

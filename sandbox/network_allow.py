@@ -1,4 +1,4 @@
-"""Which destinations the network profile's egress proxy may connect to.
+"""SANDBOX_NETWORK_ALLOW: which destinations the network profile's egress proxy may connect to.
 
 SANDBOX_NETWORK_ALLOW is a comma list of entries, each with an optional port:
   example.com            that host exactly
