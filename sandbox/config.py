@@ -74,7 +74,7 @@ class Variable:
     """One SANDBOX_* setting: the table row everything else reads."""
     name: str
     attribute: str | None      # the Settings field it sets (None: it is not a setting of its own)
-    kind: str                  # how its text is read: a _Reader method
+    kind: str                  # how its text is read: a _Reader method (SANDBOX_ENV_FILE's: load_settings)
     default: object            # the typed value when unset; a function is called at start
     doc: str                   # one line, for the README and server.json
     bounds: tuple = ()         # the kind's limits: (lowest, highest) where a variable's name

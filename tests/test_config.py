@@ -234,6 +234,26 @@ def test_every_value_is_read(tmp_path):
     assert {"socket", "json", "math", "pathlib"} <= s.allowed_modules()
 
 
+DOCUMENTED = [v for v in VARIABLES.values() if v.attribute and v.documented_default and not v.shown_default]
+
+
+@pytest.mark.parametrize("variable", DOCUMENTED, ids=lambda v: v.name)
+def test_each_documented_default_reads_back_as_the_default(variable):
+    """The default the README and server.json show is the one the server uses, and lies
+    within the variable's own bounds."""
+    read = load({variable.name: variable.documented_default})
+    assert getattr(read, variable.attribute) == getattr(Settings(), variable.attribute)
+
+
+def test_the_runner_takes_its_defaults_from_the_settings():
+    from sandbox.forkserver.runner import RunnerConfig
+
+    built, default = runner_config(Settings()), RunnerConfig()
+    for name in ("max_timeout", "max_memory", "pool_size", "restricted_python", "network_policy",
+                 "network_limits", "session_max_lifetime"):
+        assert getattr(built, name) == getattr(default, name), name
+
+
 def test_require_all_means_every_layer():
     assert load({"SANDBOX_REQUIRE": "all"}).require == frozenset(LAYER_NAMES)
 
