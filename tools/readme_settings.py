@@ -16,11 +16,12 @@ END = "<!-- end of settings table -->"
 
 
 def table() -> str:
-    rows = ["| setting | default | what it sets |", "| --- | --- | --- |"]
+    rows = ["| setting | default | what it sets | weakens isolation |", "| --- | --- | --- | --- |"]
     for variable in VARIABLES.values():
         default = variable.documented_default
         shown = f"`{default}`" if default and not default.startswith("<") else (default.strip("<>") or "(empty)")
-        rows.append(f"| `{variable.name}` | {shown} | {markdown_text(variable.doc)} |")
+        weakens = "yes" if variable.opens else ""
+        rows.append(f"| `{variable.name}` | {shown} | {markdown_text(variable.doc)} | {weakens} |")
     return "\n".join(rows)
 
 
