@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 
-from sandbox.restricted.compiler import SUPER_METHODS
+from sandbox.restricted.compiled_names import SUPER_METHODS
 
 
 def advice(name: str) -> str:
