@@ -1,7 +1,7 @@
 """The attribute read guard (_getattr_ and the getattr builtin) as one table of named hooks.
 
-Every attribute read the snippet makes walks READ_HOOKS in order: each hook answers the
-read (a value, or a refusal it raises) or passes it on with NEXT; a read no hook takes is
+Every attribute read the snippet makes walks READ_HOOKS in order (the hooks for its name):
+each hook answers the read (a value, or a refusal it raises) or passes it on with NEXT; a read no hook takes is
 the ordinary read (RestrictedPython's safer_getattr), whose value then walks VALUE_HOOKS,
 each of which may hand out a checked form of it. A new special case is a new named entry
 in one of the two tables, where its place in the order is visible."""
@@ -35,7 +35,9 @@ def guarded_getattr(ctx, obj, name, default=raise_):
     """_getattr_ and the getattr builtin: the first hook that takes the read answers it."""
     if ctx.policy_pending:
         ctx.complete_policy()
-    for hook in READ_HOOKS:
+    # (a name of exact type str skips the hooks that answer other names only; any other
+    # name, a str subclass among them, walks the whole table)
+    for hook in _HOOKS_BY_NAME.get(name, _HOOKS_FOR_ANY_NAME) if type(name) is str else _ALL_HOOKS:
         value = hook(ctx, obj, name, default)
         if value is not NEXT:
             return value
@@ -161,20 +163,25 @@ def library_property_setter(ctx, obj, name, default):
     return NEXT
 
 
+# The read hooks in order, each with the attribute names it answers (None: any name).
 READ_HOOKS = (
-    mro_of_a_class,
-    super_outside_own_classes,
-    object_attribute_hooks,
-    object_new,
-    str_format,
-    subset_attribute,
-    traceback_summary_links,
-    guarded_formatter_methods,
-    private_name,
-    overridden_around_stand_in,
-    refused_by_library_policy,
-    library_property_setter,
+    (mro_of_a_class, {"mro"}),
+    (super_outside_own_classes, None),
+    (object_attribute_hooks, OBJECT_METHODS),
+    (object_new, {"__new__"}),
+    (str_format, FORMAT_NAMES),
+    (subset_attribute, None),
+    (traceback_summary_links, {"tb_next", "tb_lineno"}),
+    (guarded_formatter_methods, None),
+    (private_name, None),
+    (overridden_around_stand_in, None),
+    (refused_by_library_policy, None),
+    (library_property_setter, {"fset", "fdel"}),
 )
+_ALL_HOOKS = tuple(hook for hook, _ in READ_HOOKS)
+_HOOKS_FOR_ANY_NAME = tuple(hook for hook, names in READ_HOOKS if names is None)
+_HOOKS_BY_NAME = {name: tuple(hook for hook, names in READ_HOOKS if names is None or name in names)
+                  for _, names in READ_HOOKS if names is not None for name in names}
 
 
 # -- the ordinary read, and what its value becomes
