@@ -74,7 +74,7 @@ DENIED_ADVICE = {
         "__import__": "write an import statement (import json, from math import sqrt)",
         **dict.fromkeys(("getattr", "setattr", "delattr", "hasattr", "vars", "dir"), _GUARDED_BUILTIN),
         **dict.fromkeys(("globals", "locals"), "use the snippet's names directly, or a dict of your own"),
-        # withheld as a builtin (rp_guards.WITHHELD_BUILTINS), and so wherever else it surfaces:
+        # withheld as a builtin (guards.WITHHELD_BUILTINS), and so wherever else it surfaces:
         # sqlite3.Binary, numpy.ScalarType, type() of a buffer
         "memoryview": "use bytes or bytearray and slices (sqlite3 takes bytes for a BLOB)",
         **dict.fromkeys(("breakpoint", "input", "help"), "there is no terminal: pass data in the code, and show "
@@ -112,7 +112,7 @@ FORMAT_NAMES = frozenset({"format", "format_map"})
 class MetaclassName:
     """abc.ABCMeta as the snippet sees it (one per execution, ModulePolicy.vet): a name for
     `class C(metaclass=ABCMeta)`, whose guard swaps the real one in
-    (rp_guards.ExecutionContext.metaclass), and for isinstance(); the metaclass itself
+    (guards/classes.py metaclass), and for isinstance(); the metaclass itself
     would make classes from any namespace, past the class-body checks."""
 
     __slots__ = ("_real", "_refuse")

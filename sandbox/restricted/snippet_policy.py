@@ -153,7 +153,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
                     if isinstance(target, ast.Name) and target.id in private_names.ENUM_HOOKS:
                         target.sandbox_enum_hook = True
         # `metaclass=ABCMeta`: RestrictedPython refuses the keyword; here its value goes through
-        # the _metaclass_ guard, which admits abc.ABCMeta only (rp_guards.ExecutionContext.metaclass)
+        # the _metaclass_ guard, which admits abc.ABCMeta only (guards/classes.py metaclass)
         metaclass = [keyword.value for keyword in node.keywords if keyword.arg == "metaclass"]
         node.keywords = [keyword for keyword in node.keywords if keyword.arg != "metaclass"]
         self.class_names.append(node.name)
@@ -268,7 +268,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
             copy_locations(new, node)
             return new
         if node.attr == "tb_next" and isinstance(node.ctx, ast.Load):
-            # walking the summary exc.__traceback__ gives (rp_guards: a real traceback's stays refused)
+            # walking the summary exc.__traceback__ gives (the guards: a real traceback's stays refused)
             return self._safe_dunder_read(node)
         if node.attr in INSPECT_ATTRIBUTES:
             # RestrictedPython refuses these too; this says what to write instead
@@ -364,7 +364,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
     # -- match statements. A class pattern with sub-patterns (`case P(x=0)`, `case P(a, b)`)
     # has the interpreter read attributes itself: it matches through a class the _match_class_
     # guard makes, whose isinstance() reads each of them through the guards first
-    # (rp_guards.match_class); the class is made before the statement (`case` takes a name,
+    # (guards/classes.py match_class); the class is made before the statement (`case` takes a name,
     # not a call). The rest of a pattern binds names that get the name check.
     def visit_Match(self, node):
         self.match_classes.append([])
