@@ -3,9 +3,15 @@ iteration, the parameters of a snippet function library code calls back, what `w
 and `match` bind. Each is vetted (ModulePolicy.vet: refused, or replaced by what the
 snippet gets instead); a plain container from library code is searched.
 
-The vet family: vet(value, where) decides one value; vet_params, vet_kwargs, vet_one,
-vet_entered and vet_matched are the compiler's names (_vet_params_...) for applying it
-where a value enters the snippet's own code."""
+The vet family, defined here once:
+- vet(value, where) (module_policy.ModulePolicy.vet): one value that needs it (needs_vet)
+  is refused, or replaced by what the snippet gets instead (a proxy, a stand-in); `where`
+  names it in the refusal. check_container(c, where) searches a plain container for such a
+  value; checked(value, where) is either, by the value's type.
+- vet_params(*values), vet_kwargs(kwargs), vet_one(value): a snippet function's parameters
+  on entry (the compiler's _vet_params_, _vet_kwargs_, _vet_one_: tree_rewrites.py).
+- vet_entered(value): what `with X as name` binds; vet_matched(*values): what a match
+  pattern captured, which is refused rather than replaced (the interpreter bound it)."""
 
 from __future__ import annotations
 
