@@ -462,7 +462,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
         self.match_classes[-1].append(ast.fix_missing_locations(assign))
         return name
 
-    # -- async def, await, async for, async with: asyncio's subset (module_subsets.py) runs
+    # -- async def, await, async for, async with: asyncio's subset (subsets/) runs
     # them; what an await or an async for hands over is vetted like a call's result.
     visit_AsyncFunctionDef = visit_FunctionDef  # RestrictedPython's checks read only the shared fields
 

@@ -203,7 +203,7 @@ def check_namespace(ctx, namespace, where: str) -> dict:
                                                    "is not allowed: a namespace takes ordinary names, __doc__ "
                                                    "and the special methods a class body may define; write a "
                                                    "class statement for anything else")
-        # as in a class body (rp_compile's alias rule): the interpreter calls a special
+        # as in a class body (snippet_policy's alias rule): the interpreter calls a special
         # method with values no guard has seen (an __exit__ gets the traceback), so it is
         # None or a function the snippet wrote, as is or as a static or class method
         function = value.__func__ if type(value) in (staticmethod, classmethod) else value
@@ -253,7 +253,7 @@ def make_type(ctx):
 
 class MatchedValue:
     """What a value pattern (`case Color.RED:`) reads back: its dotted name's value, read
-    through the guards before the match statement (rp_compile.visit_MatchValue)."""
+    through the guards before the match statement (snippet_policy.visit_MatchValue)."""
 
     __slots__ = ("value",)
 

@@ -141,7 +141,7 @@ def restricted_globals(ctx, stdout) -> dict:
         "_vet_matched_": ctx.vet_matched,
         "_print_": lambda getattr_: Printer(stdout, getattr_),
         "_super_attr_": ctx.super_attr,
-        "_class_of_": ctx.type,  # x.__class__ (rp_compile): what type(x) gives
+        "_class_of_": ctx.type,  # x.__class__ (snippet_policy): what type(x) gives
         FALLBACK_GETATTR: public_getattr,
         "_metaclass_": ctx.metaclass,
         "_match_class_": ctx.match_class,
