@@ -108,7 +108,8 @@ def test_read_only_registries_can_still_be_read_and_copied():
 
 CLEAN_PROCESS = """
 import io, json, sys
-from sandbox import profiles, restricted
+from sandbox import profiles
+from sandbox.restricted import run as restricted
 out = io.StringIO()
 reply = restricted.execute(sys.argv[1], restricted=True, allowed_modules=profiles.allowed_modules(["basic"]),
                            stdout=out, stderr=out)

@@ -58,13 +58,13 @@ def _functions_give_their_globals():
     """Guards opened on purpose: `f.__globals__` read on any function, and what it holds
     not searched (the search of a dunder's data would refuse the namespace on its own)."""
     from sandbox.restricted import private_names
-    from sandbox.restricted import imports
+    from sandbox.restricted import module_policy
     private_names.SAFE_DUNDERS["__globals__"] = ("function",)
-    search = imports.ModulePolicy.check_container
+    search = module_policy.ModulePolicy.check_container
 
     def unsearched_globals(self, container, where, kind="attribute_blocked"):
         return container if where.endswith(".__globals__") else search(self, container, where, kind)
-    imports.ModulePolicy.check_container = unsearched_globals
+    module_policy.ModulePolicy.check_container = unsearched_globals
 
 
 def test_a_guard_opened_on_purpose_is_found():

@@ -7,10 +7,10 @@ guard; written in advance, it swaps the snippet's objects into a library object'
 (deepcopy answers from the memo for any id it finds there).
 
 So the snippet never holds one. Its own `__deepcopy__(self, memo)` gets a MemoHandle
-(rp_guards.ExecutionContext.check_class wraps the method, however the class got it),
+(guards/classes.py check_class wraps the method, however the class got it),
 which it can pass on, `copy.deepcopy(value, memo)`, and in which it can record and look
 up its own copy, `memo[id(self)] = new`, nothing else; and copy.deepcopy takes no
-other memo from the snippet (rp_modules' stand-in).
+other memo from the snippet (stdlib_stand_ins.py).
 """
 
 from __future__ import annotations

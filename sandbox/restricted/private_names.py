@@ -11,7 +11,7 @@ Attributes: a private attribute (`self._balance`, `obj._x`) is read or written
 only on the snippet's own objects, those whose classes are all the snippet's
 (or built-in classes such as object, dict and the exceptions, or MARKER_BASES):
 a subclass of a library class must not reach that library's private state, nor
-redefine it (rp_guards.ExecutionContext.check_class). A few private attributes of other objects
+redefine it (guards/classes.py check_class). A few private attributes of other objects
 are public API in all but name (PRIVATE_API). Dunder reads are allowed from
 SAFE_DUNDERS only; everything else that starts with "_" stays refused.
 """
@@ -47,7 +47,7 @@ PRIVATE_API = {
 }
 
 # Dunder attributes that may be read (never written) on these kinds of objects; "own":
-# on the snippet's own objects only (rp_guards.ExecutionContext._underscore_read).
+# on the snippet's own objects only (guards/private_reads.py may_read).
 SAFE_DUNDERS = {
     "__name__": ("class", "function", "method", "module"),
     "__qualname__": ("class", "function", "method"),
@@ -60,7 +60,7 @@ SAFE_DUNDERS = {
     "__suppress_context__": ("exception",),
     "__notes__": ("exception",),        # (3.11: what e.add_note() added)
     "__dict__": ("own",),
-    "__annotations__": ("own",),        # a copy (rp_guards.ExecutionContext.getattr)
+    "__annotations__": ("own",),        # a copy (guards/private_reads.py read)
     "__wrapped__": ("own",),            # what functools.wraps stored: the function it was given
     # data the snippet wrote itself: its class's slots, its function's default values
     "__slots__": ("own",),

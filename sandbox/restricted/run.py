@@ -9,15 +9,17 @@ Contract (used by child.py):
     validate(code, *, restricted, allowed_modules) -> dict                  never raises
 
 The layer, by role (as RestrictedPython itself is laid out):
-    private_names.py, module_subsets.py, library_policy.py   the policy tables
-    rp_compile.py     the transformer subclass, parsing and compiling
-    rp_modules.py     the import hook, module proxies, the objects no module hands out
-    rp_guards.py      the guards of one execution, builtins and globals
+    private_names.py, subsets/, libraries/       the policy tables
+    compiler.py, snippet_policy.py, compiled_names.py, tree_rewrites.py
+                      parsing and compiling under the transformer subclass
+    imports.py, module_policy.py, stdlib_stand_ins.py
+                      module proxies, the import hook and the vetting of values
+    guards/           the guards of one execution, builtins and globals
     safe_format.py    str.format and string.Formatter through the guards
-    restricted.py     running a snippet (this module); rp_validate.py checking one
+    run.py            running a snippet (this module); validate.py checking one
 
 What the snippet gets in restricted mode:
-- code compiled by RestrictedPython's own transformer (``_SnippetPolicy`` only adds what
+- code compiled by RestrictedPython's own transformer (``SnippetPolicy`` only adds what
   ordinary Python needs: ``+=`` on items and attributes, annotated assignments, a few more
   dunder methods, ``super().__init__``, ``nonlocal``) and run with RestrictedPython's guards;
 - modules only through an import hook, and only as read-only ``ModuleProxy`` objects that

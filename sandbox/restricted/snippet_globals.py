@@ -7,7 +7,7 @@ instead (with its private names such as `_cache`, which it may assign too), so
 the copy writes through for the names the snippet could assign itself
 (`globals()['x'] = 1` is `x = 1`, `globals().update(config)` assigns each key); any
 other key is refused. A copy kept in a variable does not see later assignments.
-locals() stays withheld (rp_guards.WITHHELD_BUILTINS): it would look into frames.
+locals() stays withheld (guards.WITHHELD_BUILTINS): it would look into frames.
 """
 
 from __future__ import annotations

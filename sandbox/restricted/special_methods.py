@@ -3,13 +3,13 @@ class decorator, `setattr(cls, "__eq__", fn)` in a loop. The interpreter calls t
 values no guard has seen, as it calls those of a class body, so they take the same
 values a class body may give them: a def or lambda of the snippet's (whose parameters are
 vetted on entry), as is or as a static or class method, or None; and only on the snippet's
-own classes, with the class-body rules for the class they land on (rp_guards.check_class)."""
+own classes, with the class-body rules for the class they land on (guards/classes.py check_class)."""
 
 from __future__ import annotations
 
 import types
 
-from sandbox.restricted.compiler import SUPER_METHODS
+from sandbox.restricted.compiled_names import SUPER_METHODS
 
 
 def advice(name: str) -> str:

@@ -124,7 +124,7 @@ def evaluating_method(obj, name: str, method, refuse):
     return evaluator(method, refuse, label=f"{owner.__name__}.{name}", wrapped_on=owner if unbound else None)
 
 
-_OWN_FILES = os.path.dirname(__file__) + os.sep   # (as the code objects name their files)
+_OWN_FILES = os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep   # sandbox/ (as code objects name their files)
 
 
 def _caller(frame):
