@@ -49,10 +49,11 @@ def shown_names(name: str) -> list:
     return sorted(SHOWN.get(name) or SUBSETS[name])
 
 
-# What the subsets are made of, imported by the fork server: a snippet's first import of one
-# then brings no new module into its child, where any new module makes the child resolve the
-# library tables again over every loaded module (about 10 ms of copied memory: bench/README.md).
-# Not asyncio (47 modules: a choice to make with figures on how often agents write async code).
+# The real modules the subsets above take names from, imported by the fork server beside this
+# module's own imports: a snippet's first import of a subset then brings no new module into its
+# child, where any new module makes the child resolve the library tables again over every loaded
+# module (about 10 ms of copied memory: bench/README.md). Not asyncio (47 modules: a choice to
+# make with figures on how often agents write async code; snippet_asyncio imports it on first use).
 PRELOADED = ("zoneinfo", "gzip", "bz2", "lzma", "platform", "shlex", "mimetypes",
              # the codecs a snippet names most (codecs.encode(s, "rot13"), "hex", "base64", "zlib")
              "encodings.rot_13", "encodings.hex_codec", "encodings.base64_codec", "encodings.zlib_codec")

@@ -368,8 +368,8 @@ seal(Formatter, _WrappedHandler, StreamHandler, FileHandler, NullHandler, Logger
 
 
 def values(brace_formatter, snippet_open=None) -> dict:
-    """The names SUBSET lists; `brace_formatter` makes the
-    execution's guarded string.Formatter; `snippet_open` is the execution's open()."""
+    """The names SUBSET lists; `brace_formatter` makes the execution's guarded
+    string.Formatter; `snippet_open` is the execution's open()."""
     _BRACE_FORMATTER["make"] = brace_formatter
     _SNIPPET_OPEN["open"] = snippet_open
     found = dict(LEVELS, getLogger=getLogger, basicConfig=basicConfig, log=log, disable=disable,

@@ -215,8 +215,8 @@ connect.__doc__ = sqlite3.connect.__doc__  # (not functools.wraps: its __wrapped
 
 
 def values(files: str | None, refuse) -> dict:
-    """The names SUBSET lists, for a run: `files` (snippet_files'
-    kind of directory, or None) and `refuse(detail)`, the run's refusal."""
+    """The names SUBSET lists, for a run: `files` (snippet_files' kind of directory,
+    or None) and `refuse(detail)`, the run's refusal."""
     _Policy.files, _Policy.refuse = files, staticmethod(refuse)
     own = {"connect": connect, "Connection": Connection, "Cursor": Cursor}
     return dict(vars(sqlite3), **own)

@@ -1,7 +1,7 @@
-"""What every subset declares, and what it is made over for one execution. A snippet_*
-module declares its subset here (a `Subset` of its own) and the registry collects the
-declarations, so a subset's names, its values and the reason for the rest are written
-once, beside the code that makes them."""
+"""What a subset declares (Subset), and what it is made over for one execution
+(Execution). Each subset is declared once, by the module whose code makes its values,
+so its names, its values and the reason for the rest stay together; the registry
+collects the declarations."""
 
 from __future__ import annotations
 
@@ -31,12 +31,11 @@ class Execution:
 
 @dataclass(frozen=True)
 class Subset:
-    """A module a snippet gets a few names of. `values(execution)` maps at least those
-    names (those this Python has) to what the snippet gets; the subset hands out
-    exactly `names`, and `with_files` where the snippet has a directory. `why` ends the
-    refusal of any other name; `shown`, how a long list of names is summed up;
-    `denied_types`, qualified names of types whose instances no guard hands out once
-    the module is in use."""
+    """A module a snippet gets a few names of: exactly `names` (those this Python has),
+    and `with_files` where the snippet has a directory. `values(execution)` maps them to
+    what the snippet gets (whatever else it maps is left out). `why` ends the refusal of
+    any other name; `shown`, how a long list of names is summed up; `denied_types`,
+    qualified names of types whose instances no guard hands out once the module is in use."""
 
     name: str
     names: tuple[str, ...]
