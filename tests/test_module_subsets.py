@@ -560,7 +560,7 @@ def child():
 
 @pytest.mark.parametrize("shape", sorted(RECURSE))
 def test_a_deep_recursion_asked_for_runs_in_the_child(child, shape):
-    from sandbox.restricted.subsets.registry import MAX_SNIPPET_RECURSION
+    from sandbox.restricted.subsets.stdlib_subsets import MAX_SNIPPET_RECURSION
     # (3.13 stops nested method calls a little below the cap itself; a lambda's call takes
     # three frames under the guards, not two)
     depth = (MAX_SNIPPET_RECURSION * 2 // 3 if shape == "lambda" else MAX_SNIPPET_RECURSION) - 300
@@ -573,7 +573,7 @@ def test_a_deep_recursion_asked_for_runs_in_the_child(child, shape):
 
 
 def test_the_recursion_limit_reads_back_in_the_snippets_frames_and_ends_with_the_run():
-    from sandbox.restricted.subsets.registry import MAX_SNIPPET_RECURSION
+    from sandbox.restricted.subsets.stdlib_subsets import MAX_SNIPPET_RECURSION
     reply, _, _ = run("import sys\nbefore = sys.getrecursionlimit()\nsys.setrecursionlimit(3000)\nmiddle = "
                       "sys.getrecursionlimit()\nsys.setrecursionlimit(10 ** 9)\nhigh = sys.getrecursionlimit()\n"
                       "sys.setrecursionlimit(1)\nresult = [before, middle, high, sys.getrecursionlimit()]")

@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 import functools
 
+from sandbox.restricted.subsets.subset import Subset
+
 # Deprecated aliases (3.8-3.13) and node classes that no parse makes any more.
 _OLD_NODES = frozenset({"Num", "Str", "Bytes", "NameConstant", "Ellipsis", "slice", "Index", "ExtSlice", "Suite",
                         "AugLoad", "AugStore", "Param"})
@@ -120,7 +122,7 @@ for _made in (NodeVisitor, NodeTransformer):
 
 
 def values() -> dict:
-    """The names module_subsets.SUBSETS["ast"] lists."""
+    """The names SUBSET lists."""
     found = {name: getattr(ast, name) for name in NODE_CLASSES}
     found.update(parse=parse, get_source_segment=get_source_segment, literal_eval=ast.literal_eval,
                  NodeVisitor=NodeVisitor, NodeTransformer=NodeTransformer,
@@ -129,3 +131,13 @@ def values() -> dict:
                  "fix_missing_locations", "increment_lineno"):
         found[name] = _starting_at_a_node(getattr(ast, name), name)
     return found
+
+
+SUBSET = Subset(
+    # code parsed into a tree, walked, changed and unparsed (never compiled nor run)
+    "ast", NAMES,
+    "the rest of ast compiles trees to code; here a tree is data: parse, walk or visit it, change it, "
+    "and unparse it back to text (literal_eval reads a literal from text)",
+    lambda execution: values(),
+    shown=(*FUNCTIONS, "NodeVisitor", "NodeTransformer",
+           "AST and every node class (Module, FunctionDef, Name, Call, Constant...)"))

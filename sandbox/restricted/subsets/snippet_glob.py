@@ -8,10 +8,11 @@ import glob as real_glob
 import os
 
 from sandbox.restricted.subsets import path_patterns
+from sandbox.restricted.subsets.subset import Subset
 
 
 def values(files) -> dict:
-    """The names module_subsets.SUBSETS["glob"] lists; `files`: snippet_files.SnippetFiles."""
+    """The names SUBSET lists; `files`: snippet_files.SnippetFiles."""
     refuse = files.refuse
 
     def iglob(pathname, *, root_dir=None, dir_fd=None, recursive=False, include_hidden=False):
@@ -50,3 +51,10 @@ def values(files) -> dict:
                           include_hidden=include_hidden))
 
     return {"glob": glob, "iglob": iglob, "escape": real_glob.escape}
+
+
+SUBSET = Subset(
+    "glob", ("glob", "iglob", "escape"),
+    "here it reaches the snippet's directory only, as open() does: switch on the filesystem profile "
+    "(SANDBOX_ENABLE_FILESYSTEM) for the whole module",
+    lambda execution: values(execution.snippet_files("glob")))

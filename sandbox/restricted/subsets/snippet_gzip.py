@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 
 from sandbox.restricted.sealed import Sealed, seal
+from sandbox.restricted.subsets.subset import Subset
 
 
 class GzipFile(Sealed):
@@ -96,3 +97,11 @@ class GzipFile(Sealed):
 
 GzipFile.__module__ = "gzip"
 seal(GzipFile, advice="wrap it in a class of your own")
+
+
+SUBSET = Subset(
+    # compression of bytes in memory (the filesystem profile has the whole module, files included)
+    "gzip", ("compress", "decompress", "BadGzipFile", "GzipFile"),
+    "the rest of it opens files: compress and decompress bytes, or switch on the filesystem profile "
+    "(SANDBOX_ENABLE_FILESYSTEM) for files",
+    lambda execution: dict(vars(gzip), GzipFile=GzipFile))

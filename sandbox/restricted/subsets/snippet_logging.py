@@ -16,6 +16,7 @@ import types
 from sandbox.restricted.subsets import snippet_traceback
 from sandbox.restricted.base import SNIPPET_FILENAME
 from sandbox.restricted.sealed import Sealed, seal
+from sandbox.restricted.subsets.subset import Subset
 
 LEVELS = {"CRITICAL": logging.CRITICAL, "FATAL": logging.FATAL, "ERROR": logging.ERROR,
           "WARNING": logging.WARNING, "WARN": logging.WARN, "INFO": logging.INFO,
@@ -367,8 +368,8 @@ seal(Formatter, _WrappedHandler, StreamHandler, FileHandler, NullHandler, Logger
 
 
 def values(brace_formatter, snippet_open=None) -> dict:
-    """The names module_subsets.SUBSETS["logging"] lists; `brace_formatter` makes the
-    execution's guarded string.Formatter; `snippet_open` is the execution's open()."""
+    """The names SUBSET lists; `brace_formatter` makes the execution's guarded
+    string.Formatter; `snippet_open` is the execution's open()."""
     _BRACE_FORMATTER["make"] = brace_formatter
     _SNIPPET_OPEN["open"] = snippet_open
     found = dict(LEVELS, getLogger=getLogger, basicConfig=basicConfig, log=log, disable=disable,
@@ -376,5 +377,12 @@ def values(brace_formatter, snippet_open=None) -> dict:
                  NullHandler=NullHandler, Handler=Handler, Formatter=Formatter)
     for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal"):
         found[name] = _module_function(name)
-    from sandbox.restricted.subsets.registry import SUBSETS
-    return {name: found[name] for name in SUBSETS["logging"]}
+    return found
+
+
+SUBSET = Subset(
+    "logging", ("CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET", "getLogger",
+                "basicConfig", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",
+                "disable", "getLevelName", "StreamHandler", "FileHandler", "NullHandler", "Handler", "Formatter"),
+    "the rest of logging hands out handlers and records that reach files and frames",
+    lambda execution: values(execution.formatter, execution.snippet_open))

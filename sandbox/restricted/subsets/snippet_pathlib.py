@@ -12,6 +12,7 @@ import pathlib
 
 from sandbox.restricted.subsets import path_patterns
 from sandbox.restricted.sealed import Sealed, seal
+from sandbox.restricted.subsets.subset import Subset
 
 _NOT_HERE = {
     "symlink_to": "links are not made in the sandbox: copy the data (p.write_bytes(q.read_bytes()))",
@@ -147,7 +148,15 @@ def _refused(name: str, advice: str, refuse):
 
 
 def values(files) -> dict:
-    """The names module_subsets.SUBSETS["pathlib"] lists."""
+    """The names SUBSET lists."""
     path = path_class(files)
     return {"Path": path, "PosixPath": path, "PurePath": pathlib.PurePath, "PurePosixPath": pathlib.PurePosixPath,
             "PureWindowsPath": pathlib.PureWindowsPath}
+
+
+SUBSET = Subset(
+    # paths, and files in the snippet's directory (the filesystem profile has the whole module)
+    "pathlib", ("Path", "PosixPath", "PurePath", "PurePosixPath", "PureWindowsPath"),
+    "here it reaches the snippet's directory only, as open() does: switch on the filesystem profile "
+    "(SANDBOX_ENABLE_FILESYSTEM) for the whole module",
+    lambda execution: values(execution.snippet_files("pathlib")))

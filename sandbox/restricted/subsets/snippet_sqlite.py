@@ -27,6 +27,7 @@ import sqlite3
 from sandbox.restricted import snippet_files
 from sandbox.restricted import stand_ins
 from sandbox.restricted.sealed import Sealed, seal
+from sandbox.restricted.subsets.subset import Subset
 
 MEMORY = ":memory:"
 
@@ -214,10 +215,22 @@ connect.__doc__ = sqlite3.connect.__doc__  # (not functools.wraps: its __wrapped
 
 
 def values(files: str | None, refuse) -> dict:
-    """The names module_subsets.SUBSETS["sqlite3"] lists, for a run: `files` (snippet_files'
-    kind of directory, or None) and `refuse(detail)`, the run's refusal."""
-    from sandbox.restricted.subsets.registry import SUBSETS
+    """The names SUBSET lists, for a run: `files` (snippet_files' kind of directory,
+    or None) and `refuse(detail)`, the run's refusal."""
     _Policy.files, _Policy.refuse = files, staticmethod(refuse)
     own = {"connect": connect, "Connection": Connection, "Cursor": Cursor}
-    return {name: own[name] if name in own else getattr(sqlite3, name)
-            for name in SUBSETS["sqlite3"] if name in own or hasattr(sqlite3, name)}
+    return dict(vars(sqlite3), **own)
+
+
+SUBSET = Subset(
+    # SQL over a database in memory or in the snippet's directory (an authorizer refuses ATTACH,
+    # virtual tables, extensions and the pragmas that reach files)
+    "sqlite3", ("connect", "Connection", "Cursor", "Row", "Error", "Warning", "InterfaceError", "DatabaseError",
+                "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
+                "NotSupportedError", "PARSE_DECLTYPES", "PARSE_COLNAMES", "register_adapter", "register_converter",
+                "complete_statement", "sqlite_version", "sqlite_version_info", "apilevel", "paramstyle",
+                "threadsafety", "Binary", "Date", "Time", "Timestamp", "DateFromTicks", "TimeFromTicks",
+                "TimestampFromTicks"),
+    "the rest of sqlite3 opens databases by URI, loads extensions and replaces the authorizer; here "
+    "connect() opens ':memory:' or a file in the snippet's directory",
+    lambda execution: values(execution.files, execution.refuse))

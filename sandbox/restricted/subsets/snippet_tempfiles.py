@@ -12,12 +12,13 @@ import shutil as real_shutil
 
 from sandbox.restricted import snippet_files
 from sandbox.restricted.sealed import Sealed, seal
+from sandbox.restricted.subsets.subset import Subset
 
 _CHUNK = 1 << 16
 
 
 def shutil_values(files: snippet_files.SnippetFiles) -> dict:
-    """The names module_subsets.SUBSETS["shutil"] lists."""
+    """The names SHUTIL lists."""
     refuse = files.refuse
 
     def copyfileobj(fsrc, fdst, length=0):
@@ -81,7 +82,7 @@ def shutil_values(files: snippet_files.SnippetFiles) -> dict:
 
 
 def tempfile_values(files: snippet_files.SnippetFiles) -> dict:
-    """The names module_subsets.SUBSETS["tempfile"] lists."""
+    """The names TEMPFILE lists."""
     remove_tree = shutil_values(files)["rmtree"]
 
     def gettempdir():
@@ -156,3 +157,17 @@ def tempfile_values(files: snippet_files.SnippetFiles) -> dict:
     seal(TemporaryDirectory, NamedTemporaryFile)
     return {"gettempdir": gettempdir, "mkdtemp": mkdtemp, "TemporaryDirectory": TemporaryDirectory,
             "NamedTemporaryFile": NamedTemporaryFile, "TemporaryFile": TemporaryFile}
+
+
+# files and trees copied, moved and removed, temporary ones made
+SHUTIL = Subset(
+    "shutil", ("copyfileobj", "copyfile", "copy", "copy2", "copytree", "rmtree", "move", "ignore_patterns", "Error",
+               "SameFileError"),
+    "the rest of shutil runs or looks for programs, archives and reaches the host's disks; here it works in the "
+    "snippet's directory only: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module",
+    lambda execution: shutil_values(execution.snippet_files("shutil")))
+TEMPFILE = Subset(
+    "tempfile", ("gettempdir", "mkdtemp", "TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile"),
+    "mkstemp and the rest hand out file descriptors or change where temporary files go; here they are made in the "
+    "snippet's directory: switch on the filesystem profile (SANDBOX_ENABLE_FILESYSTEM) for the whole module",
+    lambda execution: tempfile_values(execution.snippet_files("tempfile")))

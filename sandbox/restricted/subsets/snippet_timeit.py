@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+from sandbox.restricted.subsets.subset import Subset
+
 _STRINGS = ("timeit here times a function, not a string of code: timeit.timeit(lambda: f(x), number=1000), "
             "with any set-up done before the call")
 
@@ -18,7 +20,7 @@ def _callable(stmt, refuse, what: str):
 
 
 def values(refuse) -> dict:
-    """The names module_subsets.SUBSETS["timeit"] lists."""
+    """The names SUBSET lists."""
 
     def timeit(stmt=None, setup=None, timer=time.perf_counter, number=1_000_000, globals=None):
         run = _callable(stmt, refuse, "timeit(stmt)")
@@ -33,3 +35,10 @@ def values(refuse) -> dict:
         return [timeit(stmt, setup, timer, number) for _ in range(int(repeat))]
 
     return {"timeit": timeit, "repeat": repeat, "default_timer": time.perf_counter}
+
+
+SUBSET = Subset(
+    # timing a function, never a string of code
+    "timeit", ("timeit", "repeat", "default_timer"),
+    "the rest of timeit compiles strings and runs them as unrestricted Python: time a function",
+    lambda execution: values(execution.refuse))

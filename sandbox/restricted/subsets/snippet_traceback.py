@@ -10,6 +10,7 @@ import traceback
 
 from sandbox.restricted.results import cap_text
 from sandbox.restricted.base import MAX_MESSAGE, SNIPPET_FILENAME
+from sandbox.restricted.subsets.subset import Subset
 
 source = {"code": ""}  # the running snippet's code, for its lines (set by restricted._execute)
 
@@ -224,6 +225,13 @@ def print_tb(tb, limit=None, file=None) -> None:
 
 
 def values() -> dict:
-    """The functions module_subsets.SUBSETS["traceback"] names."""
-    from sandbox.restricted.subsets.registry import SUBSETS
-    return {name: globals()[name] for name in SUBSETS["traceback"]}
+    """The functions SUBSET names."""
+    return {name: globals()[name] for name in SUBSET.names}
+
+
+SUBSET = Subset(
+    "traceback", ("format_exc", "print_exc", "format_exception", "print_exception", "format_exception_only",
+                  # over a summary of the snippet's own frames (exc.__traceback__)
+                  "extract_tb", "format_tb", "print_tb", "format_list", "StackSummary", "FrameSummary"),
+    "the rest of traceback walks frames and reads source files",
+    lambda execution: values())

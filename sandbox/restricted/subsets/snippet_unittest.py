@@ -33,6 +33,8 @@ from sandbox.restricted.subsets import snippet_logging
 from sandbox.restricted.subsets import snippet_traceback
 from sandbox.restricted import stand_ins
 from sandbox.restricted.sealed import Sealed, seal
+from sandbox.restricted.subsets.streams import StandardStream
+from sandbox.restricted.subsets.subset import Subset
 
 # the equality functions TestCase.__init__ registers by name (it calls addTypeEqualityFunc)
 _OWN_ASSERTERS = frozenset({"assertDictEqual", "assertListEqual", "assertTupleEqual", "assertSetEqual",
@@ -60,7 +62,7 @@ class _Watching:
 
 
 def values(refuse, snippet_names, stderr) -> dict:
-    """The names module_subsets.SUBSETS["unittest"] lists. `snippet_names()`: the running
+    """The names SUBSET lists. `snippet_names()`: the running
     snippet's globals; `stderr()`: its sys.stderr as the sys subset hands it out."""
 
     def public_method_name(args, kwargs):
@@ -298,3 +300,13 @@ def values(refuse, snippet_names, stderr) -> dict:
             "FunctionTestCase": unittest.FunctionTestCase, "main": main, "skip": unittest.skip,
             "skipIf": unittest.skipIf, "skipUnless": unittest.skipUnless, "expectedFailure": unittest.expectedFailure,
             "SkipTest": unittest.SkipTest}
+
+
+SUBSET = Subset(
+    # test cases of the snippet's own, loaded from their classes and run
+    "unittest", ("TestCase", "TestSuite", "TestLoader", "TextTestRunner", "TextTestResult", "TestResult",
+                 "FunctionTestCase", "main", "skip", "skipIf", "skipUnless", "expectedFailure", "SkipTest"),
+    "the rest of unittest imports and runs tests by name, from other modules and from files (discover), and mock "
+    "patches any object; here tests come from the snippet's own TestCase classes: unittest.main(), or "
+    "TextTestRunner().run(TestLoader().loadTestsFromTestCase(MyTests))",
+    lambda execution: values(execution.refuse, execution.snippet_names, lambda: StandardStream("stderr").get()))

@@ -10,6 +10,7 @@ import sys
 import warnings
 
 from sandbox.restricted.base import SNIPPET_FILENAME
+from sandbox.restricted.subsets.subset import Subset
 
 ACTIONS = ("default", "error", "ignore", "always", "all", "module", "once")
 _registry: dict = {}  # the snippet's "once"/"default" bookkeeping
@@ -65,6 +66,11 @@ def catch_warnings(*, record=False):
 
 
 def values() -> dict:
-    """The functions module_subsets.SUBSETS["warnings"] names."""
-    from sandbox.restricted.subsets.registry import SUBSETS
-    return {name: globals()[name] for name in SUBSETS["warnings"]}
+    """The functions SUBSET names."""
+    return {name: globals()[name] for name in SUBSET.names}
+
+
+SUBSET = Subset(
+    "warnings", ("warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings"),
+    "the rest of warnings reads source files and replaces the interpreter's hooks",
+    lambda execution: values())
