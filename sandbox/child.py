@@ -327,19 +327,25 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
 
 
 def _result_frame(reply: dict, images: list, files: list, max_result: int, out_dir: bool = False) -> bytes:
-    """The result as a sectioned frame: the value's JSON, then each PNG and each
-    out/ file as raw bytes. A value larger than the output limit becomes its repr,
-    cut head and tail (marked result_truncated)."""
+    """The result as a sectioned frame: the value's JSON, its repr (what the model reads),
+    then each PNG and each out/ file as raw bytes. Both forms of the value are held to the
+    output cap: the repr is cut once, head and tail (marked result_truncated), and a JSON
+    form larger than the cap, or one with a string cut, is left out for the repr to stand for."""
     value = reply.pop("result", None)
+    text = reply.pop("result_repr", None)
     encoded = protocol.dumps(value)
     reply["result_bytes"] = len(encoded)
-    if len(encoded) > max_result:
-        # as text, head and tail; a quarter of the cap leaves room for JSON escapes
-        encoded = protocol.dumps(cutting.cut_text(repr(value), max_result // 4, out_dir)[0])
-        reply["result_truncated"] = True
+    values: list[tuple[str, bytes]] = []
+    if not reply.pop("result_cut", False) and len(encoded) <= max_result:
+        values.append(("result", encoded))
+    if isinstance(text, str):
+        text, reply["result_truncated"] = cutting.fit_text(text, max_result, out_dir)
+        values.append(("repr", text.encode("utf-8", "backslashreplace")))
+    elif not values:  # no repr to stand for a value too large (a run that ended without one)
+        values.append(("result", protocol.dumps(None)))
     reply["variables"] = [v[:MAX_VARIABLE_NAME] for v in reply.get("variables") or ()]
-    sections = [encoded] + images + [data for _, data in files]
-    listing = ([{"kind": "result", "size": len(encoded)}]
+    sections = [data for _, data in values] + images + [data for _, data in files]
+    listing = ([{"kind": kind, "size": len(data)} for kind, data in values]
                + [{"kind": "image", "mime_type": "image/png", "size": len(data)} for data in images]
                + [{"kind": "file", "path": path, "size": len(data)} for path, data in files])
     header = {**reply, "sections": listing}

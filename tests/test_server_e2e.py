@@ -180,7 +180,7 @@ result = {"median": statistics.median(data), "mode": statistics.mode(data)}
 @pytest.mark.parametrize("code,expected", [
     ("print('hello')\nresult = 2 + 2", "stdout:\nhello\nresult: 4"),
     (FIBONACCI, "stdout:\nfirst ten: [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]\nresult: 34"),
-    (STATISTICS, 'stdout:\nmean 5\nstdev 2.0\nresult: {"median": 4.5, "mode": 4}'),
+    (STATISTICS, "stdout:\nmean 5\nstdev 2.0\nresult: {'median': 4.5, 'mode': 4}"),
 ])
 def test_text_block_of_the_readme_examples(server, code, expected):
     """What the model reads: the printed lines and the result, no ids, timings or flags."""
@@ -216,6 +216,19 @@ def test_big_output_is_cut_head_and_tail_with_a_marker(server):
     data, result = execute(server, "result = 'R' * 60000 + 'END'")
     assert data["result_truncated"] and data["result"].startswith("'RRR") and data["result"].endswith("END'")
     assert "characters left out here" in data["result"]
+
+
+def test_the_text_block_shows_the_repr_and_one_cap_cuts_the_result_once(server):
+    """The model reads the value as Python shows it; the structured result stays JSON.
+    A 10 MB string is cut once, at the cap the description states, with one marker."""
+    data, result = execute(server, "result = (1, 'a', None, {1, 2})")
+    assert data["result"] == [1, "a", None, [1, 2]]
+    assert "result: (1, 'a', None, {1, 2})" in result_text(result)
+    data, result = execute(server, "result = 'S' * (10 << 20) + 'END'", timeout=60)
+    assert data["result_truncated"] and data["result"].endswith("END'")
+    assert 30 << 10 < len(data["result"].encode()) <= 32 << 10
+    shown = result_text(result)
+    assert shown.count("left out here") == 1 and "truncated" not in shown and shown.rstrip().endswith("END'")
 
 
 def test_layers_are_logged_at_start(server):

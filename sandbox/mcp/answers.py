@@ -38,7 +38,7 @@ EXIT_STATUS = ("the snippet ended with a non-zero exit status, which is reported
                "reaching the end is success; set `result = ...` to return a value, print() to report")
 
 
-def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
+def execution_text(result: dict, result_repr: str | None = None, *, max_timeout: float, max_memory: int) -> str:
     lines: list[str] = []
     error_type = result.get("error_type")
     if not result.get("success"):
@@ -52,7 +52,7 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
         if text:
             lines += [f"{stream}:", text.rstrip("\n")]
     if result.get("success") and result.get("result") is not None:
-        lines.append("result: " + _value(result["result"]))
+        lines.append("result: " + _value(result["result"], result_repr))
     images = result.get("images") or []
     if images:
         lines.append(f"{len(images)} figure{'s' if len(images) != 1 else ''} returned as image content")
@@ -100,10 +100,14 @@ def network_lines(connections: list) -> list[str]:
     return lines
 
 
-def _value(value) -> str:
-    if isinstance(value, str):
-        return value if "\n" not in value else "\n" + value
-    return json.dumps(value, ensure_ascii=False)
+def _value(value, text: str | None) -> str:
+    """The result as Python shows it (its repr, made and cut in the child); a string
+    that came whole as itself, for its lines to read as lines."""
+    if isinstance(value, str) and (text is None or text == repr(value)):
+        text = value
+    elif text is None:  # an answer made without the child's repr
+        text = json.dumps(value, ensure_ascii=False)
+    return text if "\n" not in text else "\n" + text
 
 
 # --------------------------------------------------------------------------- files and figures

@@ -500,7 +500,9 @@ class SandboxTools:
             result["stdout_truncated"] = result["stderr_truncated"] = False
         self.audit.execution(execution_id=result["execution_id"], result=result, output_sizes=sizes, **audit_args)
         blocks = answers.image_blocks(images, self.files) + file_blocks
-        return tool_result(result, is_error=not result["success"], text=self.answer_text(result), blocks=blocks)
+        result_repr = raw.get("result_repr") if isinstance(raw, dict) else None
+        return tool_result(result, is_error=not result["success"], text=self.answer_text(result, result_repr),
+                           blocks=blocks)
 
     # --- sessions
 
@@ -607,8 +609,8 @@ class SandboxTools:
             self.audit.security(refused.security_kind, str(refused), execution_id)
         return tool_result(result, is_error=True, text=self.answer_text(result))
 
-    def answer_text(self, result: dict) -> str:
-        return answers.execution_text(result, max_timeout=self.settings.max_timeout,
+    def answer_text(self, result: dict, result_repr: str | None = None) -> str:
+        return answers.execution_text(result, result_repr, max_timeout=self.settings.max_timeout,
                                       max_memory=self.settings.max_memory_limit)
 
     # --- validate_code
