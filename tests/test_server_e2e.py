@@ -109,6 +109,23 @@ def test_tools_list_is_at_most_6_kb_and_execute_codes_description_at_most_1200_c
     assert len(server.tools["execute_code"].description) <= 1200
 
 
+def test_tools_list_is_at_most_6_kb_with_every_profile_and_code_mode_on(tmp_path):
+    """The largest product-made listing: every profile, and code mode with its rules (the
+    stubs of the upstreams' own tools are theirs, capped apart: none connects here)."""
+    upstreams = tmp_path / "tool-servers.json"
+    upstreams.write_text(json.dumps({"mcpServers": {"gone": {"command": "/bin/true", "args": []}}}))
+    env = {"SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_ENABLE_FILESYSTEM": "true",
+           "SANDBOX_ENABLE_DATA_SCIENCE": "true", "SANDBOX_TOOL_SERVERS": str(upstreams)}
+    with blocking_session(env) as running:
+        tools = running.run(lambda r: r.session.list_tools())
+    description = next(tool.description for tool in tools.tools if tool.name == "execute_code")
+    if "data science: " not in description:
+        pytest.skip("the data-science libraries are not installed here")
+    assert "Code mode:" in description and "Network:" in description and "out/" in description
+    wire = tools.model_dump_json(by_alias=True, exclude_none=True)
+    assert len(wire.encode()) <= 6000, len(wire.encode())
+
+
 def test_output_schemas_carry_no_prose_and_accept_every_answer(server):
     """No titles, descriptions or defaults in what tools/list shows of an answer; every
     field a model object carries is a property of the published schema."""

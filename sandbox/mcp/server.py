@@ -900,11 +900,9 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
         use_container: Annotated[bool, Field(description=descriptions.USE_CONTAINER)] = False,
         files: Annotated[
             dict[Annotated[str, Field(max_length=255)], str | InputFile] | None,
-            Field(description='filesystem profile: files written before the run, {"path": "text"} or '
-                              '{"path": {"base64": "..."}}'),
+            Field(description="files written before the run"),
         ] = None,
-        session_id: Annotated[str | None, Field(max_length=100, description=(
-            "from create_session: run in that session"))] = None,
+        session_id: Annotated[str | None, Field(max_length=100, description="from create_session")] = None,
         ctx: Context = None,
     ) -> Annotated[CallToolResult, ExecutionResult]:
         if ctx is not None and tools.registry is not None:
@@ -917,7 +915,7 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
 
 
     async def validate_code(
-        code: Annotated[str, Field(description="Python source to check without running it")],
+        code: Annotated[str, Field(description="Python source")],
     ) -> Annotated[CallToolResult, ValidationResult]:
         return await tools.validate(code)
 
