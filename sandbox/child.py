@@ -358,20 +358,25 @@ def _artifacts(spec: ChildSpec, *, remove_files: bool) -> tuple[list, list, dict
     """Figures and out/ files of the run, and what to say about them; a failure
     while collecting them never hides the result, and is reported, not dropped.
     In a session, out/ files returned are removed: each comes back once."""
-    images, files, extra = [], [], {}
-    try:
-        images, truncated, refused_figures = artifacts.render_figures()
-        extra["images_truncated"] = truncated
-        if refused_figures:
-            extra["artifacts_error"] = "; ".join(refused_figures)[:300]
+    images, files, extra, errors = [], [], {}, []
+    try:  # out/ first: a figure saved there is matched while it is still open
         if spec.filesystem and "namespaces" in spec.layers:
             files, truncated, refused = artifacts.collect_output_files(remove=remove_files)
             extra["files_truncated"] = truncated
             if refused:
                 extra["files_refused"] = [{"path": path, "reason": why} for path, why in refused]
     except BaseException as exc:  # noqa: BLE001
-        said = [extra.get("artifacts_error"), f"{type(exc).__name__}: {exc}"]
-        extra["artifacts_error"] = "; ".join(filter(None, said))[:300]
+        errors.append(f"{type(exc).__name__}: {exc}")
+    try:
+        if files:
+            extra["figure_files"] = artifacts.figures_saved_as(files)
+        images, truncated, refused_figures = artifacts.render_figures()
+        extra["images_truncated"] = truncated
+        errors[:0] = refused_figures
+    except BaseException as exc:  # noqa: BLE001
+        errors.insert(0, f"{type(exc).__name__}: {exc}")
+    if errors:
+        extra["artifacts_error"] = "; ".join(errors)[:300]
     return images, files, extra
 
 

@@ -967,6 +967,21 @@ def test_a_pandas_analysis_comes_back_as_text_an_image_and_a_readable_csv():
     assert "base64" not in json.dumps(data["files"])
 
 
+def test_a_figure_saved_at_another_dpi_comes_back_once():
+    """One image per figure: the chart saved to out/ at 150 dpi and still open is the
+    figure's image, not an image and a second PNG."""
+    pytest.importorskip("matplotlib")
+    code = ("import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.savefig('out/hi.png', dpi=150)\n"
+            "plt.figure()\nplt.plot([2, 1])\nplt.savefig('out/other.png', dpi=150)\nplt.close()\n")
+    with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_ENABLE_DATA_SCIENCE": "true"}) as server:
+        data, result = execute(server, code, timeout=60, memory_limit="512m")
+    assert data["success"], data
+    assert len([b for b in result.content if b.type == "image"]) == 1
+    files = {f["path"]: f for f in data["files"]}
+    assert files["out/hi.png"]["returned_as"] == "image" and files["out/hi.png"]["uri"]
+    assert files["out/other.png"]["returned_as"] == "blob"   # its figure was closed: the file is all there is
+
+
 def test_a_binary_file_comes_back_once_as_a_blob_without_base64_in_the_data():
     with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true"}) as server:
         data, result = execute(server, "open('out/raw.bin', 'wb').write(bytes(range(256)))", timeout=20)

@@ -212,6 +212,8 @@ def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) 
         checked["files_refused"] = [
             {"path": ascii(str(item.get("path")))[1:-1][:300], "reason": _cap(str(item.get("reason")), 100)}
             for item in refused[:protocol.MAX_REFUSED_FILES] if isinstance(item, dict)]
+    figure_files = frame.get("figure_files")   # out/ PNGs the child matched to an open figure
+    figure_files = {p for p in figure_files if isinstance(p, str)} if isinstance(figure_files, list) else set()
     view, offset = memoryview(payload), 0
     for section in sections:
         data = view[offset:offset + section["size"]]
@@ -232,7 +234,8 @@ def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) 
             checked["images"].append({"mime_type": "image/png", "base64": base64.b64encode(data).decode("ascii")})
         else:
             checked["files"].append({"path": section["path"], "size": section["size"],
-                                     "base64": base64.b64encode(data).decode("ascii")})
+                                     "base64": base64.b64encode(data).decode("ascii"),
+                                     **({"figure": True} if section["path"] in figure_files else {})})
     if all(s["kind"] != "result" for s in sections):  # no JSON form within the cap: the repr stands for it
         checked["result"] = checked.get("result_repr")
     return checked

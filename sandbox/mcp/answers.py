@@ -149,9 +149,9 @@ def image_blocks(images: list[dict], store) -> list:
 def file_blocks(result: dict, store) -> list:
     """The run's out/ files: small text files as embedded text resources, small binaries
     as blob resources, the rest as resource links that resources/read serves from `store`
-    for a while; a PNG that is one of the run's figures (saved to out/ and still open) is
-    already an image block, so it comes back once. Rewrites result["files"] to say where
-    each went; the content is in the blocks only, never repeated as base64 in the data."""
+    for a while; a PNG that is one of the run's figures (saved to out/ and still open, at
+    any dpi) is already an image block, so it comes back once. Rewrites result["files"] to
+    say where each went; the content is in the blocks only, never base64 in the data."""
     blocks: list = []
     described = []
     figures = {image.get("base64") for image in result.get("images") or () if isinstance(image, dict)}
@@ -168,7 +168,7 @@ def file_blocks(result: dict, store) -> list:
         uri = store.put(item["path"], mime, data)
         entry = {"path": item["path"], "size": len(data), "mime_type": mime, "uri": uri, "returned_as": "link",
                  **({"note": note} if note else {})}
-        if mime == "image/png" and item["base64"] in figures:
+        if mime == "image/png" and (item["base64"] in figures or item.get("figure") is True):
             entry["returned_as"] = "image"
         elif text is not None and len(data) <= INLINE_TEXT:
             blocks.append(EmbeddedResource(type="resource", resource=TextResourceContents(
