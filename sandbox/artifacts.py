@@ -9,6 +9,7 @@ import base64
 import io
 import os
 import stat
+import struct
 import sys
 
 from sandbox.wire import image_check
@@ -152,3 +153,46 @@ def render_figures() -> tuple[list, bool, list]:
         images.append(data)
     pyplot.close("all")
     return images, truncated, refused
+
+
+def figures_saved_as(files: list) -> list[str]:
+    """The out/ PNGs that are an open figure saved at some dpi: the figure comes back
+    once, as its image. A PNG matplotlib writes says its dpi (the pHYs chunk); the
+    figure rendered at that dpi is then the file, byte for byte. Call it before
+    render_figures, which closes the figures."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    pngs = [(path, data, _png_dpi(data)) for path, data in files if path.lower().endswith(".png")]
+    if pyplot is None:
+        return []
+    found, renders = [], {}
+    for number in pyplot.get_fignums():
+        figure = pyplot.figure(number)
+        for path, data, dpi in pngs:
+            if dpi is None or path in found:
+                continue
+            if (number, dpi) not in renders:
+                width, height = (round(inches * dpi) for inches in figure.get_size_inches())
+                renders[number, dpi] = None
+                if image_check.size_refusal(width, height) is None:  # (no larger than the file itself)
+                    buf = io.BytesIO()
+                    figure.savefig(buf, format="png", dpi=dpi)
+                    renders[number, dpi] = buf.getvalue()
+            if renders[number, dpi] == data:
+                found.append(path)
+    return found
+
+
+def _png_dpi(data: bytes) -> int | None:
+    """The dots per inch a PNG's pHYs chunk gives (it comes before the image data)."""
+    at = len(image_check.PNG_SIGNATURE)
+    if data[:at] != image_check.PNG_SIGNATURE:
+        return None
+    while at + 8 <= len(data):
+        size, kind = struct.unpack_from(">I4s", data, at)
+        if kind == b"pHYs" and size == 9 and at + 17 <= len(data):
+            per_metre, _, unit = struct.unpack_from(">IIB", data, at + 8)
+            return (round(per_metre * 0.0254) or None) if unit == 1 else None
+        if kind == b"IDAT":
+            return None
+        at += 12 + size
+    return None

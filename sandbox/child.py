@@ -322,19 +322,25 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
 
 
 def _result_frame(reply: dict, images: list, files: list, max_result: int, out_dir: bool = False) -> bytes:
-    """The result as a sectioned frame: the value's JSON, then each PNG and each
-    out/ file as raw bytes. A value larger than the output limit becomes its repr,
-    cut head and tail (marked result_truncated)."""
+    """The result as a sectioned frame: the value's JSON, its repr (what the model reads),
+    then each PNG and each out/ file as raw bytes. Both forms of the value are held to the
+    output cap: the repr is cut once, head and tail (marked result_truncated), and a JSON
+    form larger than the cap, or one with a string cut, is left out for the repr to stand for."""
     value = reply.pop("result", None)
+    text = reply.pop("result_repr", None)
     encoded = protocol.dumps(value)
     reply["result_bytes"] = len(encoded)
-    if len(encoded) > max_result:
-        # as text, head and tail; a quarter of the cap leaves room for JSON escapes
-        encoded = protocol.dumps(cutting.cut_text(repr(value), max_result // 4, out_dir)[0])
-        reply["result_truncated"] = True
+    values: list[tuple[str, bytes]] = []
+    if not reply.pop("result_cut", False) and len(encoded) <= max_result:
+        values.append(("result", encoded))
+    if isinstance(text, str):
+        text, reply["result_truncated"] = cutting.fit_text(text, max_result, out_dir)
+        values.append(("repr", text.encode("utf-8", "backslashreplace")))
+    elif not values:  # no repr to stand for a value too large (a run that ended without one)
+        values.append(("result", protocol.dumps(None)))
     reply["variables"] = [v[:MAX_VARIABLE_NAME] for v in reply.get("variables") or ()]
-    sections = [encoded] + images + [data for _, data in files]
-    listing = ([{"kind": "result", "size": len(encoded)}]
+    sections = [data for _, data in values] + images + [data for _, data in files]
+    listing = ([{"kind": kind, "size": len(data)} for kind, data in values]
                + [{"kind": "image", "mime_type": "image/png", "size": len(data)} for data in images]
                + [{"kind": "file", "path": path, "size": len(data)} for path, data in files])
     header = {**reply, "sections": listing}
@@ -347,20 +353,25 @@ def _artifacts(spec: ChildSpec, *, remove_files: bool) -> tuple[list, list, dict
     """Figures and out/ files of the run, and what to say about them; a failure
     while collecting them never hides the result, and is reported, not dropped.
     In a session, out/ files returned are removed: each comes back once."""
-    images, files, extra = [], [], {}
-    try:
-        images, truncated, refused_figures = artifacts.render_figures()
-        extra["images_truncated"] = truncated
-        if refused_figures:
-            extra["artifacts_error"] = "; ".join(refused_figures)[:300]
+    images, files, extra, errors = [], [], {}, []
+    try:  # out/ first: a figure saved there is matched while it is still open
         if spec.filesystem and "namespaces" in spec.layers:
             files, truncated, refused = artifacts.collect_output_files(remove=remove_files)
             extra["files_truncated"] = truncated
             if refused:
                 extra["files_refused"] = [{"path": path, "reason": why} for path, why in refused]
     except BaseException as exc:  # noqa: BLE001
-        said = [extra.get("artifacts_error"), f"{type(exc).__name__}: {exc}"]
-        extra["artifacts_error"] = "; ".join(filter(None, said))[:300]
+        errors.append(f"{type(exc).__name__}: {exc}")
+    try:
+        if files:
+            extra["figure_files"] = artifacts.figures_saved_as(files)
+        images, truncated, refused_figures = artifacts.render_figures()
+        extra["images_truncated"] = truncated
+        errors[:0] = refused_figures
+    except BaseException as exc:  # noqa: BLE001
+        errors.insert(0, f"{type(exc).__name__}: {exc}")
+    if errors:
+        extra["artifacts_error"] = "; ".join(errors)[:300]
     return images, files, extra
 
 

@@ -146,12 +146,17 @@ def _serve_stdio(settings: Settings) -> int:
     from sandbox.mcp.server import build_server
 
     # The transport points fd 0/1 away from the wire while serving, and the runner
-    # starts inside it (in the lifespan), so the zygote never inherits the wire.
-    return _run_stdio(build_server(settings, Runner(runner_config(settings))))
+    # starts inside it, so the zygote never inherits the wire.
+    runner = Runner(runner_config(settings))
+    return _run_stdio(build_server(settings, runner), runner)
 
 
-def _run_stdio(server) -> int:
+def _run_stdio(server, runner=None) -> int:
+    """Serve `server` over stdio. With a `runner`, it starts first: a start that fails
+    (SANDBOX_REQUIRE naming a layer the host lacks, a fork server that dies) is served
+    to the client as the problem, as a bad configuration is, and the exit status is 1."""
     from sandbox.mcp import stdio
+    from sandbox.mcp.config_failure import build_failed_server, start_problem
 
     if not stdio.usable():  # stdin or stdout is a regular file: the SDK's threaded transport
         try:
@@ -159,15 +164,23 @@ def _run_stdio(server) -> int:
         except BaseException as exc:
             return _startup_failure(exc)
         return 0
-    lowlevel = server._lowlevel_server
+    failed = []
 
     async def serve() -> None:
         async with stdio.stdio_transport() as (read_stream, write_stream):
+            lowlevel = server._lowlevel_server
+            try:
+                if runner is not None:
+                    await runner.start()
+            except Exception as exc:  # noqa: BLE001 - every failed start is told to the client
+                await runner.aclose()
+                failed.append(_startup_failure(exc))
+                lowlevel = build_failed_server(_start_failure_text(exc), start_problem)._lowlevel_server
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     try:
         signum = asyncio.run(_until_signalled(serve()))
-        return 128 + signum if signum else 0
+        return 128 + signum if signum else (failed[0] if failed else 0)
     except BaseException as exc:
         return _startup_failure(exc)
 
@@ -255,6 +268,18 @@ def _startup_failure(exc: BaseException) -> int:
         logger.error("mcp-server-python-sandbox stopped: %s", exc)
         return 1
     raise exc
+
+
+def _start_failure_text(exc: Exception) -> str:
+    """What the client is told of a failed start."""
+    from sandbox.forkserver.runner import LayerUnavailable
+
+    found = _find(exc, LayerUnavailable)
+    if found is not None:
+        missing = "; ".join(f"{layer} ({reason})" for layer, reason in getattr(found, "missing", []))
+        return (f"SANDBOX_REQUIRE names isolation layers this host does not have: {missing}; run it on a host "
+                "that has them, or leave them out of SANDBOX_REQUIRE")
+    return str(exc) or type(exc).__name__
 
 
 def _find(exc: BaseException, kind: type) -> BaseException | None:

@@ -73,6 +73,16 @@ def test_text_block_shapes():
                        "hint: use less memory (smaller data, generators), or pass a larger memory_limit (up to 1g)")
 
 
+def test_the_text_block_shows_the_repr_and_a_whole_string_as_itself():
+    def shown(value, repr_text):
+        return answers.execution_text({"success": True, "result": value}, repr_text, max_timeout=300, max_memory=1)
+    assert shown([1, "a", None, [1, 2]], "(1, 'a', None, {1, 2})") == "result: (1, 'a', None, {1, 2})"
+    assert shown("1.5", "Decimal('1.5')") == "result: Decimal('1.5')"
+    assert shown("two\nlines", repr("two\nlines")) == "result: \ntwo\nlines"
+    assert shown("'RR\n[... 9 characters left out here ...]\nRR'", "'RR\n[... 9 characters left out here ...]\nRR'") \
+        .startswith("result: \n'RR")
+
+
 def test_description_says_what_runs_what_is_refused_where_files_go_and_the_limits():
     basic = execute_description(Settings())
     assert "fresh process" in basic and "create_session" in basic and "data science:" not in basic

@@ -136,6 +136,23 @@ def test_serve_refuses_to_start_without_a_required_layer():
     assert done.stdout == ""
 
 
+def test_a_start_refused_for_a_missing_layer_reaches_the_client_as_an_answer_it_can_show():
+    """Not "Connection closed": initialize completes, the tools carry the problem, every
+    call answers with it, and the server exits 1 when the client leaves."""
+    from mcp_client import open_session
+
+    async def scenario():
+        env = {"SANDBOX_REQUIRE": "landlock", "SANDBOX_UNSAFE_DISABLE_LAYERS": "landlock"}
+        async with open_session(env) as server:
+            answer = await server.session.call_tool("execute_code", {"code": "1"})
+            return server.tools, answer
+
+    tools, answer = anyio.run(scenario)
+    assert "could not start" in tools["execute_code"].description
+    text = answer.content[0].text
+    assert answer.is_error and "could not start" in text and "SANDBOX_REQUIRE" in text and "landlock" in text, text
+
+
 def test_require_all_starts_when_every_layer_is_active():
     report = json.loads(cli("check", "--json").stdout)
     everything_active = all(layer["active"] for layer in report["layers"].values())

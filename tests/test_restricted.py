@@ -23,7 +23,7 @@ from slowness import scaled  # noqa: E402
 
 BASIC = profiles.allowed_modules(["basic"])
 CORPUS = pathlib.Path(__file__).resolve().parent / "redteam" / "corpus.json"  # carried with the project
-RESULT_KEYS = {"success", "result", "variables", "error", "error_type", "line", "traceback",
+RESULT_KEYS = {"success", "result", "result_repr", "result_cut", "variables", "error", "error_type", "line", "traceback",
                "security_events"}
 
 

@@ -109,6 +109,23 @@ def test_tools_list_is_at_most_6_kb_and_execute_codes_description_at_most_1200_c
     assert len(server.tools["execute_code"].description) <= 1200
 
 
+def test_tools_list_is_at_most_6_kb_with_every_profile_and_code_mode_on(tmp_path):
+    """The largest product-made listing: every profile, and code mode with its rules (the
+    stubs of the upstreams' own tools are theirs, capped apart: none connects here)."""
+    upstreams = tmp_path / "tool-servers.json"
+    upstreams.write_text(json.dumps({"mcpServers": {"gone": {"command": "/bin/true", "args": []}}}))
+    env = {"SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_ENABLE_FILESYSTEM": "true",
+           "SANDBOX_ENABLE_DATA_SCIENCE": "true", "SANDBOX_TOOL_SERVERS": str(upstreams)}
+    with blocking_session(env) as running:
+        tools = running.run(lambda r: r.session.list_tools())
+    description = next(tool.description for tool in tools.tools if tool.name == "execute_code")
+    if "data science: " not in description:
+        pytest.skip("the data-science libraries are not installed here")
+    assert "Code mode:" in description and "Network:" in description and "out/" in description
+    wire = tools.model_dump_json(by_alias=True, exclude_none=True)
+    assert len(wire.encode()) <= 6000, len(wire.encode())
+
+
 def test_output_schemas_carry_no_prose_and_accept_every_answer(server):
     """No titles, descriptions or defaults in what tools/list shows of an answer; every
     field a model object carries is a property of the published schema."""
@@ -180,7 +197,7 @@ result = {"median": statistics.median(data), "mode": statistics.mode(data)}
 @pytest.mark.parametrize("code,expected", [
     ("print('hello')\nresult = 2 + 2", "stdout:\nhello\nresult: 4"),
     (FIBONACCI, "stdout:\nfirst ten: [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]\nresult: 34"),
-    (STATISTICS, 'stdout:\nmean 5\nstdev 2.0\nresult: {"median": 4.5, "mode": 4}'),
+    (STATISTICS, "stdout:\nmean 5\nstdev 2.0\nresult: {'median': 4.5, 'mode': 4}"),
 ])
 def test_text_block_of_the_readme_examples(server, code, expected):
     """What the model reads: the printed lines and the result, no ids, timings or flags."""
@@ -216,6 +233,19 @@ def test_big_output_is_cut_head_and_tail_with_a_marker(server):
     data, result = execute(server, "result = 'R' * 60000 + 'END'")
     assert data["result_truncated"] and data["result"].startswith("'RRR") and data["result"].endswith("END'")
     assert "characters left out here" in data["result"]
+
+
+def test_the_text_block_shows_the_repr_and_one_cap_cuts_the_result_once(server):
+    """The model reads the value as Python shows it; the structured result stays JSON.
+    A 10 MB string is cut once, at the cap the description states, with one marker."""
+    data, result = execute(server, "result = (1, 'a', None, {1, 2})")
+    assert data["result"] == [1, "a", None, [1, 2]]
+    assert "result: (1, 'a', None, {1, 2})" in result_text(result)
+    data, result = execute(server, "result = 'S' * (10 << 20) + 'END'", timeout=60)
+    assert data["result_truncated"] and data["result"].endswith("END'")
+    assert 30 << 10 < len(data["result"].encode()) <= 32 << 10
+    shown = result_text(result)
+    assert shown.count("left out here") == 1 and "truncated" not in shown and shown.rstrip().endswith("END'")
 
 
 def test_layers_are_logged_at_start(server):
@@ -935,6 +965,21 @@ def test_a_pandas_analysis_comes_back_as_text_an_image_and_a_readable_csv():
     assert files["out/chart.png"]["returned_as"] == "image" and files["out/chart.png"]["uri"]
     assert "file out/chart.png" in text and "as the figure's image" in text
     assert "base64" not in json.dumps(data["files"])
+
+
+def test_a_figure_saved_at_another_dpi_comes_back_once():
+    """One image per figure: the chart saved to out/ at 150 dpi and still open is the
+    figure's image, not an image and a second PNG."""
+    pytest.importorskip("matplotlib")
+    code = ("import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.savefig('out/hi.png', dpi=150)\n"
+            "plt.figure()\nplt.plot([2, 1])\nplt.savefig('out/other.png', dpi=150)\nplt.close()\n")
+    with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true", "SANDBOX_ENABLE_DATA_SCIENCE": "true"}) as server:
+        data, result = execute(server, code, timeout=60, memory_limit="512m")
+    assert data["success"], data
+    assert len([b for b in result.content if b.type == "image"]) == 1
+    files = {f["path"]: f for f in data["files"]}
+    assert files["out/hi.png"]["returned_as"] == "image" and files["out/hi.png"]["uri"]
+    assert files["out/other.png"]["returned_as"] == "blob"   # its figure was closed: the file is all there is
 
 
 def test_a_binary_file_comes_back_once_as_a_blob_without_base64_in_the_data():

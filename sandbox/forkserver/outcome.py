@@ -211,6 +211,8 @@ def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) 
         checked["files_refused"] = [
             {"path": ascii(str(item.get("path")))[1:-1][:300], "reason": _cap(str(item.get("reason")), 100)}
             for item in refused[:protocol.MAX_REFUSED_FILES] if isinstance(item, dict)]
+    figure_files = frame.get("figure_files")   # out/ PNGs the child matched to an open figure
+    figure_files = {p for p in figure_files if isinstance(p, str)} if isinstance(figure_files, list) else set()
     view, offset = memoryview(payload), 0
     for section in sections:
         data = view[offset:offset + section["size"]]
@@ -220,21 +222,29 @@ def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) 
             if isinstance(value, str) and value.startswith("!"):
                 return value[1:]
             checked["result"] = value[0]
+        elif section["kind"] == "repr":
+            try:
+                checked["result_repr"] = bytes(data).decode("utf-8")
+            except UnicodeDecodeError:
+                return "result frame holds a repr that is not UTF-8"
         elif section["kind"] == "image":
             if bytes(data[:len(PNG_SIGNATURE)]) != PNG_SIGNATURE or image_check.refusal(data) is not None:
                 return "result frame has an image that is not a PNG of a size a client may decode"
             checked["images"].append({"mime_type": "image/png", "base64": base64.b64encode(data).decode("ascii")})
         else:
             checked["files"].append({"path": section["path"], "size": section["size"],
-                                     "base64": base64.b64encode(data).decode("ascii")})
+                                     "base64": base64.b64encode(data).decode("ascii"),
+                                     **({"figure": True} if section["path"] in figure_files else {})})
+    if all(s["kind"] != "result" for s in sections):  # no JSON form within the cap: the repr stands for it
+        checked["result"] = checked.get("result_repr")
     return checked
 
 
 def _check_sections(sections, payload_size: int, result_cap: int) -> list | str:
     """Kinds, counts and sizes of the sections against the caps and the payload."""
-    if not isinstance(sections, list) or len(sections) > 1 + protocol.MAX_IMAGES + protocol.MAX_OUTPUT_FILES:
+    if not isinstance(sections, list) or len(sections) > 2 + protocol.MAX_IMAGES + protocol.MAX_OUTPUT_FILES:
         return "result frame sections are not a short list"
-    checked, counts, file_bytes, image_bytes, paths = [], {"result": 0, "image": 0, "file": 0}, 0, 0, set()
+    checked, counts, file_bytes, image_bytes, paths = [], {"result": 0, "repr": 0, "image": 0, "file": 0}, 0, 0, set()
     for section in sections:
         if not isinstance(section, dict) or section.get("kind") not in counts:
             return "result frame has a section of no known kind"
@@ -242,8 +252,8 @@ def _check_sections(sections, payload_size: int, result_cap: int) -> list | str:
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             return "result frame has a section without a valid size"
         counts[kind] += 1
-        if kind == "result" and (counts[kind] > 1 or size > result_cap):
-            return "result frame has more than one result, or one larger than the output limit"
+        if kind in ("result", "repr") and (counts[kind] > 1 or size > result_cap):
+            return f"result frame has more than one {kind}, or one larger than the output limit"
         if kind == "image":
             image_bytes += size
             if (counts[kind] > protocol.MAX_IMAGES or size > protocol.MAX_IMAGE_BYTES

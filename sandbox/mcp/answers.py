@@ -38,7 +38,7 @@ EXIT_STATUS = ("the snippet ended with a non-zero exit status, which is reported
                "reaching the end is success; set `result = ...` to return a value, print() to report")
 
 
-def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
+def execution_text(result: dict, result_repr: str | None = None, *, max_timeout: float, max_memory: int) -> str:
     lines: list[str] = []
     error_type = result.get("error_type")
     if not result.get("success"):
@@ -52,7 +52,7 @@ def execution_text(result: dict, *, max_timeout: float, max_memory: int) -> str:
         if text:
             lines += [f"{stream}:", text.rstrip("\n")]
     if result.get("success") and result.get("result") is not None:
-        lines.append("result: " + _value(result["result"]))
+        lines.append("result: " + _value(result["result"], result_repr))
     images = result.get("images") or []
     if images:
         lines.append(f"{len(images)} figure{'s' if len(images) != 1 else ''} returned as image content")
@@ -100,10 +100,14 @@ def network_lines(connections: list) -> list[str]:
     return lines
 
 
-def _value(value) -> str:
-    if isinstance(value, str):
-        return value if "\n" not in value else "\n" + value
-    return json.dumps(value, ensure_ascii=False)
+def _value(value, text: str | None) -> str:
+    """The result as Python shows it (its repr, made and cut in the child); a string
+    that came whole as itself, for its lines to read as lines."""
+    if isinstance(value, str) and (text is None or text == repr(value)):
+        text = value
+    elif text is None:  # an answer made without the child's repr
+        text = json.dumps(value, ensure_ascii=False)
+    return text if "\n" not in text else "\n" + text
 
 
 # --------------------------------------------------------------------------- files and figures
@@ -145,9 +149,9 @@ def image_blocks(images: list[dict], store) -> list:
 def file_blocks(result: dict, store) -> list:
     """The run's out/ files: small text files as embedded text resources, small binaries
     as blob resources, the rest as resource links that resources/read serves from `store`
-    for a while; a PNG that is one of the run's figures (saved to out/ and still open) is
-    already an image block, so it comes back once. Rewrites result["files"] to say where
-    each went; the content is in the blocks only, never repeated as base64 in the data."""
+    for a while; a PNG that is one of the run's figures (saved to out/ and still open, at
+    any dpi) is already an image block, so it comes back once. Rewrites result["files"] to
+    say where each went; the content is in the blocks only, never base64 in the data."""
     blocks: list = []
     described = []
     figures = {image.get("base64") for image in result.get("images") or () if isinstance(image, dict)}
@@ -164,7 +168,7 @@ def file_blocks(result: dict, store) -> list:
         uri = store.put(item["path"], mime, data)
         entry = {"path": item["path"], "size": len(data), "mime_type": mime, "uri": uri, "returned_as": "link",
                  **({"note": note} if note else {})}
-        if mime == "image/png" and item["base64"] in figures:
+        if mime == "image/png" and (item["base64"] in figures or item.get("figure") is True):
             entry["returned_as"] = "image"
         elif text is not None and len(data) <= INLINE_TEXT:
             blocks.append(EmbeddedResource(type="resource", resource=TextResourceContents(

@@ -1,10 +1,11 @@
-"""The server a bad configuration leaves: it still speaks MCP, so the client can show why.
+"""The server a bad configuration or a failed start leaves: it still speaks MCP, so the
+client can show why.
 
 A client that starts a server which exits at once shows "Connection closed", with the
 reason only in a log few users open. Instead this server completes `initialize` (its
 instructions carry the problem), lists the sandbox's tools with the problem as their
-description, and answers every call with it: the setting, the value, what is accepted
-or what to install. Nothing runs: no fork server, no sandbox.
+description, and answers every call with it: the setting, the value, what is accepted,
+what to install, or what the host lacks. Nothing runs: no fork server, no sandbox.
 """
 
 from __future__ import annotations
@@ -24,8 +25,15 @@ def problem(message: str) -> str:
             "in the MCP client's configuration for this server (its env) and restarts the server.")
 
 
-def build_failed_server(message: str) -> MCPServer:
-    text = problem(message)
+def start_problem(message: str) -> str:
+    return (f"The sandbox is not running: it could not start: {message}. The operator fixes this on the host "
+            "or in the server's settings (the MCP client's env for it) and restarts the server; its log on "
+            "stderr has the details.")
+
+
+def build_failed_server(message: str, explain=problem) -> MCPServer:
+    """`explain`: problem (a setting was refused) or start_problem (the sandbox could not start)."""
+    text = explain(message)
     server = MCPServer(SERVER_NAME, version=__version__, instructions=text)
 
     async def unavailable() -> CallToolResult:

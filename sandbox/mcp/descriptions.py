@@ -17,18 +17,18 @@ MAX_EXTRA_IN_DESCRIPTION = 50   # SANDBOX_ALLOWED_IMPORTS, likewise
 
 # Modules a model reaches for first, named in the description; the rest of the basic
 # profile is in get_sandbox_info.
-BASIC_EXAMPLES = ("json", "re", "math", "datetime", "collections", "itertools")
+BASIC_EXAMPLES = ("json", "re", "math", "datetime")
 # Sandbox subsets a model reaches for first; get_sandbox_info lists them all.
-SUBSET_EXAMPLES = ("sys", "io", "os", "asyncio", "logging", "traceback", "pathlib", "sqlite3")
+SUBSET_EXAMPLES = ("sys", "io", "os")
 
 
 def execute_description(s: Settings, stubs: list | None = None, *, scratch: bool = True) -> str:
     """execute_code's description. `scratch`: the sandbox has a private working
     directory, which only its mount namespace gives."""
     parts = [
-        "Run Python 3 in a sandbox. Each call is a fresh process: send all it needs"
+        "Run Python 3 in a sandbox: a fresh process per call, so send all it needs"
         + (", or pass a session_id from create_session to keep globals" if s.max_sessions else "")
-        + ". Return a value with `result = ...` or a final expression; print() gives stdout.",
+        + ". Return a value with `result = ...` or a final expression.",
         modules_note(s),
     ]
     if s.restricted_python:
@@ -37,9 +37,8 @@ def execute_description(s: Settings, stubs: list | None = None, *, scratch: bool
     parts.append(network_note(s, short=True) if s.enable_network else "No network.")
     parts.append(
         f"Limits: timeout {s.timeout:g} s (max {s.max_timeout:g}), memory_limit {format_size(s.default_memory_limit)} "
-        f"(max {format_size(s.max_memory_limit)}); stdout, stderr and result each keep {format_size(s.max_output_size)} "
-        "(head and tail).")
-    parts.append("An error says what to do instead. get_sandbox_info lists every module and limit.")
+        f"(max {format_size(s.max_memory_limit)}); stdout, stderr and result each keep {format_size(s.max_output_size)}.")
+    parts.append("get_sandbox_info has every module and limit; errors say what to do.")
     if s.tool_servers:
         parts.append(code_mode_note(stubs or []))
     return " ".join(parts)
@@ -66,7 +65,7 @@ def _top_level(names) -> list[str]:
 
 # The RestrictedPython rules a model would otherwise learn one failed call at a time.
 RULES = ("Refused (write instead): eval/exec/compile (the code itself), dunders but __name__/__class__/__dict__/"
-         "__init__ (Base.__init__(self)), metaclasses but ABCMeta (__init_subclass__), other modules.")
+         "__init__ (Base.__init__(self)), metaclasses but ABCMeta (__init_subclass__).")
 
 
 def rules_detail() -> str:
@@ -88,8 +87,7 @@ def rules_detail() -> str:
 
 def files_note(s: Settings, scratch: bool) -> str:
     if s.enable_filesystem:
-        return ("Files: a private workspace (open, pathlib, shutil...); `files` adds inputs; files written under "
-                f"out/ come back (large ones as links for {s.file_ttl:g} s).")
+        return "Files: a private workspace; `files` adds inputs; files written under out/ come back."
     if scratch:
         return ("Files: open() reaches a scratch directory, gone after the call"
                 + (" (figures come back as images)." if s.enable_data_science else "."))
@@ -103,9 +101,7 @@ def network_note(s: Settings, *, short: bool = False) -> str:
     if short and len(reach) > MAX_POLICY_IN_DESCRIPTION:
         reach = "the hosts in SANDBOX_NETWORK_ALLOW"
     if short:
-        return (f"Network: HTTP(S) only, via the proxy {namespaces.PROXY_URL} (urllib, requests), "
-                f"to {reach}; {s.network_max_connections} connections, {format_size(s.network_max_bytes)} "
-                "per call.")
+        return f"Network: HTTP(S) only, via the sandbox's proxy (urllib, requests), to {reach}."
     return (f"Network: HTTP and HTTPS only, through the sandbox's proxy ({namespaces.PROXY_URL}, set in "
             "HTTP_PROXY/HTTPS_PROXY, so urllib.request and requests work unchanged; it speaks SOCKS5 too; "
             f"other sockets reach nothing), to {reach} (SANDBOX_NETWORK_ALLOW); at most "
@@ -113,23 +109,22 @@ def network_note(s: Settings, *, short: bool = False) -> str:
 
 
 def code_mode_note(stubs: list) -> str:
-    head = ("Code mode: tools.<server>.<tool>(**arguments) calls another MCP server's tool and returns its "
-            "structured result (else its text, parsed as JSON when it is JSON); a failed call raises ToolError; "
-            "calls count against a budget per execution.")
+    head = ("Code mode: tools.<server>.<tool>(**arguments) returns that MCP tool's result or raises ToolError; "
+            "calls per execution are budgeted.")
     if not stubs:
-        return head + " No tool server is connected yet: get_sandbox_info lists them (tool_stubs)."
+        return head + " No tool server connected yet."
     if len(stubs) > MAX_STUBS_IN_DESCRIPTION:
         return head + f" {len(stubs)} tools are available: get_sandbox_info lists them (tool_stubs)."
     return head + " Available: " + "; ".join(stubs) + "."
 
 
 def session_description(s: Settings) -> str:
-    return (f"Start a process whose globals and files last across the execute_code calls given its session_id, "
-            f"until {s.session_ttl:g} s idle, {s.session_max_lifetime:g} s old, close_session, or a call's timeout, "
-            f"memory error or crash (session_ended). At most {s.max_sessions}; memory_limit covers it all.")
+    return (f"A process whose globals and files last across execute_code calls given its session_id, until "
+            f"{s.session_ttl:g} s idle, {s.session_max_lifetime:g} s old, close_session or a failure (session_ended). "
+            f"At most {s.max_sessions}; memory_limit covers it all.")
 
 
 CLOSE_SESSION = "End a session and its state."
 VALIDATE_CODE = "Check Python against the sandbox's rules without running it."
 SANDBOX_INFO = "This sandbox's profiles, modules, limits and active isolation layers."
-USE_CONTAINER = "compatibility name (no container runs): true fails unless every isolation layer is active"
+USE_CONTAINER = "compatibility name (no container runs): true needs every isolation layer active"

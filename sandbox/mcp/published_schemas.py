@@ -4,10 +4,9 @@ Every conversation pays for tools/list, so a schema says what a program needs to
 an answer and nothing a model reads elsewhere: no titles, no prose (the descriptions
 say what a field means), `X | None` as a type list. An output schema names every field
 of the answer with its type; a field that holds records (files, network connections,
-layers) says only that it is an object or a list: the answer itself shows the keys. It lists no required
-fields: an answer always carries every field, and a list of them all would repeat the
-properties. The models in
-server.py stay the one source: the SDK checks answers against them, a client checks
+layers) or a list says only that it is an object or a list: the answer itself shows
+what they hold. It lists no required fields: an answer always carries every field, and
+a list of them all would repeat the properties. The models in server.py stay the one source: the SDK checks answers against them, a client checks
 them against these, which accept every answer the models do.
 """
 
@@ -42,12 +41,14 @@ def input_schema(schema: dict, without=()) -> dict:
 
 
 def _records_as_objects(field: dict) -> dict:
-    """An object field: {"type": "object"}; a list of records: {"type": "array"}."""
+    """An object field: {"type": "object"}; a list: {"type": "array"} (the answer shows
+    what it holds); an enum without the types its values already say."""
     if "properties" in field or "additionalProperties" in field or "object" in _types(field):
         return {"type": field.get("type", "object")}
-    items = field.get("items")
-    if isinstance(items, dict) and _records_as_objects(items) != items:
+    if "items" in field:
         return {key: value for key, value in field.items() if key != "items"}
+    if "enum" in field:
+        return {key: value for key, value in field.items() if key != "type"}
     return field
 
 

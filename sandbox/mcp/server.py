@@ -500,7 +500,9 @@ class SandboxTools:
             result["stdout_truncated"] = result["stderr_truncated"] = False
         self.audit.execution(execution_id=result["execution_id"], result=result, output_sizes=sizes, **audit_args)
         blocks = answers.image_blocks(images, self.files) + file_blocks
-        return tool_result(result, is_error=not result["success"], text=self.answer_text(result), blocks=blocks)
+        result_repr = raw.get("result_repr") if isinstance(raw, dict) else None
+        return tool_result(result, is_error=not result["success"], text=self.answer_text(result, result_repr),
+                           blocks=blocks)
 
     # --- sessions
 
@@ -607,8 +609,8 @@ class SandboxTools:
             self.audit.security(refused.security_kind, str(refused), execution_id)
         return tool_result(result, is_error=True, text=self.answer_text(result))
 
-    def answer_text(self, result: dict) -> str:
-        return answers.execution_text(result, max_timeout=self.settings.max_timeout,
+    def answer_text(self, result: dict, result_repr: str | None = None) -> str:
+        return answers.execution_text(result, result_repr, max_timeout=self.settings.max_timeout,
                                       max_memory=self.settings.max_memory_limit)
 
     # --- validate_code
@@ -898,11 +900,9 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
         use_container: Annotated[bool, Field(description=descriptions.USE_CONTAINER)] = False,
         files: Annotated[
             dict[Annotated[str, Field(max_length=255)], str | InputFile] | None,
-            Field(description='filesystem profile: files written before the run, {"path": "text"} or '
-                              '{"path": {"base64": "..."}}'),
+            Field(description="files written before the run"),
         ] = None,
-        session_id: Annotated[str | None, Field(max_length=100, description=(
-            "from create_session: run in that session"))] = None,
+        session_id: Annotated[str | None, Field(max_length=100, description="from create_session")] = None,
         ctx: Context = None,
     ) -> Annotated[CallToolResult, ExecutionResult]:
         if ctx is not None and tools.registry is not None:
@@ -915,7 +915,7 @@ def _register_tools(server: MCPServer, tools: SandboxTools) -> None:
 
 
     async def validate_code(
-        code: Annotated[str, Field(description="Python source to check without running it")],
+        code: Annotated[str, Field(description="Python source")],
     ) -> Annotated[CallToolResult, ValidationResult]:
         return await tools.validate(code)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-import stat
+import select
 import sys
 from contextlib import asynccontextmanager
 
@@ -31,12 +31,15 @@ HUMAN_HINT = ("mcp-server-python-sandbox: this program speaks MCP (JSON-RPC, one
 
 
 def usable() -> bool:
-    """asyncio pipes take pipes, sockets and terminals, not regular files."""
+    """asyncio pipes take what epoll can watch: pipes, sockets and terminals, not regular
+    files or /dev/null (with which the SDK's threaded transport reads EOF and ends)."""
     try:
-        modes = [os.fstat(fd).st_mode for fd in (0, 1)]
+        with select.epoll() as poller:
+            poller.register(0, select.EPOLLIN)
+            poller.register(1, select.EPOLLOUT)
     except OSError:
         return False
-    return all(stat.S_ISFIFO(m) or stat.S_ISSOCK(m) or stat.S_ISCHR(m) for m in modes)
+    return True
 
 
 def _claim(fd: int, diversion: int) -> int:

@@ -34,14 +34,14 @@ def cap_text(s, limit: int) -> tuple[str, bool]:
     return s[: limit - len(marker)] + marker, True
 
 
-def _safe_repr(value, limit: int) -> str:
+def _safe_repr(value, limit: int | None) -> str:
     try:
         text = repr(value)
         if not isinstance(text, str):
             raise TypeError("__repr__ returned a non-string")
     except BaseException as exc:  # noqa: BLE001 - any failure becomes a placeholder
         return f"<unrepresentable {_type_name(value)}: {type(exc).__name__}>"
-    if len(text) > limit:
+    if limit is not None and len(text) > limit:
         text = text[:limit] + f"... [truncated {len(text) - limit} chars]"
     return _clean_str(text)
 
@@ -70,6 +70,7 @@ class _Encoder:
         self.max_str = max_str
         self.budget = max_items * 10  # total values emitted: item caps alone multiply with depth
         self.active: set[int] = set()  # ids of the containers on the current path (cycle check)
+        self.cut_string = False  # a string was cut: the copy is not the value's JSON form
 
     def encode(self, value, depth: int):
         try:
@@ -121,7 +122,8 @@ class _Encoder:
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
 
     def _str(self, value: str) -> str:
-        text, _ = cap_text(str.__str__(value), self.max_str)
+        text, cut = cap_text(str.__str__(value), self.max_str)
+        self.cut_string |= cut
         return _clean_str(text)
 
     def _bytes(self, value) -> str:
@@ -200,3 +202,19 @@ def to_jsonable(value, *, max_depth: int = 50, max_items: int = 1000, max_str: i
         return _Encoder(max_depth, max_items, max_str).encode(value, 0)
     except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError, hostile __eq__...
         return f"<unserializable {_type_name(value)}: {type(exc).__name__}>"
+
+
+def reported_value(value) -> dict:
+    """The result as the child reports it: ``result``, its JSON-safe copy, and
+    ``result_repr``, the value's repr, which is what the model reads. A copy that had to
+    cut a string is not the value's JSON form: it comes as None with ``result_cut``, and
+    the repr, cut once at the output cap where the frame is made, stands for it. Runs
+    in the run, under its policy: a snippet's __repr__ runs as printing the value would
+    run it. Never raises."""
+    encoder = _Encoder(50, 1000, 100_000)
+    try:
+        copy = encoder.encode(value, 0)
+    except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError, hostile __eq__...
+        copy = f"<unserializable {_type_name(value)}: {type(exc).__name__}>"
+    return {"result": None if encoder.cut_string else copy, "result_cut": encoder.cut_string,
+            "result_repr": _safe_repr(value, None)}

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable
 
 from sandbox.restricted.libraries import policy as library_policy
 from sandbox.restricted.subsets import snippet_traceback
-from sandbox.restricted.results import cap_text, to_jsonable
+from sandbox.restricted.results import cap_text, reported_value
 from sandbox.restricted.base import (
     MAX_EVENT_DETAIL,
     MAX_MESSAGE,
@@ -99,7 +99,7 @@ def preload(modules: Iterable[str]) -> None:
 
 
 def _base_result() -> dict:
-    return {"success": False, "result": None, "variables": [], "error": None,
+    return {"success": False, "result": None, "result_repr": None, "result_cut": False, "variables": [], "error": None,
             "error_type": None, "line": None, "traceback": None, "security_events": []}
 
 
@@ -211,7 +211,7 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
             # a started generator, runs its code, which must happen here, under the policy)
             reported = "result" if "result" in glb and (not earlier_result or _stores_result(code_obj)) \
                 else LAST_VALUE
-            out.update(success=True, result=to_jsonable(glb.get(reported)))
+            out.update(success=True, **reported_value(glb.get(reported)))
         else:
             out.update(_describe_failure(failure, code, events.items))
             failure = None  # drop the frames it holds

@@ -1,7 +1,8 @@
 """Output cut for a context window: what goes back to the model keeps its head and
 its tail, with an inline marker at the cut that says how much was left out and
 how to get less. Used by the fork server on stdout/stderr (bytes, as they stream
-in) and by the child on the result value's repr."""
+in) and by the child on the result value's repr, the one form of a result too
+large for the cap."""
 
 from __future__ import annotations
 
@@ -56,6 +57,17 @@ def cut_text(text: str, cap: int, out_dir: bool = False) -> tuple[str, bool]:
         return text, False
     half = max(cap - MARKER_ROOM, 2) // 2
     return text[:half] + marker(len(text) - 2 * half, "characters", out_dir) + text[-half:], True
+
+
+def fit_text(text: str, cap: int, out_dir: bool = False) -> tuple[str, bool]:
+    """`text` cut as cut_text does, to at most `cap` bytes of UTF-8."""
+    limit = cap
+    while True:
+        cut, was_cut = cut_text(text, limit, out_dir)
+        size = len(cut.encode("utf-8", "surrogatepass"))
+        if size <= cap or limit <= MARKER_ROOM:
+            return cut, was_cut
+        limit = max(limit * cap // size - 1, MARKER_ROOM)  # wide characters: fewer of them
 
 
 def _whole_characters(data: bytes, *, at_end: bool) -> bytes:

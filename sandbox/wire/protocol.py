@@ -83,8 +83,8 @@ def unsafe_name(text: str) -> bool:
 
 def result_frame_cap(result_cap: int) -> int:
     """The largest result frame a child may send for a request whose result value is
-    capped at ``result_cap`` bytes of JSON."""
-    return HEADER.size + MAX_RESULT_HEADER + result_cap + MAX_IMAGES_BYTES + MAX_OUTPUT_BYTES
+    capped at ``result_cap`` bytes of JSON, and its repr at as many bytes of text."""
+    return HEADER.size + MAX_RESULT_HEADER + 2 * result_cap + MAX_IMAGES_BYTES + MAX_OUTPUT_BYTES
 
 
 class FrameError(Exception):
