@@ -31,9 +31,10 @@ from RestrictedPython.Utilities import utility_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from sandbox.restricted import copy_memo
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 from sandbox.restricted.subsets import registry
 from sandbox.restricted.libraries import pandas_expressions
+from sandbox.restricted.libraries.switched_off import SwitchedOff
 from sandbox.restricted import private_names
 from sandbox.restricted import safe_format
 from sandbox.restricted import snippet_files
@@ -102,7 +103,7 @@ class ExecutionContext(ModulePolicy):
         self.Formatter = safe_format.bind(self.getattr, self.getitem)
         self.replacements[id(string.Formatter)] = self.Formatter
         self.type = self._make_type()
-        self.switched_off: library_policy.SwitchedOff | None = None  # set while the snippet runs
+        self.switched_off: SwitchedOff | None = None  # set while the snippet runs
         self.policy_pending = False   # an import's policy did not finish applying (import_)
         self.library_methods: dict[int, tuple] = {}  # id(function or property) -> (it, its checked form)
         self.state_names: dict[type, frozenset] = {}  # a snippet class -> library_policy.state_names of its bases
@@ -201,7 +202,7 @@ class ExecutionContext(ModulePolicy):
         refusal = None
         if type(name) is str and name in FORMAT_NAMES:
             refusal = self._extra_refusal(obj)
-        if type(name) is str and name in library_policy.REFUSED_ATTRIBUTES:
+        if type(name) is str and name in library_policy.refused_attributes:
             why = library_policy.attribute_refusal(obj, name)
             if why is not None:
                 raise self.refuse("attribute_blocked", why)
@@ -219,7 +220,7 @@ class ExecutionContext(ModulePolicy):
                     raise
                 refusal = (type(exc), str(exc))
             else:
-                if type(name) is str and name in library_policy.COPIED_ATTRIBUTES:
+                if type(name) is str and name in library_policy.copied_attributes:
                     value = library_policy.copied_attribute(obj, name, value, self.refuse_call)
                 if type(value) in CONTAINER_TYPES:
                     if type(obj) is ModuleProxy or self.owns(obj):
@@ -230,7 +231,7 @@ class ExecutionContext(ModulePolicy):
                 if isinstance(obj, type) and (isinstance(value, (types.FunctionType, property)) or (
                         hasattr(type(value), "__get__") and type(value).__module__ != "builtins")):
                     value = self.library_method(obj, name, value)
-                if type(name) is str and name in library_policy.GUARDED_METHODS:
+                if type(name) is str and name in library_policy.guarded_methods:
                     value = library_policy.guarded_method(obj, name, value, self.refuse_call)
                 if type(name) is str and name in pandas_expressions.METHODS:
                     value = pandas_expressions.evaluating_method(obj, name, value, self.refuse_call)
@@ -541,7 +542,7 @@ class ExecutionContext(ModulePolicy):
 
     def open_base_names(self, ob) -> frozenset | None:
         """For a class of the snippet's (or an instance of one) whose library bases all derive
-        from library_policy.OPEN_BASES (a unittest.TestCase): the private names those keep
+        from library_policy.open_bases (a unittest.TestCase): the private names those keep
         to themselves; the others are the snippet's. None for any other object."""
         cls = ob if isinstance(ob, type) else type(ob)
         return self._open_base_names_of(cls) if cls in self.classes else None

@@ -28,7 +28,7 @@ from xml.etree import ElementTree
 
 from sandbox import profiles
 from sandbox.restricted import copy_memo
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 from sandbox.restricted.subsets import registry
 from sandbox.restricted import private_names
 from sandbox.restricted import snippet_files
@@ -311,7 +311,7 @@ def _opened_by_snippet(function, position: int, keyword: str):
 
 
 # Standard-library objects the snippet gets a stand-in for (a class: stand_ins.py), each
-# made once per execution from the execution's context; library_policy.STAND_INS
+# made once per execution from the execution's context; the library tables' stand_ins
 # holds the libraries' own.
 STDLIB_STAND_INS = {
     id(types.SimpleNamespace): _simple_namespace,
@@ -848,7 +848,7 @@ class ModulePolicy:
             self.check_container(dict(value) if isinstance(value, dict) else list(value), qual, kind)
             return view(value)
         value = self.checked(value, qual, kind)
-        if attr in library_policy.GUARDED_METHODS:
+        if attr in library_policy.guarded_methods:
             # (here too: `from struct import pack_into` reaches the module without the guards' getattr)
             value = library_policy.guarded_method(module, attr, value, self.refuse_call)
         return value
