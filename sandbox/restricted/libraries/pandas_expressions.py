@@ -26,6 +26,7 @@ import functools
 import os
 import sys
 
+import sandbox
 from sandbox.restricted.libraries.compiled_inputs import signature_of
 from sandbox.restricted.libraries.lookup import lookup
 from sandbox.restricted.base import SNIPPET_FILENAME
@@ -124,7 +125,7 @@ def evaluating_method(obj, name: str, method, refuse):
     return evaluator(method, refuse, label=f"{owner.__name__}.{name}", wrapped_on=owner if unbound else None)
 
 
-_OWN_FILES = os.path.dirname(__file__) + os.sep   # (as the code objects name their files)
+_OWN_FILES = os.path.dirname(sandbox.__file__) + os.sep   # (the whole package; as code objects name their files)
 
 
 def _caller(frame):
