@@ -212,10 +212,9 @@ class Denial:
 
     def __init__(self, ctx, snippet_builtins: dict):
         from sandbox import profiles
-        from sandbox.restricted.subsets import registry
         from sandbox.restricted import guards as rp_guards
         from sandbox.restricted import imports as rp_modules
-        self.ctx, self.rp_modules, self.module_subsets, self.profiles = ctx, rp_modules, registry, profiles
+        self.ctx, self.rp_modules, self.profiles = ctx, rp_modules, profiles
         # a context of its own asks the guards' vetting without touching the run's
         self.oracle = rp_guards.ExecutionContext(ctx.allowed, rp_modules.Events(), ctx.files)
         real_functions = ("eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "delattr",

@@ -30,7 +30,7 @@ def test_the_object_memory_check_reads_numpys_own_base_and_dtype():
     """mixes_objects_and_bytes alone (without the class rule that refuses such a class in a
     snippet): a subclass's own `base` and `dtype` do not hide an object array's pointers."""
     import numpy as np
-    from sandbox.restricted.libraries import policy as library_policy
+    from sandbox.restricted.libraries.numpy_table import mixes_objects_and_bytes
 
     class Hiding(np.ndarray):
         base = None
@@ -39,8 +39,8 @@ def test_the_object_memory_check_reads_numpys_own_base_and_dtype():
             return np.dtype(np.int64)
 
     pointers = np.array([1, 2], dtype=object)
-    assert library_policy.mixes_objects_and_bytes(Hiding((2,), dtype=np.int64, buffer=pointers))
-    assert not library_policy.mixes_objects_and_bytes(np.arange(3).view(Hiding))
+    assert mixes_objects_and_bytes(Hiding((2,), dtype=np.int64, buffer=pointers))
+    assert not mixes_objects_and_bytes(np.arange(3).view(Hiding))
 
 
 def test_children_start_with_the_library_tables_resolved(ds):

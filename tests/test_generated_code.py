@@ -25,7 +25,7 @@ def checked_lambdify(build: str, modules: str, cse: bool = False):
         import numpy  # noqa: F401 - loaded before the policy is resolved, as in the fork server
         import sympy
 
-        from sandbox.restricted.libraries import policy as library_policy
+        from sandbox.restricted.libraries.policy import POLICY as library_policy
 
         class Refused(Exception):
             pass
@@ -33,7 +33,7 @@ def checked_lambdify(build: str, modules: str, cse: bool = False):
         scope = {"sympy": sympy, "x": x, "y": y, "n": n, "alpha": sympy.Symbol("α")}
         exec(build, scope)
         library_policy.resolve()
-        with library_policy.SwitchedOff(Refused):
+        with library_policy.switched_off(Refused):
             try:
                 sympy.lambdify(scope["args"], scope["expr"], modules=modules, cse=cse)
             except Refused as refused:
@@ -124,7 +124,7 @@ def printer_imports(entries: list) -> list:
         import numpy  # noqa: F401
         import sympy
 
-        from sandbox.restricted.libraries import policy as library_policy
+        from sandbox.restricted.libraries.policy import POLICY as library_policy
 
         class Refused(Exception):
             pass
@@ -136,7 +136,7 @@ def printer_imports(entries: list) -> list:
                 def _numpycode(self, printer, _module=module, _name=name):
                     printer.module_imports[_module].add(_name)
                     return "numpy.sin(x)"
-            with library_policy.SwitchedOff(Refused):
+            with library_policy.switched_off(Refused):
                 try:
                     sympy.lambdify([x], PrintsItself(x), modules="numpy")
                     answers.append(None)

@@ -2,7 +2,7 @@
 does not trust what an overridden public method of that class returns. Arrays, indexes and
 dtypes failed it (groupby wrote the heap at the codes an overridden factorize() returned,
 reindex read it at the positions of get_indexer()), and are final in the sandbox
-(library_policy.FINAL_CLASSES). This fuzz checks DataFrame and Series, which stay open:
+(pandas_table: final_classes). This fuzz checks DataFrame and Series, which stay open:
 each public method below, overridden to return hostile values (positions far past the
 data, negative ones, the wrong length, the wrong type), through sixty everyday operations,
 each in a forked child; no child may die by a signal.

@@ -20,7 +20,7 @@ def test_profiles_table():
     assert profiles.PROFILES["basic"] is profiles.BASIC
     assert "socket" in profiles.NETWORK and "socket" not in profiles.BASIC
     assert "io" in profiles.FILESYSTEM and "io" not in profiles.BASIC
-    assert "configparser" in profiles.BASIC   # (its read(path) is refused: library_policy.REFUSED_ATTRIBUTES)
+    assert "configparser" in profiles.BASIC   # (its read(path) is refused: library_policy.refused_attributes)
     for left_out in ("mimetypes", "shlex", "codecs", "timeit", "traceback", "os", "sys", "io", "socket"):
         assert left_out not in profiles.BASIC
 

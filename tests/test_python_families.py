@@ -1024,14 +1024,14 @@ def test_programs_are_switched_off_while_a_snippet_runs_and_back_after():
     the process is as it was."""
     import os
     import subprocess
-    from sandbox.restricted.libraries import policy as library_policy
+    from sandbox.restricted.libraries.policy import POLICY as library_policy
     events = []
 
     def refuse(message):
         events.append(message)
         return RuntimeError(message)
     popen, system = subprocess.Popen._execute_child, os.system
-    with library_policy.SwitchedOff(refuse):
+    with library_policy.switched_off(refuse):
         with pytest.raises(PermissionError, match="no program can run in the sandbox"):
             subprocess.run(["true"], check=True)
         with pytest.raises(PermissionError):
@@ -1049,11 +1049,11 @@ def test_every_binding_of_a_wrapped_library_function_is_wrapped_and_back_after()
         import numpy as np
         import scipy.ndimage
         from scipy.ndimage import _interpolation, _ndimage_api
-        from sandbox.restricted.libraries import policy as library_policy
+        from sandbox.restricted.libraries.policy import POLICY as library_policy
         before = _interpolation.shift
         library_policy.resolve()
         refused_at = []
-        with library_policy.SwitchedOff(lambda message: RuntimeError(message)):
+        with library_policy.switched_off(lambda message: RuntimeError(message)):
             for module in (scipy.ndimage, _interpolation, _ndimage_api):
                 try:
                     module.shift(np.zeros(3), 1e20, order=1)
@@ -1078,9 +1078,9 @@ def test_multiprocessing_starts_no_python_for_a_library():
 def test_multiprocessings_own_program_starter_is_switched_off_and_back_after():
     import _posixsubprocess
     from multiprocessing import util
-    from sandbox.restricted.libraries import policy as library_policy
+    from sandbox.restricted.libraries.policy import POLICY as library_policy
     fork_exec, events = _posixsubprocess.fork_exec, []
-    with library_policy.SwitchedOff(lambda message: events.append(message) or RuntimeError(message)):
+    with library_policy.switched_off(lambda message: events.append(message) or RuntimeError(message)):
         with pytest.raises(PermissionError, match="no program can run in the sandbox"):
             util.spawnv_passfds("/bin/true", ["true"], [])
     assert events and _posixsubprocess.fork_exec is fork_exec

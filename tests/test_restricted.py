@@ -1758,7 +1758,7 @@ def test_a_policy_that_failed_to_apply_after_an_import_is_completed_before_any_a
     """Near the recursion limit (or out of memory) the tables an import brings in can
     fail part way; the snippet may catch that, but nothing is handed out before they
     are applied in full."""
-    from sandbox.restricted.libraries import policy as library_policy
+    from sandbox.restricted.libraries.policy import POLICY as library_policy
     calls, real = [], library_policy.refresh
 
     def refresh():

@@ -64,8 +64,8 @@ def test_last_expression_is_the_result(full):
 
 # (read with RestrictedPython off: the snippet then sees the child's own modules)
 # (the snippet's own module, which a run with RestrictedPython off is, is not counted)
-RESOLVED_STATE = ("import sys\nlp = sys.modules['sandbox.restricted.libraries.policy']\n"
-                  "result = [lp._resolved_with, len([name for name in sys.modules if name != '__sandbox__'])]")
+RESOLVED_STATE = ("import sys\nlp = sys.modules['sandbox.restricted.libraries.policy'].POLICY\n"
+                  "result = [lp.resolved_with, len([name for name in sys.modules if name != '__sandbox__'])]")
 
 
 def test_children_start_with_the_library_tables_resolved(full):

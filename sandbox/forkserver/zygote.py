@@ -33,7 +33,7 @@ from sandbox import child as child_mod
 from sandbox import namespaces
 from sandbox.wire import cutting
 from sandbox import libc
-from sandbox.restricted.libraries import policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 from sandbox.forkserver import outcome
 from sandbox.wire import protocol
 from sandbox.forkserver.cloner import Cloner, ClonerLost
@@ -127,8 +127,8 @@ class Zygote:
         from sandbox import layers
         self.spec, self.layer_report = layers.establish(self, self.config)
         # every import done: the tables resolved against the modules the children start with,
-        # or each child's first import would resolve them all again (policy.settle)
-        policy.settle()
+        # or each child's first import would resolve them all again (library_policy.settle)
+        library_policy.settle()
         # What every child inherits stays out of its collections: a full collection in a
         # child would visit (and so copy) every page of ours, whenever this process's
         # counters at the clone happen to call for one.

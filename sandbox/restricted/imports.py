@@ -21,7 +21,7 @@ import sys
 import types
 import typing
 
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 from sandbox.restricted.subsets import registry
 from sandbox.restricted import private_names
 from sandbox.restricted import stand_ins

@@ -35,7 +35,7 @@ from sandbox.restricted.imports import (
     is_metaclass,
     needs_vet,
 )
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 from sandbox.restricted.subsets import registry
 
 
@@ -233,7 +233,7 @@ class ModulePolicy:
             self.check_container(dict(value) if isinstance(value, dict) else list(value), qual, kind)
             return view(value)
         value = self.checked(value, qual, kind)
-        if attr in library_policy.GUARDED_METHODS:
+        if attr in library_policy.guarded_methods:
             # (here too: `from struct import pack_into` reaches the module without the guards' getattr)
             value = library_policy.guarded_method(module, attr, value, self.ctx.refuse_call)
         return value

@@ -39,7 +39,7 @@ import sys
 import types
 from collections.abc import Callable, Iterable
 
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 from sandbox.restricted.subsets import snippet_traceback
 from sandbox.restricted.results import cap_text, reported_value
 from sandbox.restricted.base import (
@@ -80,7 +80,7 @@ def _run_policy(ctx: "ExecutionContext"):
 
     _ENUM_META._create_ = checked_create
     try:
-        with library_policy.SwitchedOff(ctx.refuse_call) as ctx.switched_off:
+        with library_policy.switched_off(ctx.refuse_call) as ctx.switched_off:
             yield
     finally:
         ctx.switched_off = None

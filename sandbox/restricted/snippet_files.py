@@ -222,7 +222,7 @@ def through_open(function, name: str, position: int, keyword: str, snippet_open)
 
 def writing_through_open(function, position: int, keyword: str, snippet_open):
     """`function`, which writes to the file it is named with the real open()
-    (library_policy.WRITES_NAMED_FILE): the name is opened with `snippet_open` first,
+    (the tables' writes_named_file): the name is opened with `snippet_open` first,
     and the function gets the path that open resolved."""
     def writing(*args, **kwargs):
         path = kwargs.get(keyword) if keyword in kwargs else (args[position] if len(args) > position else None)

@@ -25,7 +25,7 @@ from sandbox.restricted.compiled_names import METACLASS_ADVICE, SUPER_METHODS
 from sandbox.restricted.guards.ownership import open_base_names_of
 from sandbox.restricted.guards.writes import ATTRIBUTE_HOOKS
 from sandbox.restricted.imports import DENIED_OBJECTS, describe_value, is_plain_name, needs_vet, state_refusal
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 
 _ENUM_PROPERTY = getattr(enum, "property", None)  # (3.11+)
 # The built-in classes whose one positional pattern is the subject itself (`case int(n)`).

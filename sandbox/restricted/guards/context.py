@@ -21,7 +21,8 @@ from sandbox.restricted.guards import stdlib_replacements
 from sandbox.restricted.guards import vetting
 from sandbox.restricted.guards import writes
 from sandbox.restricted.imports import Events
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
+from sandbox.restricted.libraries.switched_off import SwitchedOff
 from sandbox.restricted.module_policy import ModulePolicy
 from sandbox.restricted.subsets import registry
 
@@ -56,7 +57,7 @@ class ExecutionContext:
         self.Formatter = safe_format.bind(self.getattr, self.getitem)
         self.replacements[id(string.Formatter)] = self.Formatter
         self.type = classes.make_type(self)
-        self.switched_off: library_policy.SwitchedOff | None = None  # set while the snippet runs
+        self.switched_off: SwitchedOff | None = None  # set while the snippet runs
         self.policy_pending = False   # an import's policy did not finish applying (import_)
         self.library_methods: dict[int, tuple] = {}  # id(function or property) -> (it, its checked form)
         self.state_names: dict[type, frozenset] = {}  # a snippet class -> library_policy.state_names of its bases

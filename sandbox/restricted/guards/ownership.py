@@ -22,7 +22,7 @@ import types
 from sandbox.restricted import private_names
 from sandbox.restricted.base import SNIPPET_MODULE
 from sandbox.restricted.imports import ALWAYS_WRITABLE_TYPES
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 
 TYPE_QUALNAME = vars(type)["__qualname__"].__get__   # (a class's own, as type keeps it: no metaclass answers)
 
@@ -67,7 +67,7 @@ def only_snippet_classes(ctx, ob) -> bool:
 
 def open_base_names(ctx, ob) -> frozenset | None:
     """For a class of the snippet's (or an instance of one) whose library bases all derive
-    from library_policy.OPEN_BASES (a unittest.TestCase): the private names those keep
+    from library_policy.open_bases (a unittest.TestCase): the private names those keep
     to themselves; the others are the snippet's. None for any other object."""
     cls = ob if isinstance(ob, type) else type(ob)
     return open_base_names_of(ctx, cls) if cls in ctx.classes else None

@@ -24,7 +24,7 @@ from sandbox.restricted.guards import private_reads
 from sandbox.restricted.imports import CONTAINER_TYPES, FORMAT_NAMES, ModuleProxy, describe_value, needs_vet, \
     policy_only
 from sandbox.restricted.libraries import pandas_expressions
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 from sandbox.restricted.subsets import registry
 from sandbox.restricted.subsets import snippet_traceback
 
@@ -145,8 +145,8 @@ def overridden_around_stand_in(ctx, obj, name, default):
 
 
 def refused_by_library_policy(ctx, obj, name, default):
-    """An attribute a library table refuses on this object (library_policy.REFUSED_ATTRIBUTES)."""
-    if type(name) is str and name in library_policy.REFUSED_ATTRIBUTES:
+    """An attribute a library table refuses on this object (library_policy.refused_attributes)."""
+    if type(name) is str and name in library_policy.refused_attributes:
         why = library_policy.attribute_refusal(obj, name)
         if why is not None:
             raise ctx.refuse("attribute_blocked", why)
@@ -197,7 +197,7 @@ def ordinary_read(ctx, obj, name, default):
                 raise
             refusal = (type(exc), str(exc))
         else:
-            if type(name) is str and name in library_policy.COPIED_ATTRIBUTES:
+            if type(name) is str and name in library_policy.copied_attributes:
                 value = library_policy.copied_attribute(obj, name, value, ctx.refuse_call)
             if type(value) in CONTAINER_TYPES:
                 if type(obj) is ModuleProxy or ctx.owns(obj):
@@ -242,8 +242,8 @@ def method_of_a_library_class(ctx, obj, name, value):
 
 
 def library_guarded_method(ctx, obj, name, value):
-    """A method a library table checks the arguments of (library_policy.GUARDED_METHODS)."""
-    if type(name) is str and name in library_policy.GUARDED_METHODS:
+    """A method a library table checks the arguments of (library_policy.guarded_methods)."""
+    if type(name) is str and name in library_policy.guarded_methods:
         return library_policy.guarded_method(obj, name, value, ctx.refuse_call)
     return value
 

@@ -9,7 +9,7 @@ from sandbox.restricted import private_names
 from sandbox.restricted import special_methods
 from sandbox.restricted.guards.ownership import TYPE_QUALNAME
 from sandbox.restricted.imports import ClassWrite, ForeignWrite, StateWrite, describe_value
-from sandbox.restricted.libraries import policy as library_policy
+from sandbox.restricted.libraries.policy import POLICY as library_policy
 
 # Special methods every attribute write of an instance goes through (classes.check_class).
 ATTRIBUTE_HOOKS = frozenset({"__setattr__", "__delattr__"})

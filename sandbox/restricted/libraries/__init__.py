@@ -1,2 +1,2 @@
-"""The data-science libraries' doors, as policy tables read by the RestrictedPython wall.
-May import the rest of restricted/."""
+"""The libraries' doors: one table per library (*_table.py), read by one engine
+(policy.POLICY) that the RestrictedPython wall asks. May import the rest of restricted/."""

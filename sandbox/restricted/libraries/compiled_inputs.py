@@ -1,12 +1,12 @@
 """The numbers that the data-science libraries' compiled code trusts, checked on the way in
 while a restricted snippet runs. Two kinds:
 
-* WRAPPED_WHILE_RUNNING (library_policy applies it): each check reads its argument once
+* WRAPPED_WHILE_RUNNING (the policy engine applies it while a snippet runs): each check reads its argument once
   into a private float64 array (or plain floats), checks those numbers, and hands them, not
   the snippet's object, to the library: nothing of the snippet's can change between the
   check and the use. A value that cannot be read as numbers is refused too, rather than
   passed on to be read a second time.
-* CHECKED_BEFORE_THE_CALL (part of library_policy.CHECKED_CALLS): arguments of exact
+* CHECKED_BEFORE_THE_CALL (checked calls, as every table's): arguments of exact
   types (numpy's own int64 arrays for a rolling window's bounds, plain numbers for a
   spline), refused when out of range and otherwise passed on as they are.
 """
@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+
+from sandbox.restricted.libraries.table import Table
 
 # ndimage turns coordinates into C integers: from 2**63 on they wrap (shift(a, 1e20) wrote
 # the heap, map_coordinates read it). Far below, and far beyond any array.
@@ -255,7 +257,7 @@ def _window_bounds_in_range(window=None, start=None, end=None, num_vals=None, *a
 
 
 # qualified name -> a check of the call's arguments returning why it is refused, or None
-# (library_policy.CHECKED_CALLS applies them while a restricted snippet runs)
+# (the policy engine applies them while a restricted snippet runs)
 CHECKED_BEFORE_THE_CALL = {
     "scipy.interpolate._fitpack._insert": _coefficients_for_knots,
     "pandas.core.window.rolling.BaseWindow._check_window_bounds": _window_bounds_in_range,
@@ -264,3 +266,8 @@ CHECKED_BEFORE_THE_CALL = {
         lambda self=None, image=None, x=None, y=None, glyph=None, *args, **kwargs:
             None if glyph is not None else "it draws a glyph: pass font.load_char(code) or font.load_glyph(index)",
 }
+
+
+def table(policy) -> Table:
+    """This module's entries, as a table of the policy engine (policy.py)."""
+    return Table(checked_calls=CHECKED_BEFORE_THE_CALL, wrapped_while_running=WRAPPED_WHILE_RUNNING)

@@ -10,13 +10,13 @@ What the snippet gets instead, while it runs:
   variables (@name), constants, lists, comparisons (in, not in too), and/or/not,
   arithmetic and one assignment (df.eval('c = a + b')). No attribute, call or subscript,
   and no name that starts with '_'. Checked where pandas visits the node
-  (BaseExprVisitor.visit, library_policy.CHECKED_CALLS), whoever called pandas;
+  (BaseExprVisitor.visit, pandas_table's checked calls), whoever called pandas;
 * query, eval and pandas.eval themselves take a plain str and the keywords of
   TAKEN_KEYWORDS, evaluate with the python engine (numexpr, when installed, compiles a
   string of its own), and see as @variables the public names of the snippet's frame that
   called them: none when a library's code called them (df.pipe(pd.DataFrame.query, ...)).
   By name (df.agg('query')) pandas would call them unwrapped: that is refused
-  (library_policy._public_function_names).
+  (pandas_table._public_function_names).
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ import functools
 import os
 import sys
 
+import sandbox
 from sandbox.restricted.libraries.compiled_inputs import signature_of
+from sandbox.restricted.libraries.lookup import lookup
 from sandbox.restricted.base import SNIPPET_FILENAME
 
 EXPRESSION_NODES = frozenset((
@@ -111,7 +113,6 @@ def evaluator(function, refuse, *, label: str = "pandas.eval", wrapped_on: type 
 def evaluating_method(obj, name: str, method, refuse):
     """obj.query / obj.eval (already looked up) wrapped, when obj is a DataFrame, a
     subclass of one, or the class (unbound: DataFrame.query(df, ...))."""
-    from sandbox.restricted.libraries.policy import lookup
     owner = lookup(METHODS[name])
     if type(obj) is super and obj.__self__ is not None:
         obj = obj.__self__   # super().query in a subclass: the same method
@@ -124,7 +125,7 @@ def evaluating_method(obj, name: str, method, refuse):
     return evaluator(method, refuse, label=f"{owner.__name__}.{name}", wrapped_on=owner if unbound else None)
 
 
-_OWN_FILES = os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep   # sandbox/ (as code objects name their files)
+_OWN_FILES = os.path.dirname(sandbox.__file__) + os.sep   # (the whole package; as code objects name their files)
 
 
 def _caller(frame):

@@ -2,7 +2,7 @@
 printed back as text (unparse), never compiled or run. compile() is not among
 the snippet's builtins and nothing the snippet can call compiles a tree it
 hands over, so a tree is data here, whose nodes the snippet may also write
-(library_policy.WRITABLE_FAMILIES).
+(library_policy.writable_families).
 
 The module's walkers (walk, dump, iter_fields, a visitor's generic_visit...)
 read each node's attributes by the names in its `_fields`, past the guards.

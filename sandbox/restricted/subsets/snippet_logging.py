@@ -292,7 +292,7 @@ class Logger(Sealed):
         return object.__getattribute__(self, "_Logger__real").propagate
 
     @propagate.setter
-    def propagate(self, value):  # `logger.propagate = False` (library_policy.WRITABLE_TYPES)
+    def propagate(self, value):  # `logger.propagate = False` (library_policy.writable_types)
         object.__getattribute__(self, "_Logger__real").propagate = bool(value)
 
     @property

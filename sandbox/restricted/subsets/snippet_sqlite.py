@@ -12,7 +12,7 @@ tables (FTS and R-tree keep shadow tables whose corruption has been SQLite's
 memory-safety bugs), loadable extensions, and every PRAGMA but those that read the
 schema or tune the engine. The connection's own methods that would undo this
 (set_authorizer, setlimit, setconfig, enable_load_extension, load_extension) are
-refused attributes (library_policy.REFUSED_ATTRIBUTES), and so is deserialize (SQLite
+refused attributes (library_policy.refused_attributes), and so is deserialize (SQLite
 attaches the bytes, and ATTACH is refused).
 
 SQLite's C engine itself is not audited by this layer: a memory-safety bug in it is
