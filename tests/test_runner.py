@@ -406,7 +406,7 @@ def test_zygote_killed_is_healed():
     runner = SyncRunner()
     try:
         ok(runner.run("result = 1"))
-        zygote = runner.runner.zygote_pid()
+        zygote = runner.runner.fork_server_pid()
         os.kill(zygote, signal.SIGKILL)
         assert wait_until(lambda: state_of(zygote) in (None, "Z", "X"), 60)
         assert ok(runner.run("result = 2"))["result"] == 2
@@ -416,7 +416,7 @@ def test_zygote_killed_is_healed():
 
 def test_no_child_outlives_the_runner():
     runner = SyncRunner(pool_size=2)
-    zygote = runner.runner.zygote_pid()
+    zygote = runner.runner.fork_server_pid()
     ok(runner.run("result = 1"))
     assert wait_until(lambda: descendants(zygote), 60), "the pool should hold children"
     children = descendants(zygote)
@@ -442,7 +442,7 @@ def wait_for_pool(runner, size: int, timeout: float = 120.0, exclude=()) -> list
     """The stage-1 pids of the zygote's children, once `size` are there (none of `exclude`)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        zygote = runner.runner.zygote_pid()
+        zygote = runner.runner.fork_server_pid()
         kids = [int(k) for k in open(f"/proc/{zygote}/task/{zygote}/children").read().split()]
         if len(kids) >= size and not set(kids) & set(exclude):
             return kids

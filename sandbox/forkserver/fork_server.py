@@ -3,7 +3,7 @@ with a clean environment, that forks and supervises every sandbox child.
 
 Why a separate process: the MCP server is asyncio with threads, and neither
 forking a threaded process nor unshare(CLONE_NEWUSER) in one is safe. The
-zygote has RestrictedPython and the profile's modules imported already, so a
+fork server has RestrictedPython and the profile's modules imported already, so a
 child pays nothing for them, and it keeps a warm pool of children hardened in
 advance and waiting for their request.
 
@@ -15,7 +15,6 @@ pid namespace its death takes everything inside with it.
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import json
 import os
@@ -25,18 +24,18 @@ import selectors
 import signal
 import socket
 import sys
-import termios
 import time
-from dataclasses import dataclass, field
 
 from sandbox import child as child_mod
-from sandbox import namespaces
-from sandbox.wire import cutting
-from sandbox import libc
-from sandbox.restricted.libraries import policy
-from sandbox.forkserver import outcome
-from sandbox.wire import protocol
+from sandbox import layers, libc, privileges, process_names
+from sandbox.forkserver import outcome, spawning
+from sandbox.forkserver.children import (Child, cpu_seconds, killed_before_running, last_line, memory_in_use,
+                                         outcome_of, thread_count, unread_bytes)
 from sandbox.forkserver.cloner import Cloner, ClonerLost
+from sandbox.restricted import run as restricted
+from sandbox.wire import cutting
+from sandbox.wire import messages, protocol
+from sandbox.wire.messages import ChildOrder, RunOrder, RunRequest
 
 READ_CHUNK = 1 << 16
 SETUP_TIMEOUT = 20.0      # a child that is not ready by then is broken
@@ -44,60 +43,15 @@ REFILL_IDLE = 0.002       # seconds of quiet before the pool is refilled
 EXIT_GRACE = 2.0          # after the child exited, wait at most this for pipe EOF
 MAX_RETRIES = 3           # a request whose child was killed from outside before it ran
 PROGRESS_INTERVAL = 1.0   # the last printed line goes to the server at most this often
-MAX_PROGRESS_LINE = 200
 IDLE_CHECK = 1.0          # how often the CPU time of sessions between calls is looked at
 IDLE_CPU_ALLOWANCE = 0.1  # seconds of it a session may use between calls (reading the next one)
 
 
 def log(message: str) -> None:
-    print(f"sandbox-zygote[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
+    print(f"sandbox-fork-server[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
 
 
-@dataclass
-class Child:
-    pid: int
-    pidfd: int
-    result_r: int
-    stdout_r: int
-    stderr_r: int
-    request_w: int | None
-    started: float
-    state: str = "starting"          # starting -> ready -> running -> finished
-    request: dict | None = None      # the server's request once assigned
-    nonce: str = ""
-    pending: bytes = b""             # request bytes not yet written
-    deadline: float | None = None
-    dispatched: float = 0.0
-    frames: protocol.FrameReader = field(
-        default_factory=lambda: protocol.FrameReader(protocol.MAX_STARTUP_FRAME, raw=True))
-    open_fds: set = field(default_factory=set)
-    out: dict = field(default_factory=dict)   # stream name -> cutting.HeadTail, once output arrives
-    written_total: int = 0
-    line_sent: float = 0.0                   # when the last printed line was forwarded (progress)
-    result_frame: dict | None = None     # the result frame's header
-    result_payload: bytes = b""          # its sections, undecoded
-    result_cap: int = 0                  # bytes of JSON the result value may take
-    frame_error: str | None = None
-    killed: bool = False                 # the zygote sent SIGKILL
-    request_unread: int = 0              # request bytes still in the pipe when the child exited
-    go: int | None = None                # network profile: our end of the go channel, until ready
-    listener: int | None = None          # the proxy listener it sent, until handed to the runner
-    setup_error: dict | None = None
-    status: int | None = None
-    rusage: object = None
-    exited_at: float | None = None
-    timed_out: bool = False
-    memory_at_timeout: tuple | None = None   # (bytes in use, limit) of data when it was killed for time
-    flooded: bool = False
-    cancelled: bool = False
-    report: bool = True              # False for the start-up probe: nobody awaits it
-    session: str | None = None       # the session this child keeps alive between calls
-    session_end_reason: str | None = None   # why the zygote ended it after a call that succeeded
-    idle_cpu: float | None = None    # a session between calls: its CPU time when its last call ended
-    tool_call: int | None = None     # code mode: the call it waits on (one at a time)
-
-
-class Zygote:
+class ForkServer:
     def __init__(self, ctl: socket.socket, config: dict):
         self.ctl = ctl
         self.ctl.setblocking(False)
@@ -124,11 +78,7 @@ class Zygote:
 
     # ---- start-up -------------------------------------------------------
     def prepare(self) -> None:
-        from sandbox import layers
         self.spec, self.layer_report = layers.establish(self, self.config)
-        # every import done: the tables resolved against the modules the children start with,
-        # or each child's first import would resolve them all again (policy.settle)
-        policy.settle()
         # What every child inherits stays out of its collections: a full collection in a
         # child would visit (and so copy) every page of ours, whenever this process's
         # counters at the clone happen to call for one.
@@ -232,10 +182,16 @@ class Zygote:
 
     def handle(self, message: dict) -> None:
         op = message.get("op")
-        if op in ("execute", "validate") and message.get("session"):
-            self.session_call(message)
-        elif op in ("execute", "validate"):
-            self.start_request(message)
+        if op in ("execute", "validate"):
+            try:
+                order = RunOrder.from_frame(message)
+            except protocol.FrameError as exc:
+                log(f"dropped a malformed run order: {exc}")  # the runner's own bug: its request times out
+                return
+            if order.session is not None:
+                self.session_call(order)
+            else:
+                self.start_request(order)
         elif op == "tool_result":
             self.on_tool_result(message)
         elif op == "session_open":
@@ -250,7 +206,7 @@ class Zygote:
                     self.kill(c)
         elif op == "cancel":
             for c in self.children.values():
-                if c.request is not None and c.request.get("id") == message.get("id") and c.status is None:
+                if c.request is not None and c.request.id == message.get("id") and c.status is None:
                     c.cancelled = True
                     self.kill(c)
         elif op == "shutdown":
@@ -276,21 +232,21 @@ class Zygote:
         self.selector.modify(self.ctl, events, ("ctl", None))
 
     # ---- children --------------------------------------------------------
-    def start_request(self, message: dict, fresh: bool = False) -> None:
+    def start_request(self, order: RunOrder, fresh: bool = False, retries: int = 0) -> None:
         child = (None if fresh else self.take_ready()) or self.spawn()
         if child is None:
-            self.send({"id": message.get("id"), "result": outcome.compose(outcome.ChildOutcome(
-                execution_id=message.get("id", ""), op=message.get("op", "execute"),
+            self.send({"id": order.id, "result": outcome.compose(outcome.ChildOutcome(
+                execution_id=order.id, op=order.op,
                 failure="could not create a sandbox process (the host is out of processes or memory)"))})
             return
-        self.assign(child, message)
+        child.retries = retries
+        self.assign(child, order)
 
-    def assign(self, child: Child, message: dict, session: bool = False) -> None:
-        child.request = message
+    def assign(self, child: Child, order: RunOrder, session: bool = False) -> None:
+        child.request = order
         child.nonce = secrets.token_hex(16)
-        body = dict(message.get("request") or {})
-        body.update(op=message["op"], nonce=child.nonce, session=session)
-        child.pending = protocol.encode(body)
+        child.pending = protocol.encode(ChildOrder(op=order.op, nonce=child.nonce, session=session,
+                                                   request=order.run).to_frame())
         child.dispatched = time.monotonic()
         if child.state == "ready":
             self.begin_running(child)
@@ -309,21 +265,20 @@ class Zygote:
         self.maybe_hand_listener_over(child)
         self.send({"id": message.get("id"), "result": {"ok": True}})
 
-    def session_call(self, message: dict) -> None:
-        child = next((c for c in self.children.values() if c.session == message.get("session")
+    def session_call(self, order: RunOrder) -> None:
+        child = next((c for c in self.children.values() if c.session == order.session
                       and c.status is None and not c.killed), None)
         why = ("its process is gone" if child is None else "it is running another call" if child.request
                else child.session_end_reason if self.ran_between_calls(child) else None)
         if why is not None:
             result = outcome.compose(outcome.ChildOutcome(
-                execution_id=message.get("id", ""), op=message.get("op", "execute"),
-                failure=f"the session cannot take this call: {why}"))
+                execution_id=order.id, op=order.op, failure=f"the session cannot take this call: {why}"))
             ended = child is None or child.killed
-            self.send({"id": message.get("id"), "result": {**result, "session_ended": ended}})
+            self.send({"id": order.id, "result": {**result, "session_ended": ended}})
             return
         child.out, child.written_total, child.line_sent = {}, 0, 0.0
         child.result_frame, child.result_payload, child.frame_error, child.tool_call = None, b"", None, None
-        self.assign(child, message, session=True)
+        self.assign(child, order, session=True)
 
     def end_session_call(self, c: Child) -> None:
         """The result of a session's call is in: whatever it printed is already
@@ -338,8 +293,8 @@ class Zygote:
             c.session_end_reason = "the call left threads running: a session keeps state, not running code"
             self.kill(c)
             return
-        result = outcome.compose(self.outcome_of(c))
-        self.send({"id": c.request.get("id"), "result": {**result, "session_ended": False}})
+        result = outcome.compose(outcome_of(c))
+        self.send({"id": c.request.id, "result": {**result, "session_ended": False}})
         c.request, c.deadline, c.state = None, None, "ready"
         c.idle_cpu = cpu_seconds(c.pid)
         c.result_frame, c.result_payload = None, b""  # an idle death must not be read as this call's
@@ -379,10 +334,9 @@ class Zygote:
 
     def begin_running(self, child: Child) -> None:
         child.state = "running"
-        request = child.request.get("request") or {}
-        timeout = float(request.get("timeout", 30))
-        child.deadline = time.monotonic() + timeout
-        child.result_cap = min(int(request.get("max_output", self.max_output)), self.max_output)
+        run = child.request.run
+        child.deadline = time.monotonic() + run.timeout
+        child.result_cap = min(run.max_output, self.max_output)
         child.frames.max_size = protocol.result_frame_cap(child.result_cap)
         self.maybe_hand_listener_over(child)
 
@@ -421,7 +375,7 @@ class Zygote:
         spec = spec or self.spec
         self.reap_strays()
         while True:
-            pipes = [os.pipe() for _ in range(4)] + [go_channel()]  # request, result, stdout, stderr, go
+            pipes = [os.pipe() for _ in range(4)] + [spawning.go_channel()]  # request, result, stdout, stderr, go
             (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
             try:
                 pid = self.clone(spec, [req_r, res_w, out_w, err_w, go_r])
@@ -437,7 +391,12 @@ class Zygote:
                 return None
         for fd in (req_r, res_w, out_w, err_w, go_r):
             os.close(fd)
-        let_go = self.let_go(pid, spec, go_w)
+        try:
+            spawning.let_go(pid, spec, go_w)
+            let_go = True
+        except OSError as exc:
+            log(f"could not map the ids of child {pid}: {exc}")
+            let_go = False
         c = Child(pid=pid, pidfd=os.pidfd_open(pid), result_r=res_r, stdout_r=out_r, stderr_r=err_r,
                   request_w=req_w, started=time.monotonic())
         if let_go and spec.network:
@@ -470,14 +429,7 @@ class Zygote:
                 known = set(self.children)
                 self.strays.update(pid for pid in libc.children_of_self() if pid not in known)
                 raise ClonerLost from None
-        flags = namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0
-        pid = libc.clone_process(flags)
-        if pid == 0:
-            request, result, stdout, stderr, go = ends
-            child_mod.run(spec, child_mod.ChildPipes(request=request, result=result, stdout=stdout,
-                                                     stderr=stderr, go=go, zygote=self.own_pidfd))
-            os._exit(child_mod.SETUP_FAILED)  # run never returns
-        return pid
+        return spawning.clone_directly(spec, ends, self.own_pidfd)
 
     def reap_strays(self) -> None:
         """Children a dead cloner made for us: reaped once they have exited."""
@@ -489,41 +441,12 @@ class Zygote:
             if done:
                 self.strays.discard(pid)
 
-    @staticmethod
-    def let_go(pid: int, spec: child_mod.ChildSpec, go_w: int) -> bool:
-        """Write the child's id maps, then tell it to go on. If the maps cannot
-        be written, the caller closes the channel: the child reads EOF instead
-        and fails its setup."""
-        try:
-            if spec.namespaced:
-                outer = (namespaces.SANDBOX_ID,) * 2 if spec.host_root else (os.getuid(), os.getgid())
-                namespaces.map_child_ids(pid, *outer, deny_setgroups=not spec.host_root)
-            os.write(go_w, b"1")
-            return True
-        except OSError as exc:
-            log(f"could not map the ids of child {pid}: {exc}")
-            return False
-
     def take_listener(self, c: Child) -> None:
-        """The network profile's child sent its proxy listener before "ready":
-        it must be waiting on the go channel now, a listening TCP socket."""
-        go, c.go = socket.socket(fileno=c.go), None
-        try:
-            go.setblocking(False)
-            _, fds, _, _ = socket.recv_fds(go, 1, 1)
-        except OSError:
-            fds = []
-        finally:
-            go.close()
-        for fd in fds[1:]:
-            os.close(fd)
-        if fds and is_listening_tcp(fds[0]):
-            c.listener = fds[0]
-            return
-        if fds:
-            os.close(fds[0])
-        c.setup_error = {"layer": "namespaces", "error": "the child sent no proxy listener"}
-        self.kill(c)
+        go, c.go = c.go, None
+        c.listener = spawning.receive_listener(go)
+        if c.listener is None:
+            c.setup_error = {"layer": "namespaces", "error": "the child sent no proxy listener"}
+            self.kill(c)
 
     def maybe_hand_listener_over(self, c: Child) -> None:
         """To the runner, tagged with the execution id (its egress proxy accepts
@@ -533,7 +456,7 @@ class Zygote:
         if c.session is not None:
             tag = "session:" + c.session
         elif c.state == "running" or not c.report:
-            tag = str(c.request.get("id", "")) if c.request else ""
+            tag = c.request.id if c.request else ""
         else:
             return  # a pooled child: once it has a request
         fd, c.listener = c.listener, None
@@ -592,8 +515,14 @@ class Zygote:
             self.kill(c)
 
     def on_result_frame(self, c: Child, header: dict, payload: memoryview) -> None:
+        """One frame of the child's result channel; FrameError when it is malformed."""
         kind = header.get("kind")
-        if kind == "ready" and c.state == "starting" and not payload:
+        try:
+            small = messages.child_frame(header) if kind in messages.CHILD_FRAMES else None
+        except protocol.FrameError as exc:
+            what = "a tool call out of turn or malformed" if kind == "tool_call" else "a malformed frame"
+            raise protocol.FrameError(f"{what}: {exc}") from None
+        if isinstance(small, messages.Ready) and c.state == "starting" and not payload:
             c.state = "ready"
             if c.go is not None:
                 self.take_listener(c)
@@ -602,10 +531,10 @@ class Zygote:
                 self.maybe_hand_listener_over(c)
             if c.request is not None:
                 self.begin_running(c)
-        elif kind == "setup_error" and c.state == "starting" and not payload:
-            c.setup_error = header
-        elif kind == "tool_call" and c.state == "running" and c.result_frame is None and not payload:
-            self.on_tool_call(c, header)
+        elif isinstance(small, messages.SetupError) and c.state == "starting" and not payload:
+            c.setup_error = {"layer": small.layer, "error": small.error}
+        elif isinstance(small, messages.ToolCall) and c.state == "running" and c.result_frame is None and not payload:
+            self.on_tool_call(c, small)
         elif kind == "result" and c.state == "running" and c.result_frame is None:
             if header.get("nonce") != c.nonce:
                 c.frame_error = "result frame does not carry this execution's nonce"
@@ -624,27 +553,22 @@ class Zygote:
             c.result_frame = None
             self.kill(c)
 
-    def on_tool_call(self, c: Child, header: dict) -> None:
+    def on_tool_call(self, c: Child, call: messages.ToolCall) -> None:
         """Code mode: pass the call on to the server, which checks it and performs
-        it; only its shape is checked here. One call at a time per child, and
-        only once it has read the answer to the one before."""
-        call = {key: header.get(key) for key in ("call_id", "server", "tool", "arguments")}
-        well_formed = (header.get("nonce") == c.nonce and type(call["call_id"]) is int
-                       and isinstance(call["server"], str) and len(call["server"]) <= 200
-                       and isinstance(call["tool"], str) and len(call["tool"]) <= 200
-                       and isinstance(call["arguments"], dict))
+        it; only its shape is checked here (decoding it did). One call at a time per
+        child, and only once it has read the answer to the one before."""
         # a call while the previous answer is still unread would pile answers up here
-        if (not well_formed or c.tool_call is not None or c.pending
-                or not (c.request.get("request") or {}).get("tools")):
+        if call.nonce != c.nonce or c.tool_call is not None or c.pending or not c.request.run.tools:
             c.frame_error = "a tool call out of turn or malformed"
             self.kill(c)
             return
-        c.tool_call = call["call_id"]
-        self.send({"op": "tool_call", "id": c.request.get("id"), "call": call})
+        c.tool_call = call.call_id
+        self.send({"op": "tool_call", "id": c.request.id, "call": {
+            "call_id": call.call_id, "server": call.server, "tool": call.tool, "arguments": call.arguments}})
 
     def on_tool_result(self, message: dict) -> None:
         for c in self.children.values():
-            if (c.request is not None and c.request.get("id") == message.get("id") and c.status is None
+            if (c.request is not None and c.request.id == message.get("id") and c.status is None
                     and c.tool_call is not None and c.tool_call == message.get("call_id")):
                 c.tool_call = None
                 answer = message.get("answer") if isinstance(message.get("answer"), dict) else {}
@@ -653,8 +577,7 @@ class Zygote:
                 return
 
     def on_output(self, c: Child, stream: str, data: bytes) -> None:
-        request = (c.request or {}).get("request") or {}
-        cap = min(int(request.get("max_output", self.max_output)), self.max_output)
+        cap = min(c.request.run.max_output, self.max_output) if c.request else self.max_output
         if stream not in c.out:
             spec = self.spec
             c.out[stream] = cutting.HeadTail(cap, out_dir=bool(spec and spec.filesystem and spec.namespaced))
@@ -665,7 +588,7 @@ class Zygote:
             line = last_line(c.out[stream])
             if line:
                 c.line_sent = now
-                self.send({"op": "output", "id": c.request.get("id"), "line": line})
+                self.send({"op": "output", "id": c.request.id, "line": line})
         if c.written_total > max(8 * cap, 8 << 20) and not c.flooded and c.status is None:
             c.flooded = True
             self.kill(c)
@@ -714,61 +637,24 @@ class Zygote:
         c.state = "finished"
         if c.session is not None and c.report:
             if c.request is not None:   # the call it was running ended it
-                result = outcome.compose(self.outcome_of(c))
+                result = outcome.compose(outcome_of(c))
                 if c.session_end_reason:
                     result["session_end_reason"] = c.session_end_reason
-                self.send({"id": c.request.get("id"), "result": {**result, "session_ended": True}})
+                self.send({"id": c.request.id, "result": {**result, "session_ended": True}})
             else:
-                why = c.session_end_reason or outcome.compose(self.outcome_of(c, idle=True)).get("error")
+                why = c.session_end_reason or outcome.compose(outcome_of(c, idle=True)).get("error")
                 self.send({"op": "session_ended", "session": c.session,
                            "reason": f"its process ended between calls: {why}"})
             return
         if c.request is None or not c.report:
             return  # an idle pooled child died (killed from outside, or failed setup), or a probe
-        retries = c.request.get("retries", 0)
-        if self.killed_before_running(c) and retries < MAX_RETRIES:
+        if killed_before_running(c) and c.retries < MAX_RETRIES:
             # a pooled child killed from outside (the OOM killer) as it was handed the
             # request: nothing of the snippet ran (no output, no result), so the request
             # goes to a freshly forked child; the rest of the pool may be dying as well
-            self.start_request({**c.request, "retries": retries + 1}, fresh=True)
+            self.start_request(c.request, fresh=True, retries=c.retries + 1)
             return
-        self.send({"id": c.request.get("id"), "result": outcome.compose(self.outcome_of(c))})
-
-    @staticmethod
-    def killed_before_running(c: Child) -> bool:
-        """Killed from outside (the OOM killer) before the snippet started: it
-        left its request unread, or died at once with nothing written."""
-        return (c.status is not None and os.WIFSIGNALED(c.status)
-                and not (c.killed or c.timed_out or c.cancelled or c.flooded)
-                and c.result_frame is None and not c.written_total
-                and (c.request_unread > 0 or time.monotonic() - c.dispatched < 1.0))
-
-    def outcome_of(self, c: Child, idle: bool = False) -> outcome.ChildOutcome:
-        request = {} if idle else (c.request.get("request") or {})
-        ru = c.rusage
-        cpu_time = (ru.ru_utime + ru.ru_stime) if ru else 0.0
-        max_rss = (ru.ru_maxrss * 1024) if ru else 0
-        return outcome.ChildOutcome(
-            execution_id="" if idle else c.request.get("id", ""),
-            op="execute" if idle else c.request.get("op", "execute"),
-            frame=c.result_frame,
-            payload=c.result_payload,
-            result_cap=c.result_cap,
-            frame_error=c.frame_error,
-            setup_error=c.setup_error,
-            status=c.status,
-            cpu_time=cpu_time,
-            max_rss_bytes=max_rss,
-            stdout=c.out.get("stdout"),
-            stderr=c.out.get("stderr"),
-            timed_out=c.timed_out,
-            memory_at_timeout=c.memory_at_timeout,
-            output_flooded=c.flooded,
-            cancelled=c.cancelled,
-            elapsed=time.monotonic() - c.dispatched,
-            timeout=float(request.get("timeout", 0)),
-            capture_output=bool(request.get("capture_output", True)),
-        )
+        self.send({"id": c.request.id, "result": outcome.compose(outcome_of(c))})
 
     def kill(self, c: Child) -> None:
         """SIGKILL the child; as PID 1 of its namespace, its exit completes only
@@ -794,16 +680,15 @@ class Zygote:
                 pass
 
     # ---- synchronous use during start-up (layer probing) ------------------
-    def run_one(self, spec: child_mod.ChildSpec, request: dict, timeout: float = 20.0) -> Child:
+    def run_one(self, spec: child_mod.ChildSpec, run: RunRequest, timeout: float = 20.0) -> Child:
         """Run one request on a fresh child to completion, blocking."""
         c = self.spawn(spec)
         if c is None:
             raise OSError("fork failed")
-        message = {"op": "execute", "id": "probe", "request": request}
-        c.request = message
+        c.request = RunOrder(op="execute", id="probe", run=run)
         c.report = False
         c.nonce = secrets.token_hex(16)
-        c.pending = protocol.encode({**request, "op": "execute", "nonce": c.nonce})
+        c.pending = protocol.encode(ChildOrder(op="execute", nonce=c.nonce, session=False, request=run).to_frame())
         c.dispatched = time.monotonic()
         self.write_request(c)
         end = time.monotonic() + timeout
@@ -819,94 +704,15 @@ class Zygote:
         return c
 
 
-def thread_count(pid: int) -> int:
-    """Threads of a child (its /proc entry; 0 when it is gone)."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"Threads:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process (its /proc entry; None when it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rpartition(b")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def memory_in_use(pid: int) -> tuple[int, int] | None:
-    """(VmData, its soft RLIMIT_DATA) of a process in bytes, from its /proc entry;
-    None when it is gone or has no data limit."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            in_use = next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"VmData:"))
-        with open(f"/proc/{pid}/limits", "rb") as f:
-            limit = next(line[26:].split()[0] for line in f if line.startswith(b"Max data size"))
-        return None if limit == b"unlimited" else (in_use, int(limit))
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-
-
-def go_channel() -> tuple[int, int]:
-    """(child's end, zygote's end): a Unix socket pair, so that the child can
-    send a socket back on it."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    return theirs.detach(), ours.detach()
-
-
-def is_listening_tcp(fd: int) -> bool:
-    try:
-        with socket.socket(fileno=os.dup(fd)) as s:
-            return (s.family == socket.AF_INET and s.type == socket.SOCK_STREAM
-                    and s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 1)
-    except OSError:
-        return False
-
-
-def unread_bytes(fd: int) -> int:
-    """Bytes waiting in a pipe (FIONREAD works on either end)."""
-    buf = bytearray(4)
-    try:
-        fcntl.ioctl(fd, termios.FIONREAD, buf)
-    except OSError:
-        return 0
-    return int.from_bytes(buf, sys.byteorder)
-
-
-def last_line(out: cutting.HeadTail) -> str:
-    """The last non-empty line printed so far, short (the progress message)."""
-    recent = bytes(out.tail or out.head)[-4 * MAX_PROGRESS_LINE:]
-    lines = [line for line in recent.decode("utf-8", "replace").splitlines() if line.strip()]
-    # shown by the client as a status: no terminal escapes, no bidi overrides
-    return "".join(ch if ch.isprintable() else "\ufffd" for ch in lines[-1][-MAX_PROGRESS_LINE:]) if lines else ""
-
-
 def main() -> None:
     config = json.loads(sys.argv[1])
-    from sandbox import privileges, process_names
     process_names.name_fork_server(config["parent_pid"])
     privileges.set_parent_death_signal(signal.SIGKILL)
     if os.getppid() != config["parent_pid"]:
         os._exit(1)  # the runner died before we were ready
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when we stop
-    from sandbox import profiles
-    from sandbox.restricted.subsets import registry
-    from sandbox.restricted import run as restricted
-    # children inherit the imports and pay nothing for them
-    restricted.preload(sorted(profiles.allowed_modules(["basic"])) + list(registry.PRELOADED)
-                       + list(config.get("preload", ())))
-    ctl = socket.socket(fileno=config["ctl_fd"])
-    zygote = Zygote(ctl, config)
-    zygote.prepare()
-    zygote.run()
+    restricted.warm(config.get("preload", ()))  # children inherit the imports and pay nothing for them
+    fork_server = ForkServer(socket.socket(fileno=config["ctl_fd"]), config)
+    fork_server.prepare()
+    fork_server.run()
     os._exit(0)
