@@ -77,12 +77,13 @@ def test_children_start_with_the_library_tables_resolved(full):
 
 
 def test_a_subset_brings_no_new_module_into_the_child(full):
-    """What the subsets are made of is in the fork server (module_subsets.PRELOADED): a
+    """What the subsets are made of is in the fork server (registry.PRELOADED): a
     snippet's `import sqlite3` or `from pathlib import Path` then adds no module, which would
     make the child resolve the library tables again (8-15 ms a run, bench/README.md)."""
-    made = ("import sys\nfrom sandbox import module_subsets, snippet_files\nbefore = set(sys.modules)\n"
-            "for name in module_subsets.SUBSETS:\n    if name != 'asyncio':\n"
-            "        module_subsets.make(name, snippet_files.SCRATCH_FILES, PermissionError, None, open)\n"
+    made = ("import sys\nfrom sandbox.restricted import snippet_files\n"
+            "from sandbox.restricted.subsets import registry\nbefore = set(sys.modules)\n"
+            "for name in registry.SUBSETS:\n    if name != 'asyncio':\n"
+            "        registry.make(name, snippet_files.SCRATCH_FILES, PermissionError, None, open)\n"
             "result = sorted(set(sys.modules) - before)")
     assert ok(full.run(made, restricted=False))["result"] == []
 
