@@ -144,20 +144,20 @@ def _a_cloner_that_dies_after_cloning() -> dict:
 
     ctl, _server_end = socket.socketpair()
     z = fork_server.ForkServer(ctl, {"max_output": 1 << 16, "pool_size": 0})
-    z.spec = child_mod.ChildSpec(layers=frozenset(), network=False, hard_limits=None, seccomp_program=None,
+    z.pool.spec = child_mod.ChildSpec(layers=frozenset(), network=False, hard_limits=None, seccomp_program=None,
                                  host_root=False, filesystem=False, workspace_size=0, readable=(),
                                  empty_network_shared=False)
-    z.cloner = DiesAfterCloning()
-    c = z.spawn()
+    z.pool.cloner = DiesAfterCloning()
+    c = z.pool.spawn()
     read = os.read(report_r, 8).decode()
-    known = getattr(z, "strays", set())   # (getattr: the test says what failed on a fork server without it)
+    known = getattr(z.pool, "strays", set())   # (getattr: the test says what failed on a fork server without it)
     known_stray = set(strays) <= known
     deadline = time.monotonic() + 60
     while known and time.monotonic() < deadline:
         time.sleep(0.02)
-        z.reap_strays()
+        z.pool.reap_strays()
     return {"stray_read": read, "known_stray": known_stray, "left": sorted(known),
-            "new_child": c is not None and c.pid not in strays, "cloner": z.cloner is None}
+            "new_child": c is not None and c.pid not in strays, "cloner": z.pool.cloner is None}
 
 
 def test_a_child_made_by_a_cloner_that_died_gets_no_request():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import sys
 import termios
 import time
@@ -16,6 +17,10 @@ from sandbox.wire import protocol
 from sandbox.wire.messages import RunOrder
 
 MAX_PROGRESS_LINE = 200
+
+
+def log(message: str) -> None:
+    print(f"sandbox-fork-server[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -117,6 +122,18 @@ def last_line(out: cutting.HeadTail) -> str:
     lines = [line for line in recent.decode("utf-8", "replace").splitlines() if line.strip()]
     # shown by the client as a status: no terminal escapes, no bidi overrides
     return "".join(ch if ch.isprintable() else "\ufffd" for ch in lines[-1][-MAX_PROGRESS_LINE:]) if lines else ""
+
+
+def kill(c: Child) -> None:
+    """SIGKILL the child; as PID 1 of its namespace, its exit completes only
+    once every other process inside is gone too."""
+    if c.killed or c.status is not None:
+        return
+    c.killed = True
+    try:
+        signal.pidfd_send_signal(c.pidfd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # already exited: its exit event is on its way
 
 
 def killed_before_running(c: Child) -> bool:

@@ -19,7 +19,6 @@ import gc
 import json
 import os
 import secrets
-import select
 import selectors
 import signal
 import socket
@@ -29,9 +28,9 @@ import time
 from sandbox import child as child_mod
 from sandbox import layers, libc, privileges, process_names
 from sandbox.forkserver import outcome, spawning
-from sandbox.forkserver.children import (Child, cpu_seconds, killed_before_running, last_line, memory_in_use,
-                                         outcome_of, thread_count, unread_bytes)
-from sandbox.forkserver.cloner import Cloner, ClonerLost
+from sandbox.forkserver.children import (Child, cpu_seconds, kill, killed_before_running, last_line, log,
+                                         memory_in_use, outcome_of, thread_count)
+from sandbox.forkserver.pool import ChildPool
 from sandbox.restricted import run as restricted
 from sandbox.wire import cutting
 from sandbox.wire import messages, protocol
@@ -47,10 +46,6 @@ IDLE_CHECK = 1.0          # how often the CPU time of sessions between calls is 
 IDLE_CPU_ALLOWANCE = 0.1  # seconds of it a session may use between calls (reading the next one)
 
 
-def log(message: str) -> None:
-    print(f"sandbox-fork-server[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
-
-
 class ForkServer:
     def __init__(self, ctl: socket.socket, config: dict):
         self.ctl = ctl
@@ -59,26 +54,20 @@ class ForkServer:
         self.selector = selectors.DefaultSelector()
         self.ctl_reader = protocol.FrameReader(protocol.CONTROL_FRAME_CAP)
         self.ctl_out = bytearray()
-        self.children: dict[int, Child] = {}       # by pid
-        self.pool_size = int(config.get("pool_size", 0))
+        self.pool = ChildPool(self.selector, int(config.get("pool_size", 0)), on_exit=self.on_exit)
         self.max_output = int(config["max_output"])
-        self.spawn_backoff_until = 0.0
         self.running = True
         self.selector.register(self.ctl, selectors.EVENT_READ, ("ctl", None))
-        self.spec: child_mod.ChildSpec | None = None
         self.layer_report: dict = {}
-        self.own_pidfd = os.pidfd_open(os.getpid())  # lets a child see us die
         # network profile: each child's proxy listener goes to the runner here (SCM_RIGHTS)
         self.fd_channel = socket.socket(fileno=config["fd_channel"]) if "fd_channel" in config else None
         if self.fd_channel is not None:
             self.fd_channel.setblocking(False)
-        self.cloner: Cloner | None = None   # once ready: the children of self.spec come from it
-        self.strays: set[int] = set()       # children a dead cloner made, not yet reaped (clone)
         self.next_idle_check = 0.0
 
     # ---- start-up -------------------------------------------------------
     def prepare(self) -> None:
-        self.spec, self.layer_report = layers.establish(self, self.config)
+        spec, self.layer_report = layers.establish(self, self.config)
         # What every child inherits stays out of its collections: a full collection in a
         # child would visit (and so copy) every page of ours, whenever this process's
         # counters at the clone happen to call for one.
@@ -86,15 +75,14 @@ class ForkServer:
         gc.freeze()
         # shared with the cloner, so with every child: fewer page-table entries to copy and free
         libc.collapse_to_huge_pages()
-        self.cloner = Cloner.start(self.spec, self.own_pidfd)
-        self.send({"op": "hello", "pid": os.getpid(), "layers": self.layer_report,
-                   "active": sorted(self.spec.layers)})
+        self.pool.start(spec)
+        self.send({"op": "hello", "pid": os.getpid(), "layers": self.layer_report, "active": sorted(spec.layers)})
 
     # ---- the loop -------------------------------------------------------
     def run(self) -> None:
         while self.running:
             timeout = self.next_timer()
-            if self.pool_needs_refill():
+            if self.pool.needs_refill():
                 timeout = REFILL_IDLE if timeout is None else min(timeout, REFILL_IDLE)
             events = self.selector.select(timeout)
             for key, mask in events:
@@ -106,14 +94,14 @@ class ForkServer:
                 except Exception as exc:  # noqa: BLE001 - one bad child must not stop the server
                     log(f"error handling {kind}: {type(exc).__name__}: {exc}")
             self.check_timers()
-            if not events and (self.idle_children() == 0
-                               or not any(c.state == "running" for c in self.children.values())):
+            if not events and (self.pool.idle() == 0
+                               or not any(c.state == "running" for c in self.pool.children.values())):
                 # Refill when nothing waits to be handled and no request runs: a fork
                 # beside a running request would delay its answer. Once the pool is
                 # drained (sustained load), every quiet moment refills it anyway: the
                 # next request would otherwise wait for a child forked for it.
-                self.refill_pool()
-        self.kill_all()
+                self.pool.refill()
+        self.pool.close()
 
     def dispatch(self, kind: str, obj, fileobj, mask) -> None:
         if kind == "ctl":
@@ -131,16 +119,16 @@ class ForkServer:
     def next_timer(self) -> float | None:
         now = time.monotonic()
         deadlines = []
-        for c in self.children.values():
+        for c in self.pool.children.values():
             if c.deadline is not None:
                 deadlines.append(c.deadline)
             if c.state == "starting":
                 deadlines.append(c.started + SETUP_TIMEOUT)
             if c.exited_at is not None:
                 deadlines.append(c.exited_at + EXIT_GRACE)
-        if self.pool_needs_refill() and self.spawn_backoff_until > now:
-            deadlines.append(self.spawn_backoff_until)
-        if any(self.between_calls(c) for c in self.children.values()):
+        if self.pool.needs_refill() and self.pool.spawn_backoff_until > now:
+            deadlines.append(self.pool.spawn_backoff_until)
+        if any(self.between_calls(c) for c in self.pool.children.values()):
             deadlines.append(self.next_idle_check)
         if not deadlines:
             return None
@@ -148,22 +136,22 @@ class ForkServer:
 
     def check_timers(self) -> None:
         now = time.monotonic()
-        for c in list(self.children.values()):
+        for c in list(self.pool.children.values()):
             if c.deadline is not None and now >= c.deadline and c.status is None and not c.timed_out:
                 c.timed_out = not c.killed  # not when the result was already in
                 c.deadline = None
                 c.memory_at_timeout = memory_in_use(c.pid)
-                self.kill(c)
+                kill(c)
             elif c.state == "starting" and now >= c.started + SETUP_TIMEOUT and c.status is None:
                 c.setup_error = c.setup_error or {"layer": "startup", "error": "child did not become ready"}
-                self.kill(c)
+                kill(c)
             if c.exited_at is not None and now >= c.exited_at + EXIT_GRACE:
                 for fd in list(c.open_fds):
-                    self.close_fd(c, fd)
+                    self.pool.close_fd(c, fd)
                 self.maybe_finish(c)
         if now >= self.next_idle_check:
             self.next_idle_check = now + IDLE_CHECK
-            for c in list(self.children.values()):
+            for c in list(self.pool.children.values()):
                 if self.between_calls(c):
                     self.ran_between_calls(c)
 
@@ -197,18 +185,18 @@ class ForkServer:
         elif op == "session_open":
             self.open_session(message)
         elif op == "session_close":
-            for c in self.children.values():
+            for c in self.pool.children.values():
                 if c.session is not None and c.session == message.get("session"):
                     if c.request is None:
                         c.report = False  # nobody waits for its end
                     else:
                         c.cancelled = True  # the call in flight is answered: cancelled, session ended
-                    self.kill(c)
+                    kill(c)
         elif op == "cancel":
-            for c in self.children.values():
+            for c in self.pool.children.values():
                 if c.request is not None and c.request.id == message.get("id") and c.status is None:
                     c.cancelled = True
-                    self.kill(c)
+                    kill(c)
         elif op == "shutdown":
             self.running = False
         else:
@@ -233,7 +221,7 @@ class ForkServer:
 
     # ---- children --------------------------------------------------------
     def start_request(self, order: RunOrder, fresh: bool = False, retries: int = 0) -> None:
-        child = (None if fresh else self.take_ready()) or self.spawn()
+        child = (None if fresh else self.pool.take_ready()) or self.pool.spawn()
         if child is None:
             self.send({"id": order.id, "result": outcome.compose(outcome.ChildOutcome(
                 execution_id=order.id, op=order.op,
@@ -256,7 +244,7 @@ class ForkServer:
     def open_session(self, message: dict) -> None:
         """A pooled child (or a new one) becomes the session's: it leaves the
         pool and serves the session's calls until it is closed or dies."""
-        child = self.take_ready() or self.spawn()
+        child = self.pool.take_ready() or self.pool.spawn()
         if child is None:
             self.send({"id": message.get("id"), "result": {"ok": False, "error": "could not create a sandbox "
                                                            "process (the host is out of processes or memory)"}})
@@ -266,7 +254,7 @@ class ForkServer:
         self.send({"id": message.get("id"), "result": {"ok": True}})
 
     def session_call(self, order: RunOrder) -> None:
-        child = next((c for c in self.children.values() if c.session == order.session
+        child = next((c for c in self.pool.children.values() if c.session == order.session
                       and c.status is None and not c.killed), None)
         why = ("its process is gone" if child is None else "it is running another call" if child.request
                else child.session_end_reason if self.ran_between_calls(child) else None)
@@ -291,7 +279,7 @@ class ForkServer:
                 self.drain(c, fd)
         if thread_count(c.pid) != 1:
             c.session_end_reason = "the call left threads running: a session keeps state, not running code"
-            self.kill(c)
+            kill(c)
             return
         result = outcome.compose(outcome_of(c))
         self.send({"id": c.request.id, "result": {**result, "session_ended": False}})
@@ -315,7 +303,7 @@ class ForkServer:
         c.session_end_reason = (f"it ran code between calls ({used:.1f} s of CPU, from a timer or signal "
                                 "handler): a session keeps state, not running code; cancel timers before a "
                                 "call ends")
-        self.kill(c)
+        kill(c)
         return True
 
     def drain(self, c: Child, fd: int) -> None:
@@ -328,7 +316,7 @@ class ForkServer:
             except OSError:
                 data = b""
             if not data:
-                self.close_fd(c, fd)
+                self.pool.close_fd(c, fd)
                 return
             self.on_output(c, kind, data)
 
@@ -340,113 +328,12 @@ class ForkServer:
         child.frames.max_size = protocol.result_frame_cap(child.result_cap)
         self.maybe_hand_listener_over(child)
 
-    def take_ready(self) -> Child | None:
-        for c in list(self.children.values()):
-            if c.request is None and c.status is None and self.exited_unnoticed(c):
-                continue  # killed from outside before its exit event was handled
-            if c.state == "ready" and c.request is None and c.status is None and c.session is None:
-                return c
-        # none ready (the pool drains under load): the oldest child still hardening
-        # will be ready sooner than a fresh fork; it runs the request once ready
-        starting = [c for c in self.children.values()
-                    if c.state == "starting" and c.request is None and c.status is None and c.session is None]
-        return min(starting, key=lambda c: c.started, default=None)
-
-    def exited_unnoticed(self, c: Child) -> bool:
-        readable, _, _ = select.select([c.pidfd], [], [], 0)
-        if readable:
-            self.on_exit(c)
-        return c.status is not None
-
-    def idle_children(self) -> int:
-        """Pooled children not yet given a request (ready, or still hardening)."""
-        return sum(1 for c in self.children.values()
-                   if c.request is None and c.status is None and c.state in ("starting", "ready")
-                   and c.session is None)
-
-    def pool_needs_refill(self) -> bool:
-        return self.idle_children() < self.pool_size
-
-    def refill_pool(self) -> None:
-        if self.spec is not None and self.pool_needs_refill() and time.monotonic() >= self.spawn_backoff_until:
-            self.spawn()
-
-    def spawn(self, spec: child_mod.ChildSpec | None = None) -> Child | None:
-        spec = spec or self.spec
-        self.reap_strays()
-        while True:
-            pipes = [os.pipe() for _ in range(4)] + [spawning.go_channel()]  # request, result, stdout, stderr, go
-            (req_r, req_w), (res_r, res_w), (out_r, out_w), (err_r, err_w), (go_r, go_w) = pipes
-            try:
-                pid = self.clone(spec, [req_r, res_w, out_w, err_w, go_r])
-                break
-            except (OSError, ClonerLost) as exc:
-                for pair in pipes:
-                    for fd in pair:
-                        os.close(fd)
-                if isinstance(exc, ClonerLost):
-                    continue  # cloned directly now, with pipes no stray child holds
-                log(f"clone failed: {exc}")
-                self.spawn_backoff_until = time.monotonic() + 1.0
-                return None
-        for fd in (req_r, res_w, out_w, err_w, go_r):
-            os.close(fd)
-        try:
-            spawning.let_go(pid, spec, go_w)
-            let_go = True
-        except OSError as exc:
-            log(f"could not map the ids of child {pid}: {exc}")
-            let_go = False
-        c = Child(pid=pid, pidfd=os.pidfd_open(pid), result_r=res_r, stdout_r=out_r, stderr_r=err_r,
-                  request_w=req_w, started=time.monotonic())
-        if let_go and spec.network:
-            c.go = go_w  # the child sends its proxy listener back on it
-        else:
-            os.close(go_w)
-        for fd, kind in ((res_r, "result"), (out_r, "stdout"), (err_r, "stderr")):
-            os.set_blocking(fd, False)
-            c.open_fds.add(fd)
-            self.selector.register(fd, selectors.EVENT_READ, (kind, c))
-        os.set_blocking(req_w, False)
-        self.selector.register(c.pidfd, selectors.EVENT_READ, ("pidfd", c))
-        self.children[pid] = c
-        return c
-
-    def clone(self, spec: child_mod.ChildSpec, ends: list[int]) -> int:
-        """The pid of a new child holding `ends`, from the cloner when it serves
-        this spec (every child but the start-up probe). ClonerLost when the cloner
-        died or hung on this clone: it may have made a child that holds copies of
-        `ends` before it went (ours, by CLONE_PARENT, its pid unknown), so the caller
-        must close them and never hand them to another child; that child reads EOF
-        where it waits for its id maps, fails its setup and is reaped as a stray."""
-        if spec is self.spec and self.cloner is not None:
-            try:
-                return self.cloner.clone(ends)
-            except ConnectionError:
-                log("the cloner is gone: cloning directly from now on")
-                self.cloner.close()
-                self.cloner = None
-                known = set(self.children)
-                self.strays.update(pid for pid in libc.children_of_self() if pid not in known)
-                raise ClonerLost from None
-        return spawning.clone_directly(spec, ends, self.own_pidfd)
-
-    def reap_strays(self) -> None:
-        """Children a dead cloner made for us: reaped once they have exited."""
-        for pid in list(self.strays):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
-                self.strays.discard(pid)
-
     def take_listener(self, c: Child) -> None:
         go, c.go = c.go, None
         c.listener = spawning.receive_listener(go)
         if c.listener is None:
             c.setup_error = {"layer": "namespaces", "error": "the child sent no proxy listener"}
-            self.kill(c)
+            kill(c)
 
     def maybe_hand_listener_over(self, c: Child) -> None:
         """To the runner, tagged with the execution id (its egress proxy accepts
@@ -494,7 +381,7 @@ class ForkServer:
         except OSError:
             data = b""
         if not data:
-            self.close_fd(c, fd)
+            self.pool.close_fd(c, fd)
             self.maybe_finish(c)
             return
         if kind == "result":
@@ -512,7 +399,7 @@ class ForkServer:
                     return
         except protocol.FrameError as exc:
             c.frame_error = str(exc)
-            self.kill(c)
+            kill(c)
 
     def on_result_frame(self, c: Child, header: dict, payload: memoryview) -> None:
         """One frame of the child's result channel; FrameError when it is malformed."""
@@ -545,13 +432,13 @@ class ForkServer:
                 return
             # the answer goes out once the snippet's processes are gone,
             # whatever the frame says: a forged early reply frees nothing
-            self.kill(c)
+            kill(c)
         else:
             # a second result, or a frame out of turn: someone is writing
             # into the result pipe who should not be
             c.frame_error = "unexpected extra frame on the result channel"
             c.result_frame = None
-            self.kill(c)
+            kill(c)
 
     def on_tool_call(self, c: Child, call: messages.ToolCall) -> None:
         """Code mode: pass the call on to the server, which checks it and performs
@@ -560,14 +447,14 @@ class ForkServer:
         # a call while the previous answer is still unread would pile answers up here
         if call.nonce != c.nonce or c.tool_call is not None or c.pending or not c.request.run.tools:
             c.frame_error = "a tool call out of turn or malformed"
-            self.kill(c)
+            kill(c)
             return
         c.tool_call = call.call_id
         self.send({"op": "tool_call", "id": c.request.id, "call": {
             "call_id": call.call_id, "server": call.server, "tool": call.tool, "arguments": call.arguments}})
 
     def on_tool_result(self, message: dict) -> None:
-        for c in self.children.values():
+        for c in self.pool.children.values():
             if (c.request is not None and c.request.id == message.get("id") and c.status is None
                     and c.tool_call is not None and c.tool_call == message.get("call_id")):
                 c.tool_call = None
@@ -579,7 +466,7 @@ class ForkServer:
     def on_output(self, c: Child, stream: str, data: bytes) -> None:
         cap = min(c.request.run.max_output, self.max_output) if c.request else self.max_output
         if stream not in c.out:
-            spec = self.spec
+            spec = self.pool.spec
             c.out[stream] = cutting.HeadTail(cap, out_dir=bool(spec and spec.filesystem and spec.namespaced))
         c.out[stream].feed(data)
         c.written_total += len(data)
@@ -591,47 +478,18 @@ class ForkServer:
                 self.send({"op": "output", "id": c.request.id, "line": line})
         if c.written_total > max(8 * cap, 8 << 20) and not c.flooded and c.status is None:
             c.flooded = True
-            self.kill(c)
+            kill(c)
 
     def on_exit(self, c: Child) -> None:
-        if c.status is not None:
-            return  # already reaped: its pidfd is closed and the number may be another child's
-        try:
-            pid, status, rusage = os.wait4(c.pid, os.WNOHANG)
-        except ChildProcessError:
-            pid, status, rusage = c.pid, 0, None
-        if pid == 0:
-            return
-        self.selector.unregister(c.pidfd)
-        os.close(c.pidfd)
-        c.status, c.rusage, c.exited_at = status, rusage, time.monotonic()
-        for fd in (c.go, c.listener):
-            if fd is not None:
-                os.close(fd)
-        c.go = c.listener = None
-        if c.request_w is not None:
-            c.request_unread = unread_bytes(c.request_w) if c.request is not None else 0
-            if c.request_w in self.selector.get_map():
-                self.selector.unregister(c.request_w)
-            os.close(c.request_w)
-            c.request_w = None
-        if c.request is None and c.setup_error:
-            log(f"a pooled child failed to start: {c.setup_error}")
-            self.spawn_backoff_until = time.monotonic() + 1.0
-        self.maybe_finish(c)
-
-    def close_fd(self, c: Child, fd: int) -> None:
-        if fd in c.open_fds:
-            c.open_fds.discard(fd)
-            self.selector.unregister(fd)
-            os.close(fd)
+        if self.pool.reap(c):
+            self.maybe_finish(c)
 
     def maybe_finish(self, c: Child) -> None:
         """Report once the child is reaped (so every process of the sandbox is gone:
         the reply, the concurrency slot and the timeout end only then) and the
         pipes are drained (or EXIT_GRACE has passed since the exit)."""
-        if c.status is not None and not c.open_fds and c.pid in self.children:
-            del self.children[c.pid]
+        if c.status is not None and not c.open_fds and c.pid in self.pool.children:
+            del self.pool.children[c.pid]
         if c.state == "finished" or c.open_fds or c.status is None:
             return
         c.state = "finished"
@@ -656,33 +514,10 @@ class ForkServer:
             return
         self.send({"id": c.request.id, "result": outcome.compose(outcome_of(c))})
 
-    def kill(self, c: Child) -> None:
-        """SIGKILL the child; as PID 1 of its namespace, its exit completes only
-        once every other process inside is gone too."""
-        if c.killed or c.status is not None:
-            return
-        c.killed = True
-        try:
-            signal.pidfd_send_signal(c.pidfd, signal.SIGKILL)
-        except ProcessLookupError:
-            pass  # already exited: its exit event is on its way
-
-    def kill_all(self) -> None:
-        if self.cloner is not None:
-            self.cloner.close()
-            self.cloner = None
-        for c in list(self.children.values()):
-            self.kill(c)
-        for c in list(self.children.values()):
-            try:
-                os.waitpid(c.pid, 0)
-            except ChildProcessError:
-                pass
-
     # ---- synchronous use during start-up (layer probing) ------------------
     def run_one(self, spec: child_mod.ChildSpec, run: RunRequest, timeout: float = 20.0) -> Child:
         """Run one request on a fresh child to completion, blocking."""
-        c = self.spawn(spec)
+        c = self.pool.spawn(spec)
         if c is None:
             raise OSError("fork failed")
         c.request = RunOrder(op="execute", id="probe", run=run)
@@ -699,7 +534,7 @@ class ForkServer:
                     self.dispatch(kind, obj, key.fileobj, mask)
             self.check_timers()
         if c.state != "finished":
-            self.kill(c)
+            kill(c)
             os.waitpid(c.pid, 0)
         return c
 
