@@ -70,3 +70,17 @@ def test_the_childs_small_frames_are_checked_in_full():
     for frame in refused:
         with pytest.raises(protocol.FrameError):
             messages.child_frame(frame) if isinstance(frame, dict) else messages.decode(messages.Ready, frame, "x")
+
+
+def test_control_messages_are_decoded_by_their_op():
+    assert messages.control_message({"op": "cancel", "id": "r1"}, messages.TO_FORK_SERVER) == messages.Cancel(id="r1")
+    assert messages.control_message({"id": "r1", "result": {"ok": True}}, messages.TO_RUNNER) == \
+        messages.Answer(id="r1", result={"ok": True})
+    hello = messages.Hello(pid=7, layers={"seccomp": {"active": True}}, active=("seccomp",))
+    assert messages.control_message(protocol.decode(protocol.dumps(hello.to_frame())), messages.TO_RUNNER) == hello
+    for body, table in (({"op": "cancle", "id": "r1"}, messages.TO_FORK_SERVER),   # an op nobody declared
+                        ({"op": "output", "id": "r1"}, messages.TO_RUNNER),       # a field missing
+                        ({"op": "hello"}, messages.TO_FORK_SERVER),               # the other direction's op
+                        ("hello", messages.TO_RUNNER)):
+        with pytest.raises(protocol.FrameError):
+            messages.control_message(body, table)

@@ -76,7 +76,7 @@ class ForkServer:
         # shared with the cloner, so with every child: fewer page-table entries to copy and free
         libc.collapse_to_huge_pages()
         self.pool.start(spec)
-        self.send({"op": "hello", "pid": os.getpid(), "layers": self.layer_report, "active": sorted(spec.layers)})
+        self.send(messages.Hello(pid=os.getpid(), layers=self.layer_report, active=tuple(sorted(spec.layers))))
 
     # ---- the loop -------------------------------------------------------
     def run(self) -> None:
@@ -168,42 +168,38 @@ class ForkServer:
         for message in self.ctl_reader.feed(data):
             self.handle(message)
 
-    def handle(self, message: dict) -> None:
-        op = message.get("op")
-        if op in ("execute", "validate"):
-            try:
-                order = RunOrder.from_frame(message)
-            except protocol.FrameError as exc:
-                log(f"dropped a malformed run order: {exc}")  # the runner's own bug: its request times out
-                return
-            if order.session is not None:
-                self.session_call(order)
-            else:
-                self.start_request(order)
-        elif op == "tool_result":
+    def handle(self, body: dict) -> None:
+        try:
+            message = messages.control_message(body, messages.TO_FORK_SERVER)
+        except protocol.FrameError as exc:
+            log(f"dropped a control message: {exc}")  # the runner's own bug: its request times out
+            return
+        if isinstance(message, RunOrder) and message.session is not None:
+            self.session_call(message)
+        elif isinstance(message, RunOrder):
+            self.start_request(message)
+        elif isinstance(message, messages.ToolResult):
             self.on_tool_result(message)
-        elif op == "session_open":
+        elif isinstance(message, messages.SessionOpen):
             self.open_session(message)
-        elif op == "session_close":
+        elif isinstance(message, messages.SessionClose):
             for c in self.pool.children.values():
-                if c.session is not None and c.session == message.get("session"):
+                if c.session is not None and c.session == message.session:
                     if c.request is None:
                         c.report = False  # nobody waits for its end
                     else:
                         c.cancelled = True  # the call in flight is answered: cancelled, session ended
                     kill(c)
-        elif op == "cancel":
+        elif isinstance(message, messages.Cancel):
             for c in self.pool.children.values():
-                if c.request is not None and c.request.id == message.get("id") and c.status is None:
+                if c.request is not None and c.request.id == message.id and c.status is None:
                     c.cancelled = True
                     kill(c)
-        elif op == "shutdown":
+        elif isinstance(message, messages.Shutdown):
             self.running = False
-        else:
-            log(f"unknown control op {op!r}")
 
-    def send(self, message: dict) -> None:
-        self.ctl_out += protocol.encode(message)
+    def send(self, message: messages.Message) -> None:
+        self.ctl_out += protocol.encode(message.to_frame())
         self.flush_control()
 
     def flush_control(self) -> None:
@@ -223,9 +219,9 @@ class ForkServer:
     def start_request(self, order: RunOrder, fresh: bool = False, retries: int = 0) -> None:
         child = (None if fresh else self.pool.take_ready()) or self.pool.spawn()
         if child is None:
-            self.send({"id": order.id, "result": outcome.compose(outcome.ChildOutcome(
+            self.send(messages.Answer(id=order.id, result=outcome.compose(outcome.ChildOutcome(
                 execution_id=order.id, op=order.op,
-                failure="could not create a sandbox process (the host is out of processes or memory)"))})
+                failure="could not create a sandbox process (the host is out of processes or memory)"))))
             return
         child.retries = retries
         self.assign(child, order)
@@ -241,17 +237,17 @@ class ForkServer:
         self.write_request(child)
 
     # ---- sessions ---------------------------------------------------------
-    def open_session(self, message: dict) -> None:
+    def open_session(self, message: messages.SessionOpen) -> None:
         """A pooled child (or a new one) becomes the session's: it leaves the
         pool and serves the session's calls until it is closed or dies."""
         child = self.pool.take_ready() or self.pool.spawn()
         if child is None:
-            self.send({"id": message.get("id"), "result": {"ok": False, "error": "could not create a sandbox "
-                                                           "process (the host is out of processes or memory)"}})
+            self.send(messages.Answer(id=message.id, result={
+                "ok": False, "error": "could not create a sandbox process (the host is out of processes or memory)"}))
             return
-        child.session = str(message.get("session", ""))[:64]
+        child.session = message.session[:64]
         self.maybe_hand_listener_over(child)
-        self.send({"id": message.get("id"), "result": {"ok": True}})
+        self.send(messages.Answer(id=message.id, result={"ok": True}))
 
     def session_call(self, order: RunOrder) -> None:
         child = next((c for c in self.pool.children.values() if c.session == order.session
@@ -262,7 +258,7 @@ class ForkServer:
             result = outcome.compose(outcome.ChildOutcome(
                 execution_id=order.id, op=order.op, failure=f"the session cannot take this call: {why}"))
             ended = child is None or child.killed
-            self.send({"id": order.id, "result": {**result, "session_ended": ended}})
+            self.send(messages.Answer(id=order.id, result={**result, "session_ended": ended}))
             return
         child.out, child.written_total, child.line_sent = {}, 0, 0.0
         child.result_frame, child.result_payload, child.frame_error, child.tool_call = None, b"", None, None
@@ -282,7 +278,7 @@ class ForkServer:
             kill(c)
             return
         result = outcome.compose(outcome_of(c))
-        self.send({"id": c.request.id, "result": {**result, "session_ended": False}})
+        self.send(messages.Answer(id=c.request.id, result={**result, "session_ended": False}))
         c.request, c.deadline, c.state = None, None, "ready"
         c.idle_cpu = cpu_seconds(c.pid)
         c.result_frame, c.result_payload = None, b""  # an idle death must not be read as this call's
@@ -450,16 +446,15 @@ class ForkServer:
             kill(c)
             return
         c.tool_call = call.call_id
-        self.send({"op": "tool_call", "id": c.request.id, "call": {
-            "call_id": call.call_id, "server": call.server, "tool": call.tool, "arguments": call.arguments}})
+        self.send(messages.ForwardedToolCall(id=c.request.id, call={
+            "call_id": call.call_id, "server": call.server, "tool": call.tool, "arguments": call.arguments}))
 
-    def on_tool_result(self, message: dict) -> None:
+    def on_tool_result(self, message: messages.ToolResult) -> None:
         for c in self.pool.children.values():
-            if (c.request is not None and c.request.id == message.get("id") and c.status is None
-                    and c.tool_call is not None and c.tool_call == message.get("call_id")):
+            if (c.request is not None and c.request.id == message.id and c.status is None
+                    and c.tool_call is not None and c.tool_call == message.call_id):
                 c.tool_call = None
-                answer = message.get("answer") if isinstance(message.get("answer"), dict) else {}
-                c.pending += protocol.encode({**answer, "call_id": message.get("call_id")})
+                c.pending += protocol.encode({**message.answer, "call_id": message.call_id})
                 self.write_request(c)
                 return
 
@@ -475,7 +470,7 @@ class ForkServer:
             line = last_line(c.out[stream])
             if line:
                 c.line_sent = now
-                self.send({"op": "output", "id": c.request.id, "line": line})
+                self.send(messages.Output(id=c.request.id, line=line))
         if c.written_total > max(8 * cap, 8 << 20) and not c.flooded and c.status is None:
             c.flooded = True
             kill(c)
@@ -498,11 +493,10 @@ class ForkServer:
                 result = outcome.compose(outcome_of(c))
                 if c.session_end_reason:
                     result["session_end_reason"] = c.session_end_reason
-                self.send({"id": c.request.id, "result": {**result, "session_ended": True}})
+                self.send(messages.Answer(id=c.request.id, result={**result, "session_ended": True}))
             else:
                 why = c.session_end_reason or outcome.compose(outcome_of(c, idle=True)).get("error")
-                self.send({"op": "session_ended", "session": c.session,
-                           "reason": f"its process ended between calls: {why}"})
+                self.send(messages.SessionEnded(session=c.session, reason=f"its process ended between calls: {why}"))
             return
         if c.request is None or not c.report:
             return  # an idle pooled child died (killed from outside, or failed setup), or a probe
@@ -512,7 +506,7 @@ class ForkServer:
             # goes to a freshly forked child; the rest of the pool may be dying as well
             self.start_request(c.request, fresh=True, retries=c.retries + 1)
             return
-        self.send({"id": c.request.id, "result": outcome.compose(outcome_of(c))})
+        self.send(messages.Answer(id=c.request.id, result=outcome.compose(outcome_of(c))))
 
     # ---- synchronous use during start-up (layer probing) ------------------
     def run_one(self, spec: child_mod.ChildSpec, run: RunRequest, timeout: float = 20.0) -> Child:

@@ -23,6 +23,7 @@ from sandbox.egress import policy
 from sandbox.egress import proxy as egress_proxy
 from sandbox.forkserver import outcome
 from sandbox.wire import protocol
+from sandbox.wire import messages
 from sandbox.wire.messages import RunOrder, RunRequest
 from sandbox.codemode import tool_calls
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
@@ -152,12 +153,14 @@ class Runner:
             asyncio.get_running_loop().add_reader(fds_ours, self._receive_listener, fds_ours)
         try:
             hello = await asyncio.wait_for(_read_message(reader), HELLO_TIMEOUT)
+            if not isinstance(hello, messages.Hello):
+                raise protocol.FrameError(f"its first message was not hello but {type(hello).__name__}")
         except Exception as exc:
             process.kill()
             await process.wait()
             raise RuntimeError(f"the sandbox fork server did not start ({type(exc).__name__}: {exc}); "
                                "see its messages on stderr") from None
-        self._layers = dict(hello["layers"])
+        self._layers = dict(hello.layers)
         self._layers["restricted_python"] = (
             {"active": True, "detail": "RestrictedPython compiles every snippet with its full guard set "
                                        "and an import allow-list of module proxies"}
@@ -173,7 +176,7 @@ class Runner:
         if connection is None:
             return
         try:
-            connection.writer.write(protocol.encode({"op": "shutdown"}))
+            connection.writer.write(protocol.encode(messages.Shutdown().to_frame()))
             await connection.writer.drain()
         except (ConnectionError, RuntimeError):
             pass
@@ -248,7 +251,7 @@ class Runner:
         if connection is None or not connection.alive:
             return
         try:
-            connection.writer.write(protocol.encode({"op": "session_close", "session": session}))
+            connection.writer.write(protocol.encode(messages.SessionClose(session=session).to_frame()))
             await connection.writer.drain()
         except (ConnectionError, RuntimeError):
             pass
@@ -336,8 +339,8 @@ class Runner:
             except Exception as exc:  # noqa: BLE001 - the snippet waits for an answer: it gets one
                 answer = {"ok": False, "error": f"the server could not handle this call: {type(exc).__name__}"}
             try:
-                connection.writer.write(protocol.encode({"op": "tool_result", "id": request_id,
-                                                     "call_id": call.get("call_id"), "answer": answer}))
+                connection.writer.write(protocol.encode(messages.ToolResult(
+                    id=request_id, call_id=call["call_id"], answer=answer).to_frame()))
                 await connection.writer.drain()
             except (ConnectionError, RuntimeError):
                 pass
@@ -400,11 +403,9 @@ class Runner:
             connection = self._connection
             connection.pending[request_id] = (future, op, on_output)
             try:
-                if body is None:   # session_open
-                    message = {"op": op, "id": request_id, "session": session}
-                else:
-                    message = RunOrder(op=op, id=request_id, run=body, session=session).to_frame()
-                connection.writer.write(protocol.encode(message))
+                message = (messages.SessionOpen(id=request_id, session=session) if body is None
+                           else RunOrder(op=op, id=request_id, run=body, session=session))
+                connection.writer.write(protocol.encode(message.to_frame()))
                 await connection.writer.drain()
                 return connection
             except (ConnectionError, RuntimeError):
@@ -416,7 +417,7 @@ class Runner:
 
     async def _cancel(self, connection: ForkServerConnection, request_id: str) -> None:
         try:
-            connection.writer.write(protocol.encode({"op": "cancel", "id": request_id}))
+            connection.writer.write(protocol.encode(messages.Cancel(id=request_id).to_frame()))
             await connection.writer.drain()
         except (ConnectionError, RuntimeError):
             pass
@@ -425,21 +426,23 @@ class Runner:
         try:
             while True:
                 message = await _read_message(connection.reader)
-                if message.get("op") == "session_ended":
-                    self._session_ended(str(message.get("session")), str(message.get("reason") or ""))
+                if isinstance(message, messages.SessionEnded):
+                    self._session_ended(message.session, message.reason)
                     continue
-                if message.get("op") == "tool_call":
-                    self._tool_call(connection, str(message.get("id")), message.get("call") or {})
+                if isinstance(message, messages.ForwardedToolCall):
+                    self._tool_call(connection, message.id, message.call)
                     continue
-                entry = connection.pending.get(message.get("id"))
+                if not isinstance(message, (messages.Output, messages.Answer)):
+                    continue
+                entry = connection.pending.get(message.id)
                 if entry is None:
                     continue
                 future, _op, on_output = entry
-                if message.get("op") == "output":
-                    if on_output is not None and isinstance(message.get("line"), str):
-                        on_output(message["line"][:500])
+                if isinstance(message, messages.Output):
+                    if on_output is not None:
+                        on_output(message.line[:500])
                 elif not future.done():
-                    future.set_result(message["result"])
+                    future.set_result(message.result)
         except (asyncio.IncompleteReadError, ConnectionError, protocol.FrameError):
             pass
         finally:
@@ -460,18 +463,19 @@ class Runner:
                 pass
 
 
-async def _read_message(reader: asyncio.StreamReader) -> dict:
+async def _read_message(reader: asyncio.StreamReader):
+    """The next message from the fork server, decoded by its op; None for one that is malformed."""
     header = await reader.readexactly(protocol.HEADER.size)
     (size,) = protocol.HEADER.unpack(header)
     if size > 256 << 20:
         raise protocol.FrameError("oversized control frame")
     body = await reader.readexactly(size)
     try:
-        return protocol.decode(body)
+        return messages.control_message(protocol.decode(body), messages.TO_RUNNER)
     except protocol.FrameError as exc:
         # the stream is still in step: one message lost (its request times out), not every request
         print(f"sandbox: dropped a message from the fork server: {exc}", file=sys.stderr, flush=True)
-        return {}
+        return None
 
 
 def _fork_server_sys_path() -> list:

@@ -77,6 +77,17 @@ def encode(message) -> dict:
     return body
 
 
+class Message:
+    """A message whose frame object is its fields (see encode and decode)."""
+
+    def to_frame(self) -> dict:
+        return encode(self)
+
+    @classmethod
+    def from_frame(cls, body):
+        return decode(cls, body, f"{cls.__name__} message")
+
+
 # ---- runner -> fork server -> child: what one run asks ------------------------------
 
 @dataclass(frozen=True)
@@ -195,3 +206,98 @@ def child_frame(header: dict):
     if cls is None:
         raise FrameError("unexpected frame kind on the result channel")
     return decode(cls, header, f"{header['kind']} frame")
+
+
+# ---- runner <-> fork server: the control socket ----------------------------------------
+# (besides RunOrder above; every message but Answer names its "op")
+
+@dataclass(frozen=True)
+class Cancel(Message):
+    id: str
+    op: str = "cancel"
+
+
+@dataclass(frozen=True)
+class Shutdown(Message):
+    op: str = "shutdown"
+
+
+@dataclass(frozen=True)
+class SessionOpen(Message):
+    """A process for the session, taken from the warm pool (answered {"ok": ...})."""
+    id: str
+    session: str
+    op: str = "session_open"
+
+
+@dataclass(frozen=True)
+class SessionClose(Message):
+    session: str
+    op: str = "session_close"
+
+
+@dataclass(frozen=True)
+class ToolResult(Message):
+    """Code mode: the server's answer to a child's tool call, passed on to the child."""
+    id: str
+    call_id: int
+    answer: dict
+    op: str = "tool_result"
+
+
+@dataclass(frozen=True)
+class Hello(Message):
+    """The fork server is up: its pid and which layers it could apply."""
+    pid: int
+    layers: dict
+    active: tuple[str, ...]
+    op: str = "hello"
+
+
+@dataclass(frozen=True)
+class Output(Message):
+    """Progress: the last line a running request printed (at most one a second)."""
+    id: str
+    line: str
+    op: str = "output"
+
+
+@dataclass(frozen=True)
+class ForwardedToolCall(Message):
+    """Code mode: a child's tool call, its shape checked, for the server to check and perform."""
+    id: str
+    call: dict
+    op: str = "tool_call"
+
+
+@dataclass(frozen=True)
+class SessionEnded(Message):
+    """A session's process ended between calls."""
+    session: str
+    reason: str
+    op: str = "session_ended"
+
+
+@dataclass(frozen=True)
+class Answer(Message):
+    """The answer to one request: the result the client sees (a session's call also
+    says whether the session ended with it: session_ended, session_end_reason)."""
+    id: str
+    result: dict
+
+
+TO_FORK_SERVER = {"cancel": Cancel, "shutdown": Shutdown, "session_open": SessionOpen,
+                  "session_close": SessionClose, "tool_result": ToolResult,
+                  "execute": RunOrder, "validate": RunOrder}
+TO_RUNNER = {"hello": Hello, "output": Output, "tool_call": ForwardedToolCall,
+             "session_ended": SessionEnded, None: Answer}
+
+
+def control_message(body, table: dict):
+    """A control socket message, decoded by its op through `table` (FrameError if none fits)."""
+    if type(body) is not dict:
+        raise FrameError("control message is not an object")
+    cls = table.get(body.get("op"))
+    if cls is None:
+        raise FrameError(f"unknown control op {str(body.get('op'))[:50]!r}")
+    return cls.from_frame(body)

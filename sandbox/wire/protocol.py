@@ -12,20 +12,21 @@ bytes and are base64-encoded by the parent. Readers enforce a size cap before
 buffering anything, so a peer that lies about the length or floods the channel
 costs nothing but an error.
 
-The messages, by channel:
+The messages, by channel (each a type declared in messages.py):
   runner -> fork server (control socket, "op"):
-      execute / validate {id, request, session?}; cancel {id}; shutdown;
-      session_open {id, session}; session_close {session}
+      RunOrder (execute / validate, with its RunRequest); Cancel; Shutdown;
+      SessionOpen; SessionClose; ToolResult (code mode)
   fork server -> runner (control socket, "op" or an answer):
-      hello {pid, layers, active} once; output {id, line} (progress, at most 1/s);
-      {id, result} the answer of one request (a session's call: with session_ended);
-      session_ended {session, reason} (its process died between calls)
+      Hello once; Output (progress, at most 1/s); Answer, of one request (a
+      session's call: with session_ended); SessionEnded (its process died between
+      calls); ForwardedToolCall (code mode)
   fork server -> runner (fd channel, network profile): the child's proxy listener
       (SCM_RIGHTS), tagged with the request id or "session:" + the session id
-  fork server -> child (REQUEST_FD): the request {op, nonce, session, code, timeout, ...};
-      once, or one per call of a session (session: true keeps the child serving)
+  fork server -> child (REQUEST_FD): ChildOrder, once, or one per call of a
+      session (session: true keeps the child serving)
   child -> fork server (RESULT_FD, sectioned, "kind"):
-      ready; setup_error {layer, error}; result {nonce, ...; sections} per request
+      Ready; SetupError; ToolCall (code mode); result {nonce, ...; sections} per
+      request (checked section by section in forkserver/outcome.py)
   plus the child's stdout and stderr pipes (raw bytes, capped by the fork server) and
   GO_FD, a Unix socket pair: one byte from the fork server (the id maps are written),
   and with the network profile the child's proxy listener back (SCM_RIGHTS).
