@@ -12,6 +12,7 @@ The frame format itself (protocol.py) does not change.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from dataclasses import dataclass, field
 
@@ -42,24 +43,31 @@ def _accepts(hint, value) -> bool:
     raise TypeError(f"no decoder for a field of type {hint!r}")
 
 
+@functools.cache
+def _fields(cls) -> tuple:
+    """(field, its type) of a message type, resolved once."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f, hints[f.name]) for f in dataclasses.fields(cls))
+
+
 def decode(cls, body, where: str):
     """An instance of the message type ``cls`` from a decoded frame object, or FrameError."""
     if type(body) is not dict:
         raise FrameError(f"{where} is not an object")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(body) - set(fields))
+    fields = _fields(cls)
+    unknown = sorted(set(body) - {f.name for f, _ in fields})
     if unknown:
         raise FrameError(f"{where} has unknown fields: {', '.join(map(repr, unknown))[:200]}")
-    hints = typing.get_type_hints(cls)
     values = {}
-    for name, f in fields.items():
+    for f, hint in fields:
+        name = f.name
         if name not in body:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise FrameError(f"{where} lacks its {name} field")
             continue
         value = body[name]
-        if not _accepts(hints[name], value):
-            raise FrameError(f"{where} field {name} is not a {hints[name]}")
+        if not _accepts(hint, value):
+            raise FrameError(f"{where} field {name} is not a {hint}")
         if type(value) is str and len(value) > f.metadata.get("max", len(value)):
             raise FrameError(f"{where} field {name} is longer than {f.metadata['max']} characters")
         values[name] = tuple(value) if type(value) is list else value
