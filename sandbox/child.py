@@ -254,7 +254,8 @@ def _serve(spec: ChildSpec, baseline) -> None:
     while True:
         order = None
         try:
-            order = ChildOrder.from_frame(protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST))
+            request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)   # the frame as read
+            order = ChildOrder.from_frame(request)
             process_names.name(process_names.VALIDATION if order.op == "validate" else
                                process_names.execution(order.request.execution_id or "", order.session))
             if order.session:
