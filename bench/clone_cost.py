@@ -44,20 +44,20 @@ def main() -> None:
     try:
         runner.run("result = 1")
         time.sleep(0.5)
-        zygote = runner.runner.zygote_pid()
-        cloner = cloner_of(zygote)
-        z0, c0 = counters(zygote), counters(cloner)
+        fork_server = runner.runner.fork_server_pid()
+        cloner = cloner_of(fork_server)
+        z0, c0 = counters(fork_server), counters(cloner)
         for _ in range(args.runs):
             runner.run("result = 2 + 2")
         time.sleep(0.3)   # the last children reaped
-        z1, c1 = counters(zygote), counters(cloner)
+        z1, c1 = counters(fork_server), counters(cloner)
     finally:
         runner.close()
     per = {name: (after - before) / args.runs for name, before, after in (
-        ("zygote_faults", z0[0], z1[0]), ("children_faults", z0[1], z1[1]), ("zygote_cpu", z0[2], z1[2]),
+        ("fork_server_faults", z0[0], z1[0]), ("children_faults", z0[1], z1[1]), ("fork_server_cpu", z0[2], z1[2]),
         ("children_cpu", z0[3], z1[3]), ("cloner_faults", c0[0], c1[0]), ("cloner_cpu", c0[2], c1[2]))}
-    print(f"per execution ({args.runs}, pool {args.pool}): fork server {per['zygote_cpu'] * 1e3:.2f} ms CPU, "
-          f"{per['zygote_faults']:.0f} faults; cloner {per['cloner_cpu'] * 1e3:.2f} ms, "
+    print(f"per execution ({args.runs}, pool {args.pool}): fork server {per['fork_server_cpu'] * 1e3:.2f} ms CPU, "
+          f"{per['fork_server_faults']:.0f} faults; cloner {per['cloner_cpu'] * 1e3:.2f} ms, "
           f"{per['cloner_faults']:.0f} faults{'' if cloner else ' (no cloner)'}; children "
           f"{per['children_cpu'] * 1e3:.2f} ms, {per['children_faults']:.0f} faults")
 

@@ -7,7 +7,7 @@ process (getrusage of the reaped child) and its wall time.
     python bench/hardening_steps.py [--runs 100] [--detail]
 
 Nothing under sandbox/ changes: the steps are wrapped at run time in this
-process, which then clones children exactly as the zygote does (same spec, same
+process, which then clones children exactly as the fork server does (same spec, same
 id maps, same pipes) and has each run one trivial request in place (not over
 its pipes) and report the CPU, wall time and page faults of each step. As root
 and as an ordinary user alike.
@@ -118,7 +118,7 @@ def measure(runs: int, detail: bool = False) -> dict:
     from sandbox import child, namespaces, profiles
     from sandbox import libc
     from sandbox.restricted import run as restricted
-    from sandbox.forkserver import zygote
+    from sandbox.forkserver import spawning
     restricted.preload(sorted(profiles.allowed_modules(["basic"])))
     spec = _spec()
     own_pidfd = os.pidfd_open(os.getpid())
@@ -133,11 +133,11 @@ def measure(runs: int, detail: bool = False) -> dict:
         pid = libc.clone_process(namespaces.clone_flags(own_network=spec.own_network))
         if pid == 0:
             child.run(spec, child.ChildPipes(request=req_r, result=res_w, stdout=out_w, stderr=err_w,
-                                             go=go_r, zygote=own_pidfd))
+                                             go=go_r, fork_server=own_pidfd))
         clone_ms.append((time.perf_counter() - started) * 1e3)
         for fd in (req_r, res_w, out_w, err_w, go_r):
             os.close(fd)
-        zygote.Zygote.let_go(pid, spec, go_w)
+        spawning.let_go(pid, spec, go_w)
         os.close(go_w)
         data = b""
         while chunk := os.read(out_r, 1 << 16):
@@ -169,7 +169,7 @@ def measure(runs: int, detail: bool = False) -> dict:
     return {
         "runs": runs, "euid": os.geteuid(), "layers": sorted(spec.layers),
         "child_cpu_ms": med(totals), "child_wall_ms": med(walls),
-        "child_faults": med(faults), "zygote_clone_wall_ms": med(clone_ms),
+        "child_faults": med(faults), "fork_server_clone_wall_ms": med(clone_ms),
         "steps": {name: {"cpu_ms": med(v[0] for v in vals), "wall_ms": med(v[1] for v in vals),
                          "faults": med(v[2] for v in vals), "n": len(vals)}
                   for name, vals in steps.items()},
@@ -188,7 +188,7 @@ def render(res: dict) -> str:
     lines += [
         f"  {'whole child (rusage; incl. exit)':<44} {res['child_cpu_ms']:8.2f} {res['child_wall_ms']:8.2f}"
         f" {res['child_faults']:8.0f}   = {res['child_cpu_ms'] / bare:.2f} x a bare python spawn",
-        f"  {'zygote: the clone call itself (wall)':<44} {'':>8} {res['zygote_clone_wall_ms']:8.2f}",
+        f"  {'fork_server: the clone call itself (wall)':<44} {'':>8} {res['fork_server_clone_wall_ms']:8.2f}",
         f"  {'floor: clone into the namespaces + exit':<44} {res['floor']['cpu_ms']:8.2f} {res['floor']['wall_ms']:8.2f}",
         f"  {'baseline: python -I -S -c pass':<44} {bare:8.2f} {res['bare_python']['wall_ms']:8.2f}",
         "  (step CPU is the child's thread time inside the step; what the steps do not cover is the",

@@ -25,7 +25,7 @@ What is measured (every figure carries its sample count n):
   under `bwrap --unshare-all` (when bwrap is installed), and in-process
   RestrictedPython compile_restricted + exec (the insecure floor).
 * start-up to the first answered `initialize`, and idle memory (PSS and RSS)
-  of the server, the zygote and a full warm pool.
+  of the server, the fork server and a full warm pool.
 
 Targets are printed next to the figures; they are never asserted. The exit
 status is 0 unless a section could not be measured at all.
@@ -253,21 +253,21 @@ def measure_idle(seconds: float = 2.0) -> float:
 
 class CpuMeter:
     """CPU time per execution, split by process: this client, the server, the
-    zygote (with its cloner), and the sandbox children (the zygote's reaped descendants). The
+    fork server (with its cloner), and the sandbox children (the fork server's reaped descendants). The
     rest of the machine's busy time is kernel work done outside these
     processes (network-namespace cleanup runs in kworkers) plus any other load."""
 
-    def __init__(self, server_pid=None, zygote_pid=None):
+    def __init__(self, server_pid=None, fork_server_pid=None):
         from mcp_client import cloner_of
-        self.server_pid, self.zygote_pid = server_pid, zygote_pid
-        # alive for the whole run, so its CPU is never reaped into the zygote's: read directly
-        self.cloner_pid = cloner_of(zygote_pid)
+        self.server_pid, self.fork_server_pid = server_pid, fork_server_pid
+        # alive for the whole run, so its CPU is never reaped into the fork server's: read directly
+        self.cloner_pid = cloner_of(fork_server_pid)
 
     def _read(self):
         server, _ = proc_cpu(self.server_pid)
-        zygote, children = proc_cpu(self.zygote_pid)
-        zygote += proc_cpu(self.cloner_pid)[0]
-        return {"client": time.process_time(), "server": server, "zygote": zygote, "children": children,
+        fork_server, children = proc_cpu(self.fork_server_pid)
+        fork_server += proc_cpu(self.cloner_pid)[0]
+        return {"client": time.process_time(), "server": server, "fork_server": fork_server, "children": children,
                 "machine": machine_busy(), "wall": time.perf_counter()}
 
     def start(self):
@@ -277,8 +277,8 @@ class CpuMeter:
     def stop(self, calls: int) -> dict:
         t1 = self._read()
         d = {k: t1[k] - self.t0[k] for k in t1}
-        ours = d["client"] + d["server"] + d["zygote"] + d["children"]
-        per = {k: d[k] * 1000 / max(calls, 1) for k in ("client", "server", "zygote", "children")}
+        ours = d["client"] + d["server"] + d["fork_server"] + d["children"]
+        per = {k: d[k] * 1000 / max(calls, 1) for k in ("client", "server", "fork_server", "children")}
         if not self.server_pid:
             per.pop("server")
         per["ours_total"] = ours * 1000 / max(calls, 1)
@@ -287,7 +287,7 @@ class CpuMeter:
                 "machine_busy_cpus": d["machine"] / d["wall"] if d["wall"] else None}
 
 
-def zygote_of(pid) -> "int | None":
+def fork_server_of(pid) -> "int | None":
     """The fork server: the direct child of the server process."""
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -360,7 +360,7 @@ async def timed_series(call, n: int, warmup: int, pace: float = 0.0, meter: "Cpu
         if pace:
             await asyncio.sleep(pace)
     if meter is not None:
-        await asyncio.sleep(0.3)  # let the last children be reaped into the zygote's account
+        await asyncio.sleep(0.3)  # let the last children be reaped into the fork server's account
         return samples, failures, first_error, meter.stop(n)
     return samples, failures, first_error
 
@@ -431,7 +431,7 @@ async def bench_mcp(p: dict, log, memory_only: bool = False) -> tuple:
         memory = await idle_memory(server, p, log)
         if memory_only:
             return out, memory
-        meter = CpuMeter(server.pid, zygote_of(server.pid))
+        meter = CpuMeter(server.pid, fork_server_of(server.pid))
         call = {name: (lambda name=name: mcp_call(server, name)) for name in SNIPPETS}
         log(f"  MCP pool {POOL}: trivial back-to-back x{p['lat_pool']}")
         out["pool_trivial"] = _series_result(*await timed_series(call["trivial"], p["lat_pool"], p["warmup"],
@@ -454,7 +454,7 @@ async def bench_mcp(p: dict, log, memory_only: bool = False) -> tuple:
     # --- no pool
     async with mcp_server(0) as server:
         log(f"  MCP pool 0: trivial x{p['lat_nopool']}")
-        meter = CpuMeter(server.pid, zygote_of(server.pid))
+        meter = CpuMeter(server.pid, fork_server_of(server.pid))
         out["nopool_trivial"] = _series_result(
             *await timed_series(lambda: mcp_call(server, "trivial"), p["lat_nopool"], max(3, p["warmup"] // 2),
                                 meter=meter),
@@ -519,9 +519,9 @@ async def bench_runner(p: dict, log) -> dict:
         try:
             out["layers"] = {k: bool(v.get("active")) for k, v in runner.layers().items()}
             call = {name: (lambda name=name: runner_call(runner, requests[name], name)) for name in SNIPPETS}
-            meter = CpuMeter(None, runner.zygote_pid())
+            meter = CpuMeter(None, runner.fork_server_pid())
             if pool:
-                await wait_pool_full(runner.zygote_pid(), pool, 0.3)
+                await wait_pool_full(runner.fork_server_pid(), pool, 0.3)
                 log(f"  runner pool {pool}: trivial back-to-back x{p['lat_pool']}")
                 out["pool_trivial"] = _series_result(*await timed_series(call["trivial"], p["lat_pool"],
                                                                          p["warmup"], meter=meter), pool=pool,
@@ -708,7 +708,7 @@ async def bench_modes(p: dict, log) -> dict:
     out: dict = {}
 
     async def series(server, call):
-        meter = CpuMeter(server.pid, zygote_of(server.pid))
+        meter = CpuMeter(server.pid, fork_server_of(server.pid))
         return _series_result(*await timed_series(call, n, warmup, meter=meter), pool=POOL, mode="back-to-back")
 
     async def call_code(server, code, expected, **arguments):
@@ -846,7 +846,7 @@ def bench_startup(p: dict, log) -> dict:
                             "all": init_s},
            "first_execute_s": {"median": statistics.median(first_exec_s) if first_exec_s else None,
                                "n": len(first_exec_s), "all": first_exec_s}}
-    # where the time goes: interpreter + the SDK import vs the zygote
+    # where the time goes: interpreter + the SDK import vs the fork server
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import sandbox.mcp.server"], cwd=str(ROOT), check=False,
                    capture_output=True)
@@ -861,14 +861,14 @@ def bench_startup(p: dict, log) -> dict:
 
 async def idle_memory(server, p: dict, log) -> dict:
     """Idle server with a full pool, after one call (whatever the first call
-    imports is loaded): PSS and RSS summed over the server, the zygote and
+    imports is loaded): PSS and RSS summed over the server, the fork server and
     every pooled child."""
     ok, _ = await mcp_call(server, "trivial")
     await wait_pool_full(server.pid, 1 + POOL, p["settle_s"])
     tree = descendants(server.pid)
-    rows = {"server": [server.pid], "zygote": [], "child": []}
+    rows = {"server": [server.pid], "fork_server": [], "child": []}
     for pid in tree:
-        role = "zygote" if depth_below(pid, server.pid) == 1 else "cloner" if is_cloner(pid) else "child"
+        role = "fork_server" if depth_below(pid, server.pid) == 1 else "cloner" if is_cloner(pid) else "child"
         rows.setdefault(role, []).append(pid)
     rows = {role: pids for role, pids in rows.items() if pids}
     mem = {role: [memory_of(pid) for pid in pids] for role, pids in rows.items()}
@@ -1066,9 +1066,9 @@ def render(results: dict) -> str:
       + "; n = completed calls in the window (JSON: completed)")
 
     w("")
-    cols = ("client", "server", "zygote", "children", "ours_total", "rest_of_machine")
+    cols = ("client", "server", "fork_server", "children", "ours_total", "rest_of_machine")
     w(f"{'CPU time per execution (ms; /proc accounting)':<50}" + "".join(f"{c.replace('_', ' '):>10}" for c in
-                                                                          ("client", "server", "zygote",
+                                                                          ("client", "server", "fork_server",
                                                                            "children", "ours", "rest")))
     w("-" * 110)
     for label, fig in ((f"  MCP pool {POOL}, back-to-back", _get(mcp, "pool_trivial", "cpu")),
@@ -1093,7 +1093,7 @@ def render(results: dict) -> str:
           f"with the rest of the machine {(ours['ours_total'] + ours['rest_of_machine']) / bare['machine_ms_per_call']:.2f}"
           "   target <= 0.5")
     w("  client = this process (for the runner rows it is the runner itself); children = the sandbox processes")
-    w("  (reaped into the zygote's account); rest = the machine's other busy time less the idle baseline")
+    w("  (reaped into the fork server's account); rest = the machine's other busy time less the idle baseline")
     w(f"  ({results.get('idle_busy_cpus', 0):.3f} CPUs, measured at start): kernel workers (network namespace cleanup)")
     w("  and any unrelated load. 2 CPUs / ours_total = the ceiling on executions per second.")
 
@@ -1142,7 +1142,7 @@ def render(results: dict) -> str:
     mem = results.get("memory") or {}
     if mem.get("pss_mb") is not None:
         roles = mem["by_role"]
-        w(f"idle memory, pool {POOL} full ({mem['processes']} processes: server, zygote, cloner, {POOL} pooled children): "
+        w(f"idle memory, pool {POOL} full ({mem['processes']} processes: server, fork server, cloner, {POOL} pooled children): "
           f"PSS {_f(mem['pss_mb'], 1)} MB, RSS {_f(mem['rss_mb'], 1)} MB   "
           f"target PSS <= 80 MB  {_state(h, 'idle_pss_mb')}")
         w("  PSS/RSS MB by role: " + ", ".join(

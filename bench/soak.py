@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "redteam"))
 
 from mcp_client import open_session, sandboxes, state_of  # noqa: E402
-from mcpsync import all_descendants, children_of, process_stats, zygote_of  # noqa: E402
+from mcpsync import all_descendants, children_of, process_stats, fork_server_of  # noqa: E402
 
 POOL_SIZE = 2
 
@@ -61,18 +61,18 @@ MIX = [
 
 
 def snapshot(server_pid: int) -> dict:
-    zygote = zygote_of(server_pid)
-    return {"server": process_stats(server_pid), "zygote": process_stats(zygote)}
+    fork_server = fork_server_of(server_pid)
+    return {"server": process_stats(server_pid), "fork_server": process_stats(fork_server)}
 
 
 def settled(server_pid: int) -> bool:
     """The fork server is back to its warm pool and nothing is left to reap."""
-    zygote = zygote_of(server_pid)
-    if not zygote:
+    fork_server = fork_server_of(server_pid)
+    if not fork_server:
         return True
-    below = all_descendants(zygote)
+    below = all_descendants(fork_server)
     zombies = [p for p in below if state_of(p) == "Z"]
-    return (len(sandboxes(children_of(zygote))) <= POOL_SIZE and not zombies
+    return (len(sandboxes(children_of(fork_server))) <= POOL_SIZE and not zombies
             and len(sandboxes(below)) <= 3 * POOL_SIZE)
 
 
@@ -136,7 +136,7 @@ async def soak(count: int = 10_000, concurrency: int = 2, env: "dict | None" = N
 def growth(report: dict) -> list:
     """What grew between start and end (fds, children, zombies) or is left over."""
     problems = []
-    for proc in ("server", "zygote"):
+    for proc in ("server", "fork_server"):
         start, end = report["start"][proc], report["end"][proc]
         if not end.get("alive"):
             problems.append(f"the {proc} is gone at the end")
@@ -147,8 +147,8 @@ def growth(report: dict) -> list:
         for key in ("fds", "children", "zombies", "cloners"):
             if (end.get(key) or 0) > (start.get(key) or 0):
                 problems.append(f"{proc} {key}: {start.get(key)} -> {end.get(key)}")
-    if report["end"]["zygote"].get("zombies"):
-        problems.append(f"zombies below the fork server at the end: {report['end']['zygote']['zombies']}")
+    if report["end"]["fork_server"].get("zombies"):
+        problems.append(f"zombies below the fork server at the end: {report['end']['fork_server']['zombies']}")
     if not report["settled"]:
         problems.append("the fork server's tree did not return to its warm pool")
     return problems
@@ -159,7 +159,7 @@ def render(report: dict) -> str:
              f"({report['count'] / max(report['elapsed'], 0.001):.0f}/s); mix {report['counts']}; "
              f"mean seconds per call {report.get('mean_seconds')}",
              f"{'':8} {'':6} {'pid':>8} {'fds':>5} {'threads':>8} {'children':>9} {'descend.':>9} {'zombies':>8} {'RSS KiB':>9}"]
-    for proc in ("server", "zygote"):
+    for proc in ("server", "fork_server"):
         for when in ("start", "end"):
             s = report[when][proc]
             lines.append(f"{proc:8} {when:6} {s.get('pid') or '-':>8} {s.get('fds', '-'):>5} {s.get('threads', '-'):>8} "

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where the time of one execution goes, across processes: perf and py-spy
-samples of the MCP server and the zygote under load, the MCP server's main
+samples of the MCP server and the fork server under load, the MCP server's main
 thread under cProfile, and the start-up split. Used to write bench/README.md.
 (The cost of each hardening step inside the child is bench/hardening_steps.py,
 part of `make bench`.)
@@ -97,12 +97,12 @@ async def run_pyspy(duration: float, log) -> dict:
         for _ in range(10):
             await server.call("execute_code", {"code": TRIVIAL})
         await asyncio.sleep(1.0)
-        zygote = next((p for p in descendants(server.pid)
+        fork_server = next((p for p in descendants(server.pid)
                        if _ppid(p) == server.pid), None)
         tmp = tempfile.mkdtemp(prefix="bench-pyspy-")
         rate = 250
         procs = {}
-        for name, pid in (("server", server.pid), ("zygote", zygote)):
+        for name, pid in (("server", server.pid), ("fork_server", fork_server)):
             if pid is None:
                 continue
             path = os.path.join(tmp, f"{name}.txt")
@@ -166,7 +166,7 @@ PERF_BUCKETS = [
 
 
 async def run_perf(pool: int, seconds: float, log) -> dict:
-    """perf record -g on the zygote and (inherited) every child it forks while
+    """perf record -g on the fork server and (inherited) every child it forks while
     trivial executions run paced; inclusive CPU per bucket per execution."""
     if shutil.which("perf") is None:
         return {"status": "perf not installed"}
@@ -181,7 +181,7 @@ async def run_perf(pool: int, seconds: float, log) -> dict:
     try:
         await asyncio.sleep(1.0)
         perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g",
-                                 "-p", str(runner.zygote_pid()), "-o", data],
+                                 "-p", str(runner.fork_server_pid()), "-o", data],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         await asyncio.sleep(0.5)
         t0 = time.perf_counter()
@@ -217,9 +217,9 @@ async def run_perf(pool: int, seconds: float, log) -> dict:
         rows.append({"bucket": label, "symbol": symbol, "percent": pct or 0.0,
                      "ms_per_execution": (pct or 0.0) / 100 * total_ms / max(executions, 1)})
     log(f"  perf pool={pool}: {executions} executions, {total_ms / max(executions, 1):.2f} ms CPU each "
-        "(zygote + children)")
+        "(fork_server + children)")
     return {"pool": pool, "executions": executions, "cpu_ms_per_execution": total_ms / max(executions, 1),
-            "buckets": rows, "note": "perf cpu-clock, -g, attached to the zygote with inheritance: the zygote "
+            "buckets": rows, "note": "perf cpu-clock, -g, attached to the fork server with inheritance: the fork server "
                                       "and every process it forks; inclusive percentages overlap"}
 
 
@@ -314,7 +314,7 @@ def run_startup(log) -> dict:
 
     out = {
         "python -c pass": timed([sys.executable, "-c", "pass"]),
-        "python -I -S -c pass (the zygote's interpreter start)": timed([sys.executable, "-I", "-S", "-c", "pass"]),
+        "python -I -S -c pass (the fork server's interpreter start)": timed([sys.executable, "-I", "-S", "-c", "pass"]),
         "import pydantic": timed([sys.executable, "-c", "import pydantic"]),
         "import mcp.server.mcpserver": timed([sys.executable, "-c", "import mcp.server.mcpserver"]),
         "import sandbox.mcp.server": timed([sys.executable, "-c", "import sandbox.mcp.server"]),
@@ -332,7 +332,7 @@ def run_startup(log) -> dict:
             await r.aclose()
         return statistics.median(values)
 
-    out["Runner.start(): zygote spawn, imports, layer probe, hello"] = asyncio.run(start_runner())
+    out["Runner.start(): fork_server spawn, imports, layer probe, hello"] = asyncio.run(start_runner())
     log("  start-up split: " + ", ".join(f"{k} {v:.3f}" for k, v in out.items()))
     return {k: round(v, 4) for k, v in out.items()}
 
@@ -344,7 +344,7 @@ def render(res: dict) -> str:
     lines = []
     w = lines.append
     spy = res.get("pyspy") or {}
-    for name in ("server", "zygote"):
+    for name in ("server", "fork_server"):
         s = spy.get(name)
         if not s:
             continue
@@ -365,7 +365,7 @@ def render(res: dict) -> str:
         if "status" in pf:
             w(f"\nperf {key}: {pf['status']}")
             continue
-        w(f"\nperf, pool={pf['pool']}: zygote + children {pf['cpu_ms_per_execution']:.2f} ms CPU per execution "
+        w(f"\nperf, pool={pf['pool']}: fork_server + children {pf['cpu_ms_per_execution']:.2f} ms CPU per execution "
           f"(n={pf['executions']}; inclusive, buckets overlap)")
         for row in pf["buckets"]:
             w(f"    {row['bucket']:<56} {row['percent']:5.1f}%  {row['ms_per_execution']:6.2f} ms")

@@ -1,6 +1,6 @@
 """One execution's process, and the order in which it hardens itself.
 
-The zygote clones the child straight into its new namespaces
+The fork server clones the child straight into its new namespaces
 (libc.clone_process), writes the child's id maps from outside
 (namespaces.map_child_ids) and lets it go. The child is PID 1 of its pid
 namespace and runs the snippet itself: seccomp refuses fork, so there is
@@ -9,7 +9,7 @@ nothing to reap, and its death takes everything in the namespace with it.
 After fd and environment hygiene (start), HARDENING runs in order; a step
 that fails is fatal for this execution (fail closed) and the layer named in
 the table is reported. A layer the host does not offer is never silently
-skipped: which layers apply was decided once by the zygote's probe and
+skipped: which layers apply was decided once by the fork server's probe and
 arrives as spec.layers. Then the child pre-warms, reports "ready", waits for
 one request, runs it, writes one result frame and exits.
 """
@@ -31,10 +31,11 @@ from sandbox import artifacts, landlock, mounts, namespaces, privileges, process
 from sandbox.wire import cutting
 from sandbox import libc
 from sandbox.wire import protocol
+from sandbox.wire.messages import ChildOrder, RunRequest
 from sandbox.restricted import run as restricted
 from sandbox.restricted import snippet_files
 from sandbox.codemode import tools_object
-from sandbox.wire.protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, ZYGOTE_FD
+from sandbox.wire.protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, FORK_SERVER_FD
 
 SETUP_FAILED = 121  # exit status of a child that could not apply a layer
 SANDBOX_NICE = 10   # every sandbox process runs below the server and the fork server
@@ -57,11 +58,11 @@ class ChildSpec:
     network: bool
     hard_limits: object        # rlimits.Limits: the configured maxima
     seccomp_program: bytes | None
-    host_root: bool            # the zygote runs as root (inside the user namespace, uids say nothing)
+    host_root: bool            # the fork server runs as root (inside the user namespace, uids say nothing)
     filesystem: bool           # the filesystem profile: a writable /workspace, the snippet's cwd
     workspace_size: int
-    readable: tuple            # mounts.readable_paths(), computed once by the zygote
-    empty_network_shared: bool  # the zygote sits in an empty network namespace children may share
+    readable: tuple            # mounts.readable_paths(), computed once by the fork server
+    empty_network_shared: bool  # the fork server sits in an empty network namespace children may share
 
     @property
     def namespaced(self) -> bool:
@@ -77,24 +78,24 @@ class ChildSpec:
 @dataclass(frozen=True)
 class ChildPipes:
     """The child's ends: request and go (read), result/stdout/stderr (write),
-    and the zygote's pidfd."""
+    and the fork server's pidfd."""
     request: int
     result: int
     stdout: int
     stderr: int
     go: int
-    zygote: int
+    fork_server: int
 
 
 def _enter_namespaces(spec: ChildSpec) -> None:
-    """Once the zygote has mapped the ids: open the mount sources, take the
+    """Once the fork server has mapped the ids: open the mount sources, take the
     inside uid/gid, replace the filesystem view with the private root
     (mounts.py). As root the clone left us host uid 0: it only looks up the
     sources (under /root, say); nothing is created with it, and a file
     created by an id unmapped in the namespace would be refused anyway. The
     capabilities of the new user namespace stay until the privilege drop."""
     if os.read(GO_FD, 1) != b"1":
-        raise RuntimeError("the zygote did not map the user namespace's ids")
+        raise RuntimeError("the fork server did not map the user namespace's ids")
     namespaces.enter_private_clocks()
     if spec.network:
         _hand_over_proxy_listener()
@@ -107,7 +108,7 @@ def _enter_namespaces(spec: ChildSpec) -> None:
 
 def _hand_over_proxy_listener() -> None:
     """The network profile: the loopback of our own network namespace and a
-    listening socket on it, passed to the zygote over the go channel (a Unix
+    listening socket on it, passed to the fork server over the go channel (a Unix
     socket) for the server's egress proxy. No copy stays here, so the port is
     the proxy's; the snippet can neither accept on it nor bind it again."""
     listener = namespaces.open_proxy_listener()
@@ -170,7 +171,7 @@ def run(spec: ChildSpec, pipes: ChildPipes) -> None:
     """Entry point in the freshly cloned child. Never returns."""
     try:
         _start(spec, pipes)
-    except BaseException as exc:  # noqa: BLE001 - a child must never unwind into the zygote
+    except BaseException as exc:  # noqa: BLE001 - a child must never unwind into the fork server
         _setup_failed("startup", exc)
     for layer, step in HARDENING:
         if layer not in spec.layers:
@@ -202,7 +203,7 @@ def _start(spec: ChildSpec, pipes: ChildPipes) -> None:
     # snippet (or a pool refill) never delays another request's answer.
     os.nice(SANDBOX_NICE)
     _move_pipes_low(pipes)
-    libc.close_range_from(ZYGOTE_FD + 1)
+    libc.close_range_from(FORK_SERVER_FD + 1)
     _arm_parent_death()
     os.environ.clear()
     os.environ.update(CHILD_ENV)
@@ -211,10 +212,10 @@ def _start(spec: ChildSpec, pipes: ChildPipes) -> None:
 
 
 def _arm_parent_death() -> None:
-    """SIGKILL when the zygote dies. Any change of uid disarms it, so it is armed
-    again after each; the zygote may have died before, which its pidfd tells."""
+    """SIGKILL when the fork server dies. Any change of uid disarms it, so it is armed
+    again after each; the fork server may have died before, which its pidfd tells."""
     privileges.set_parent_death_signal(signal.SIGKILL)
-    if select.select([ZYGOTE_FD], [], [], 0)[0]:
+    if select.select([FORK_SERVER_FD], [], [], 0)[0]:
         os._exit(SETUP_FAILED)
 
 
@@ -246,19 +247,20 @@ def _serve(spec: ChildSpec, baseline) -> None:
     session = None
     stdout, stderr = _stream(STDOUT), _stream(STDERR)
     while True:
-        request = None
+        order = None
         try:
-            request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)
-            process_names.name(process_names.VALIDATION if request.get("op") == "validate" else
-                               process_names.execution(request.get("execution_id", ""), bool(request.get("session"))))
-            if request.get("session"):
+            request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)   # the frame as read
+            order = ChildOrder.from_frame(request)
+            process_names.name(process_names.VALIDATION if order.op == "validate" else
+                               process_names.execution(order.request.execution_id or "", order.session))
+            if order.session:
                 session = session or restricted.SessionState()
-            elif not request.get("tools"):  # (code mode reads its answers on it)
+            elif not order.request.tools:  # (code mode reads its answers on it)
                 os.close(REQUEST_FD)  # nothing left to read there: don't hand the snippet an fd
             if "rlimits" in spec.layers:
-                _lower_limits(spec, request, baseline, in_session=session is not None)
+                _lower_limits(spec, order.request, baseline, in_session=session is not None)
             sys.stdout, sys.stderr = stdout, stderr
-            frame, out_of_memory = _run_request(spec, request, stdout, stderr, session)
+            frame, out_of_memory = _run_request(spec, order, stdout, stderr, session)
             protocol.write_frame_fd(RESULT_FD, frame)
             if session is None or out_of_memory:  # a session full up is over: the answer says so
                 # EOF now, not after the kernel has torn down our address space at exit
@@ -267,18 +269,19 @@ def _serve(spec: ChildSpec, baseline) -> None:
             process_names.name(process_names.SESSION_IDLE)
         except MemoryError:
             _write_error("memory_limit", "the sandbox ran out of memory while reporting the result",
-                         request)
+                         order)
             break
         except BaseException as exc:  # noqa: BLE001
             _write_error("internal_error", f"the sandbox child failed: {type(exc).__name__}",
-                         request)
+                         order)
             break
     os._exit(0)
 
 
-def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tuple[bytes, bool]:
+def _run_request(spec: ChildSpec, order: ChildOrder, stdout, stderr, session) -> tuple[bytes, bool]:
     """The result frame, and whether the run ran out of memory."""
-    allowed = frozenset(request.get("allowed_modules", ()))
+    request = order.request
+    allowed = frozenset(request.allowed_modules)
     workspace = spec.filesystem and spec.namespaced
     files = (snippet_files.WORKSPACE_FILES if workspace
              else snippet_files.SCRATCH_FILES if spec.namespaced else None)
@@ -288,22 +291,22 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
     if workspace:
         os.chdir(artifacts.WORKSPACE)
         try:
-            artifacts.write_input_files(request.get("files") or {})
+            artifacts.write_input_files(request.files or {})
             artifacts.make_out_dir()
         except (artifacts.BadInputFile, OSError) as exc:
-            return protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), "success": False,
+            return protocol.encode_sectioned({"kind": "result", "nonce": order.nonce, "success": False,
                                               "error_type": "runtime_error",
                                               "error": f"invalid input file: {exc}"[:500]}), False
-    if request.get("op") == "validate":
-        reply = restricted.validate(request["code"], restricted=request.get("restricted", True),
-                                    allowed_modules=allowed, tools=request.get("tools"), files=files)
-        return protocol.encode_sectioned({"kind": "result", "nonce": request.get("nonce"), **reply}), False
+    if order.op == "validate":
+        reply = restricted.validate(request.code, restricted=request.restricted,
+                                    allowed_modules=allowed, tools=request.tools, files=files)
+        return protocol.encode_sectioned({"kind": "result", "nonce": order.nonce, **reply}), False
     names = None
-    tools_object.start_call(str(request.get("nonce")) if request.get("tools") else None)
-    if request.get("tools"):  # code mode: answers to its calls come on the request channel
-        names = {"tools": tools_object.build(request["tools"]), "ToolError": tools_object.ToolError}
+    tools_object.start_call(order.nonce if request.tools else None)
+    if request.tools:  # code mode: answers to its calls come on the request channel
+        names = {"tools": tools_object.build(request.tools), "ToolError": tools_object.ToolError}
     collected = []
-    reply = restricted.execute(request["code"], restricted=request.get("restricted", True),
+    reply = restricted.execute(request.code, restricted=request.restricted,
                                allowed_modules=allowed, stdout=stdout, stderr=stderr,
                                files=files, session=session, names=names,
                                finish=lambda: collected.append(_artifacts(spec, remove_files=session is not None)))
@@ -314,10 +317,10 @@ def _run_request(spec: ChildSpec, request: dict, stdout, stderr, session) -> tup
         except BaseException:  # noqa: BLE001 - a closed or broken stream loses nothing else
             pass
     out_of_memory = reply.get("error_type") == "memory_limit"
-    reply.update(extra, kind="result", nonce=request.get("nonce"))
+    reply.update(extra, kind="result", nonce=order.nonce)
     if session is not None and out_of_memory:
         reply["session_over"] = True
-    return _result_frame(reply, images, files, int(request.get("max_output", 1 << 20)),
+    return _result_frame(reply, images, files, request.max_output,
                          out_dir=spec.filesystem and spec.namespaced), out_of_memory
 
 
@@ -375,13 +378,13 @@ def _artifacts(spec: ChildSpec, *, remove_files: bool) -> tuple[list, list, dict
     return images, files, extra
 
 
-def _lower_limits(spec: ChildSpec, request: dict, baseline, *, in_session: bool) -> None:
+def _lower_limits(spec: ChildSpec, request: RunRequest, baseline, *, in_session: bool) -> None:
     """Per-request limits may only go down from the hard limits set in advance.
     In a session CPU time adds up over its calls: each call gets its timeout on
     top of what the session used so far, up to the hard limit."""
     hard = spec.hard_limits
-    timeout = float(request.get("timeout", hard.cpu_seconds))
-    memory = int(request.get("memory_limit", hard.memory_bytes))
+    timeout = float(request.timeout)
+    memory = int(request.memory_limit)
     cpu = math.ceil(timeout) + 1
     if in_session:
         rlimits.allow_more_cpu(cpu)
@@ -392,15 +395,15 @@ def _lower_limits(spec: ChildSpec, request: dict, baseline, *, in_session: bool)
 
 def _stream(fd: int) -> io.TextIOWrapper:
     # Line-buffered so that output printed before a kill still reaches the
-    # zygote; backslashreplace so lone surrogates never break the encoding.
+    # fork server; backslashreplace so lone surrogates never break the encoding.
     raw = io.FileIO(fd, "w", closefd=False)
     return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace",
                             line_buffering=True)
 
 
-def _write_error(error_type: str, message: str, request) -> None:
+def _write_error(error_type: str, message: str, order: ChildOrder | None) -> None:
     try:
-        nonce = request.get("nonce") if isinstance(request, dict) else None
+        nonce = order.nonce if order is not None else None
         protocol.write_frame_fd(RESULT_FD, protocol.encode_sectioned(
             {"kind": "result", "nonce": nonce, "success": False, "error_type": error_type, "error": message}))
     except BaseException:  # noqa: BLE001
@@ -420,16 +423,16 @@ def _setup_failed(layer: str, exc: BaseException) -> None:
 def _move_pipes_low(pipes: ChildPipes) -> None:
     """Place the pipes at fds 1..6 and /dev/null at 0."""
     # copy everything above the target range first so no dup2 clobbers a source
-    sources = (pipes.stdout, pipes.stderr, pipes.request, pipes.result, pipes.go, pipes.zygote)
-    temp = [fcntl.fcntl(fd, fcntl.F_DUPFD, ZYGOTE_FD + 1) for fd in sources]
-    for target, fd in zip((STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, ZYGOTE_FD), temp):
+    sources = (pipes.stdout, pipes.stderr, pipes.request, pipes.result, pipes.go, pipes.fork_server)
+    temp = [fcntl.fcntl(fd, fcntl.F_DUPFD, FORK_SERVER_FD + 1) for fd in sources]
+    for target, fd in zip((STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, FORK_SERVER_FD), temp):
         os.dup2(fd, target)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, STDIN)  # (null and the temporaries are closed by the caller)
 
 
 def _reset_signals() -> None:
-    # the zygote may have handlers installed; the snippet starts from defaults
+    # the fork server may have handlers installed; the snippet starts from defaults
     # (SIGPIPE and SIGXFSZ stay ignored, as CPython sets them: a write to a
     # closed pipe or past RLIMIT_FSIZE raises instead of killing silently)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):

@@ -146,7 +146,7 @@ def _serve_stdio(settings: Settings) -> int:
     from sandbox.mcp.server import build_server
 
     # The transport points fd 0/1 away from the wire while serving, and the runner
-    # starts inside it, so the zygote never inherits the wire.
+    # starts inside it, so the fork server never inherits the wire.
     runner = Runner(runner_config(settings))
     return _run_stdio(build_server(settings, runner), runner)
 

@@ -1,6 +1,6 @@
 """Which isolation layers are really active on this host.
 
-"Offered" is not taken on trust: the zygote runs a probe execution through
+"Offered" is not taken on trust: the fork server runs a probe execution through
 the real hardening sequence with every layer the host seems to offer. A layer
 whose setup fails in the probe is reported inactive with the reason and the
 probe is repeated without it; afterwards every execution applies exactly the
@@ -15,6 +15,7 @@ from sandbox import child as child_mod
 from sandbox import landlock, mounts, namespaces, rlimits, seccomp
 from sandbox.forkserver import outcome
 from sandbox.layer_names import KERNEL_LAYERS
+from sandbox.wire.messages import RunRequest
 
 
 
@@ -33,7 +34,7 @@ def hard_limits(config: dict) -> rlimits.Limits:
     )
 
 
-def establish(zygote, config: dict):
+def establish(fork_server, config: dict):
     """Return (ChildSpec with the active layers, report {layer: {active, detail}})."""
     disabled = set(config.get("disabled_layers", ()))
     network = bool(config["network"])
@@ -63,9 +64,8 @@ def establish(zygote, config: dict):
         inet = network and "namespaces" in candidates
         program = seccomp.build_filter(allow_inet=inet) if "seccomp" in candidates else None
         spec = _spec(config, candidates, program, readable, shared_network)
-        probe = zygote.run_one(spec, {"code": PROBE_CODE, "timeout": 10, "restricted": True,
-                                      "allowed_modules": [], "memory_limit": 64 << 20,
-                                      "capture_output": True})
+        probe = fork_server.run_one(spec, RunRequest(code=PROBE_CODE, timeout=10, memory_limit=64 << 20,
+                                                     allowed_modules=()))
         if probe.setup_error and probe.setup_error.get("layer") in candidates:
             layer = probe.setup_error["layer"]
             candidates.remove(layer)

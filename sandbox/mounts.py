@@ -126,7 +126,7 @@ def open_sources(paths) -> dict[str, int]:
     must be in the caller's namespace) before it leaves the uid it was cloned
     with: as root that is uid 0, which may look up paths under /root, where
     the Python may live; afterwards the child never looks up a host path. No
-    component may be a symlink: the paths were realpaths when the zygote
+    component may be a symlink: the paths were realpaths when the fork server
     resolved them, and one swapped for a symlink since (by a user who can
     write a parent directory) must not lead root's lookup elsewhere."""
     wanted = list(paths) + [f"/dev/{d}" for d in DEVICES if os.path.exists(f"/dev/{d}")]

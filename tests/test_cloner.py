@@ -41,7 +41,7 @@ def runner():
 
 def test_the_children_are_the_fork_servers_and_the_cloner_holds_no_fd_of_the_server(runner):
     assert runner.run("result = 1")["success"]
-    zygote = runner.runner.zygote_pid()
+    zygote = runner.runner.fork_server_pid()
     cloner = the_cloner(zygote)
     assert wait_until(lambda: len(children_of(zygote)) >= 3, 60), children_of(zygote)
     sandboxes = [p for p in children_of(zygote) if p != cloner]
@@ -60,7 +60,7 @@ def test_a_killed_cloner_leaves_the_sandbox_working(runner):
     """Killed from outside (the OOM killer): the fork server notices at the next
     clone, reaps it and clones directly; no request fails for it."""
     assert runner.run("result = 1")["success"]
-    zygote = runner.runner.zygote_pid()
+    zygote = runner.runner.fork_server_pid()
     cloner = the_cloner(zygote)
     os.kill(cloner, signal.SIGKILL)
     for i in range(6):   # drains the pool: the refills need a clone
@@ -74,7 +74,7 @@ def test_the_cloner_dies_with_the_fork_server():
     r = SyncRunner(pool_size=1)
     try:
         assert r.run("result = 1")["success"]
-        zygote = r.runner.zygote_pid()
+        zygote = r.runner.fork_server_pid()
         cloner = the_cloner(zygote)
         os.kill(zygote, signal.SIGKILL)
         assert wait_until(lambda: state_of(cloner) in (None, "Z", "X"), 60), "the cloner outlived the fork server"
@@ -94,7 +94,7 @@ def test_a_snippet_sees_no_process_but_itself(runner):
         pytest.skip("the namespaces layer is not active here")
     assert answer["result"][:2] == [1, 0], answer
     assert answer["result"][2] == 3, answer   # ESRCH: nothing but itself in its pid namespace
-    assert the_cloner(runner.runner.zygote_pid())
+    assert the_cloner(runner.runner.fork_server_pid())
 
 
 def test_a_stuck_cloner_stalls_the_fork_server_once_at_most(runner):
@@ -102,7 +102,7 @@ def test_a_stuck_cloner_stalls_the_fork_server_once_at_most(runner):
     CLONE_TIMEOUT, kills it and clones directly; every request is answered."""
     from sandbox.forkserver.cloner import CLONE_TIMEOUT
     assert runner.run("result = 1")["success"]
-    zygote = runner.runner.zygote_pid()
+    zygote = runner.runner.fork_server_pid()
     cloner = the_cloner(zygote)
     os.kill(cloner, signal.SIGSTOP)
     started = time.monotonic()
@@ -120,7 +120,7 @@ def _a_cloner_that_dies_after_cloning() -> dict:
     import socket
 
     from sandbox import child as child_mod
-    from sandbox.forkserver import zygote
+    from sandbox.forkserver import fork_server
     report_r, report_w = os.pipe()
     strays = []
 
@@ -143,21 +143,21 @@ def _a_cloner_that_dies_after_cloning() -> dict:
             pass
 
     ctl, _server_end = socket.socketpair()
-    z = zygote.Zygote(ctl, {"max_output": 1 << 16, "pool_size": 0})
-    z.spec = child_mod.ChildSpec(layers=frozenset(), network=False, hard_limits=None, seccomp_program=None,
+    z = fork_server.ForkServer(ctl, {"max_output": 1 << 16, "pool_size": 0})
+    z.pool.spec = child_mod.ChildSpec(layers=frozenset(), network=False, hard_limits=None, seccomp_program=None,
                                  host_root=False, filesystem=False, workspace_size=0, readable=(),
                                  empty_network_shared=False)
-    z.cloner = DiesAfterCloning()
-    c = z.spawn()
+    z.pool.cloner = DiesAfterCloning()
+    c = z.pool.spawn()
     read = os.read(report_r, 8).decode()
-    known = getattr(z, "strays", set())   # (getattr: the test says what failed on a fork server without it)
+    known = getattr(z.pool, "strays", set())   # (getattr: the test says what failed on a fork server without it)
     known_stray = set(strays) <= known
     deadline = time.monotonic() + 60
     while known and time.monotonic() < deadline:
         time.sleep(0.02)
-        z.reap_strays()
+        z.pool.reap_strays()
     return {"stray_read": read, "known_stray": known_stray, "left": sorted(known),
-            "new_child": c is not None and c.pid not in strays, "cloner": z.cloner is None}
+            "new_child": c is not None and c.pid not in strays, "cloner": z.pool.cloner is None}
 
 
 def test_a_child_made_by_a_cloner_that_died_gets_no_request():

@@ -65,7 +65,7 @@ def test_the_libraries_are_shared_with_the_children_in_huge_pages(ds):
     if not can_collapse():
         pytest.skip("MADV_COLLAPSE needs Linux 6.1 and THP not 'never'")
     assert ds.run("result = 1", allowed=ALLOWED)["success"]
-    rollup = open(f"/proc/{the_cloner(ds.runner.zygote_pid())}/smaps_rollup").read()
+    rollup = open(f"/proc/{the_cloner(ds.runner.fork_server_pid())}/smaps_rollup").read()
     assert int(rollup.split("AnonHugePages:")[1].split()[0]) >= 32 << 10, rollup
 
 

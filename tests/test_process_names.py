@@ -47,7 +47,7 @@ def test_each_process_is_named_for_its_role_and_the_execution_it_runs():
         runner = Runner(RunnerConfig(max_timeout=60, max_memory=512 * MiB, pool_size=2))
         await runner.start()
         try:
-            zygote = runner.zygote_pid()
+            zygote = runner.fork_server_pid()
             server = f"(server pid {os.getpid()})"
             assert title_of(zygote) == f"sandbox: fork server {server}", title_of(zygote)
             assert name_of(zygote) == "sandbox-forksrv"
@@ -73,7 +73,7 @@ def test_a_sessions_child_is_named_for_its_call_and_between_calls():
         runner = Runner(RunnerConfig(max_timeout=60, max_memory=512 * MiB, pool_size=1))
         await runner.start()
         try:
-            zygote = runner.zygote_pid()
+            zygote = runner.fork_server_pid()
             server = f"(server pid {os.getpid()})"
             assert (await runner.open_session("s1"))["ok"]
             answer = await runner.execute(request("x = 1", "feed01"), session="s1")

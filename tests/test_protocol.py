@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.wire import protocol
+from sandbox.wire import messages, protocol
 
 
 def frame(body: bytes) -> bytes:
@@ -58,11 +58,11 @@ def test_an_undecodable_message_from_the_fork_server_is_dropped_alone():
     async def read_two():
         reader = asyncio.StreamReader()
         deep = b"[" * 100000 + b"]" * 100000
-        reader.feed_data(protocol.HEADER.pack(len(deep)) + deep + protocol.encode({"id": "next"}))
+        reader.feed_data(protocol.HEADER.pack(len(deep)) + deep + protocol.encode({"id": "next", "result": {}}))
         reader.feed_eof()
         return await runner._read_message(reader), await runner._read_message(reader)
 
-    assert asyncio.run(read_two()) == ({}, {"id": "next"})
+    assert asyncio.run(read_two()) == (None, messages.Answer(id="next", result={}))
 
 
 def test_a_child_frame_header_nested_too_deep_is_refused_before_anything_reads_it():

@@ -77,13 +77,13 @@ def test_children_start_with_the_library_tables_resolved(full):
 
 
 def test_a_subset_brings_no_new_module_into_the_child(full):
-    """What the subsets are made of is in the fork server (module_subsets.PRELOADED): a
+    """What the subsets are made of is in the fork server (registry.PRELOADED): a
     snippet's `import sqlite3` or `from pathlib import Path` then adds no module, which would
     make the child resolve the library tables again (8-15 ms a run, bench/README.md)."""
-    made = ("import sys\nfrom sandbox.restricted.subsets import registry as module_subsets\n"
-            "from sandbox.restricted import snippet_files\nbefore = set(sys.modules)\n"
-            "for name in module_subsets.SUBSETS:\n    if name != 'asyncio':\n"
-            "        module_subsets.make(name, snippet_files.SCRATCH_FILES, PermissionError, None, open)\n"
+    made = ("import sys\nfrom sandbox.restricted import snippet_files\n"
+            "from sandbox.restricted.subsets import registry\nbefore = set(sys.modules)\n"
+            "for name in registry.SUBSETS:\n    if name != 'asyncio':\n"
+            "        registry.make(name, snippet_files.SCRATCH_FILES, PermissionError, None, open)\n"
             "result = sorted(set(sys.modules) - before)")
     assert ok(full.run(made, restricted=False))["result"] == []
 
@@ -407,7 +407,7 @@ def test_zygote_killed_is_healed():
     runner = SyncRunner()
     try:
         ok(runner.run("result = 1"))
-        zygote = runner.runner.zygote_pid()
+        zygote = runner.runner.fork_server_pid()
         os.kill(zygote, signal.SIGKILL)
         assert wait_until(lambda: state_of(zygote) in (None, "Z", "X"), 60)
         assert ok(runner.run("result = 2"))["result"] == 2
@@ -417,7 +417,7 @@ def test_zygote_killed_is_healed():
 
 def test_no_child_outlives_the_runner():
     runner = SyncRunner(pool_size=2)
-    zygote = runner.runner.zygote_pid()
+    zygote = runner.runner.fork_server_pid()
     ok(runner.run("result = 1"))
     assert wait_until(lambda: descendants(zygote), 60), "the pool should hold children"
     children = descendants(zygote)
@@ -443,7 +443,7 @@ def wait_for_pool(runner, size: int, timeout: float = 120.0, exclude=()) -> list
     """The stage-1 pids of the zygote's children, once `size` are there (none of `exclude`)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        zygote = runner.runner.zygote_pid()
+        zygote = runner.runner.fork_server_pid()
         kids = [int(k) for k in open(f"/proc/{zygote}/task/{zygote}/children").read().split()]
         if len(kids) >= size and not set(kids) & set(exclude):
             return kids

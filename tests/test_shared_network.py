@@ -159,7 +159,7 @@ def test_a_socket_bound_in_the_fork_servers_namespace_is_out_of_reach(profile_ru
     one the sandboxes share as root) binds, no sandbox reaches: in every profile, with
     RestrictedPython on and off (asked to allow the socket module too)."""
     name = "sbx-beside-" + secrets.token_hex(6)
-    helper = subprocess.Popen([sys.executable, "-c", HOST_LISTENER, str(profile_runner.runner.zygote_pid()),
+    helper = subprocess.Popen([sys.executable, "-c", HOST_LISTENER, str(profile_runner.runner.fork_server_pid()),
                                name, "300"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert helper.stdout.readline().strip() == "ready"

@@ -14,7 +14,7 @@ cloner's, the fork server's as it was when ready.
 
 The cloner dies with the fork server (parent-death signal) and holds no fd but
 its socket and the fork server's pidfd. If it is gone, the fork server clones
-directly again, with new pipes for the child it was making (Zygote.clone says why).
+directly again, with new pipes for the child it was making (ForkServer.clone says why).
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ from sandbox import namespaces, privileges, process_names
 from sandbox import libc
 
 NAME = process_names.COMM[process_names.CLONER]   # /proc/<pid>/comm (each child renames itself)
-_SOCKET_FD, _ZYGOTE_PIDFD = 3, 4   # the cloner's own fds (0-2 stay: its stderr is the log)
+_SOCKET_FD, _FORK_SERVER_PIDFD = 3, 4   # the cloner's own fds (0-2 stay: its stderr is the log)
 _CHILD_ENDS = 5                    # request, result, stdout, stderr, go
 _ANSWER = 8
 CLONE_TIMEOUT = 10.0               # a clone takes about a millisecond; the fork server must never hang on one
 
 
 class ClonerLost(Exception):
-    """The cloner died or hung during a clone (Zygote.clone says what follows)."""
+    """The cloner died or hung during a clone (ForkServer.clone says what follows)."""
 
 
 class Cloner:
@@ -48,13 +48,13 @@ class Cloner:
         self.sock = sock
 
     @classmethod
-    def start(cls, spec: child_mod.ChildSpec, zygote_pidfd: int) -> "Cloner":
+    def start(cls, spec: child_mod.ChildSpec, fork_server_pidfd: int) -> "Cloner":
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:
             try:
                 ours.close()
-                _serve(spec, theirs.detach(), zygote_pidfd)
+                _serve(spec, theirs.detach(), fork_server_pidfd)
             finally:
                 os._exit(1)
         theirs.close()
@@ -90,16 +90,16 @@ class Cloner:
             pass
 
 
-def _serve(spec: child_mod.ChildSpec, sock_fd: int, zygote_pidfd: int) -> None:
+def _serve(spec: child_mod.ChildSpec, sock_fd: int, fork_server_pidfd: int) -> None:
     """The cloner's loop. Never returns."""
     privileges.set_parent_death_signal(signal.SIGKILL)
     process_names.name(process_names.CLONER)
     # above every fd first, so that neither dup2 clobbers the other's source
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 16) for fd in (sock_fd, zygote_pidfd)]
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 16) for fd in (sock_fd, fork_server_pidfd)]
     os.dup2(high[0], _SOCKET_FD)
-    os.dup2(high[1], _ZYGOTE_PIDFD)
-    libc.close_range_from(_ZYGOTE_PIDFD + 1)   # the server's channels, the epoll fd, ...
-    if select.select([_ZYGOTE_PIDFD], [], [], 0)[0]:
+    os.dup2(high[1], _FORK_SERVER_PIDFD)
+    libc.close_range_from(_FORK_SERVER_PIDFD + 1)   # the server's channels, the epoll fd, ...
+    if select.select([_FORK_SERVER_PIDFD], [], [], 0)[0]:
         os._exit(0)  # the fork server died before the parent-death signal was armed
     sock = socket.socket(fileno=_SOCKET_FD)
     flags = (namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0) | libc.CLONE_PARENT
@@ -117,7 +117,7 @@ def _serve(spec: child_mod.ChildSpec, sock_fd: int, zygote_pidfd: int) -> None:
             if pid == 0:
                 request, result, stdout, stderr, go = ends
                 child_mod.run(spec, child_mod.ChildPipes(request=request, result=result, stdout=stdout,
-                                                         stderr=stderr, go=go, zygote=_ZYGOTE_PIDFD))
+                                                         stderr=stderr, go=go, fork_server=_FORK_SERVER_PIDFD))
                 os._exit(child_mod.SETUP_FAILED)  # run never returns
         for fd in ends:
             os.close(fd)

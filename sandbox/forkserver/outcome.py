@@ -5,7 +5,7 @@ is schema-checked, every section is checked against its declared kind and size
 and the request's caps before it is decoded, file paths and image types are
 validated, and when there is no usable frame the exit status decides the error.
 Security events the child reports are labelled as the sandbox's, never taken as
-the server's own. The zygote calls compose(); the server only relays.
+the server's own. The fork server calls compose(); the server only relays.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ NEAR_MEMORY_LIMIT = 48 << 20  # OpenBLAS asks for 32 MiB at a time
 
 @dataclass
 class ChildOutcome:
-    """What the zygote observed about one execution (or, with `failure`, why
+    """What the fork server observed about one execution (or, with `failure`, why
     no child could run it: the answer is built here all the same)."""
     execution_id: str
     op: str = "execute"
@@ -112,13 +112,13 @@ def _limit_or_failure(o: ChildOutcome):
     if o.frame is not None and o.frame_error is None:
         return None
     if o.frame_error:
-        # the zygote killed the child for it: the kill's status says nothing more
+        # the fork server killed the child for it: the kill's status says nothing more
         return ("internal_error", f"the sandbox child sent an invalid result ({o.frame_error})")
     sig = _signal(o.status)
     if sig == signal.SIGXCPU or (sig == signal.SIGKILL and o.timeout and o.cpu_time >= o.timeout):
         return ("timeout", f"execution exceeded the CPU time limit of {o.timeout:g} s and was killed")
     if sig == signal.SIGKILL:
-        # not the zygote's kill (it would have said timeout, flood or cancel above)
+        # not the fork server's kill (it would have said timeout, flood or cancel above)
         return ("internal_error", "the sandbox process was killed from outside (SIGKILL: the host's "
                                   "out-of-memory killer, or an operator); nothing ran to completion")
     if sig == signal.SIGSYS:

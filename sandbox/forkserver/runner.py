@@ -1,9 +1,9 @@
-"""The server side of the fork server: starts the zygote, sends it requests
+"""The server side of the fork server: starts the connection, sends it requests
 and hands back results. Used by the MCP server (asyncio) and the CLI.
 
-The zygote is spawned with a clean environment (no secret of the server's
+The connection is spawned with a clean environment (no secret of the server's
 reaches it, hence none can reach a child) and with stdout pointing nowhere:
-the server's stdout is the MCP channel. If the zygote dies, in-flight
+the server's stdout is the MCP channel. If the fork server dies, in-flight
 requests fail with internal_error and the next request starts a new one.
 """
 
@@ -25,14 +25,16 @@ from sandbox.config import DEFAULTS
 from sandbox.egress import proxy as egress_proxy
 from sandbox.forkserver import outcome
 from sandbox.wire import protocol
+from sandbox.wire import messages
+from sandbox.wire.messages import RunOrder, RunRequest
 from sandbox.codemode import tool_calls
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 
-HELLO_TIMEOUT = 120.0         # the zygote imports the profile's modules first
+HELLO_TIMEOUT = 120.0         # the fork server imports the profile's modules first
 VALIDATION_TIMEOUT = 30.0      # seconds: parsing takes milliseconds, but a loaded host may wait for a child
-ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **profiles.LIBRARY_ENV}
+FORK_SERVER_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **profiles.LIBRARY_ENV}
 BOOT = ("import sys, json; c = json.loads(sys.argv[1]); sys.path[:] = c['sys_path']; "
-        "from sandbox.forkserver.zygote import main; main()")
+        "from sandbox.forkserver.fork_server import main; main()")
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,9 @@ class LayerUnavailable(RuntimeError):
 
 
 @dataclass
-class _Zygote:
+class ForkServerConnection:
+    """The runner's handle on one fork server process: its control socket, the
+    requests awaiting its answer, and the task that reads them."""
     process: asyncio.subprocess.Process
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
@@ -88,7 +92,7 @@ class _Zygote:
 class Runner:
     def __init__(self, config: RunnerConfig):
         self.config = config
-        self._zygote: _Zygote | None = None
+        self._connection: ForkServerConnection | None = None
         self._layers: dict | None = None
         self._start_lock = asyncio.Lock()
         self._closed = False
@@ -107,17 +111,17 @@ class Runner:
     # ---- lifecycle -----------------------------------------------------
     async def start(self) -> None:
         async with self._start_lock:
-            if self._zygote is not None and self._zygote.alive:
+            if self._connection is not None and self._connection.alive:
                 return
-            self._zygote = await self._spawn_zygote()
+            self._connection = await self._spawn_fork_server()
         self._check_required(self.config.require)
 
-    async def _spawn_zygote(self) -> _Zygote:
+    async def _spawn_fork_server(self) -> ForkServerConnection:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         fds_ours, fds_theirs = (socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
                                 if self.config.network else (None, None))
         config = {
-            "sys_path": _zygote_sys_path(),
+            "sys_path": _fork_server_sys_path(),
             "parent_pid": os.getpid(),
             "ctl_fd": theirs.fileno(),
             "max_timeout": self.config.max_timeout,
@@ -139,51 +143,53 @@ class Runner:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=None,
-                pass_fds=[s.fileno() for s in passed], env=ZYGOTE_ENV, cwd="/", close_fds=True)
+                pass_fds=[s.fileno() for s in passed], env=FORK_SERVER_ENV, cwd="/", close_fds=True)
         finally:
             for s in passed:
                 s.close()
         reader, writer = await asyncio.open_unix_connection(sock=ours)
-        zygote = _Zygote(process=process, reader=reader, writer=writer, fd_channel=fds_ours)
+        connection = ForkServerConnection(process=process, reader=reader, writer=writer, fd_channel=fds_ours)
         if fds_ours is not None:
             fds_ours.setblocking(False)
             asyncio.get_running_loop().add_reader(fds_ours, self._receive_listener, fds_ours)
         try:
             hello = await asyncio.wait_for(_read_message(reader), HELLO_TIMEOUT)
+            if not isinstance(hello, messages.Hello):
+                raise protocol.FrameError(f"its first message was not hello but {type(hello).__name__}")
         except Exception as exc:
             process.kill()
             await process.wait()
             raise RuntimeError(f"the sandbox fork server did not start ({type(exc).__name__}: {exc}); "
                                "see its messages on stderr") from None
-        self._layers = dict(hello["layers"])
+        self._layers = dict(hello.layers)
         self._layers["restricted_python"] = (
             {"active": True, "detail": "RestrictedPython compiles every snippet with its full guard set "
                                        "and an import allow-list of module proxies"}
             if self.config.restricted_python else
             {"active": False, "detail": "switched off by SANDBOX_RESTRICTED_PYTHON=false: "
                                         "the kernel layers alone are the boundary"})
-        zygote.task = asyncio.ensure_future(self._read_loop(zygote))
-        return zygote
+        connection.task = asyncio.ensure_future(self._read_loop(connection))
+        return connection
 
     async def aclose(self) -> None:
         self._closed = True
-        zygote, self._zygote = self._zygote, None
-        if zygote is None:
+        connection, self._connection = self._connection, None
+        if connection is None:
             return
         try:
-            zygote.writer.write(protocol.encode({"op": "shutdown"}))
-            await zygote.writer.drain()
+            connection.writer.write(protocol.encode(messages.Shutdown().to_frame()))
+            await connection.writer.drain()
         except (ConnectionError, RuntimeError):
             pass
-        zygote.writer.close()
+        connection.writer.close()
         try:
-            await asyncio.wait_for(zygote.process.wait(), 5)
+            await asyncio.wait_for(connection.process.wait(), 5)
         except asyncio.TimeoutError:
-            zygote.process.kill()
-            await zygote.process.wait()
-        if zygote.task:
-            zygote.task.cancel()
-        _close_fd_channel(zygote)
+            connection.process.kill()
+            await connection.process.wait()
+        if connection.task:
+            connection.task.cancel()
+        _close_fd_channel(connection)
 
     def layers(self) -> dict:
         if self._layers is None:
@@ -198,8 +204,8 @@ class Runner:
         return [(n, current.get(n, {}).get("detail", "unknown layer")) for n in names
                 if not current.get(n, {}).get("active")]
 
-    def zygote_pid(self) -> int | None:
-        return self._zygote.process.pid if self._zygote and self._zygote.alive else None
+    def fork_server_pid(self) -> int | None:
+        return self._connection.process.pid if self._connection and self._connection.alive else None
 
     def _check_required(self, names) -> None:
         missing = self.missing_layers(sorted(names))
@@ -215,27 +221,24 @@ class Runner:
         if request.strict and self._layers is not None:
             # (the server checks first; this holds for any other caller of the runner)
             self._check_required([*KERNEL_LAYERS] + (["restricted_python"] if request.restricted else []))
-        body = {
-            "code": request.code,
-            "timeout": min(float(request.timeout), self.config.max_timeout),
-            "memory_limit": min(int(request.memory_limit), self.config.max_memory),
-            "allowed_modules": sorted(request.allowed_modules),
-            "restricted": bool(request.restricted),
-            "capture_output": bool(request.capture_output),
-            "max_output": self.config.max_output,
-        }
-        if request.files:
-            body["files"] = request.files
-        if request.execution_id:
-            body["execution_id"] = request.execution_id
-        if request.tools and self.tool_registry is not None:
-            body["tools"] = request.tools
-        return await self._call("execute", body, body["timeout"], on_output, session)
+        run = RunRequest(
+            code=request.code,
+            timeout=min(float(request.timeout), self.config.max_timeout),
+            memory_limit=min(int(request.memory_limit), self.config.max_memory),
+            allowed_modules=tuple(sorted(request.allowed_modules)),
+            restricted=bool(request.restricted),
+            capture_output=bool(request.capture_output),
+            max_output=self.config.max_output,
+            files=request.files or None,
+            execution_id=request.execution_id or None,
+            tools=request.tools if request.tools and self.tool_registry is not None else None,
+        )
+        return await self._call("execute", run, run.timeout, on_output, session)
 
     async def open_session(self, session: str) -> dict:
         """A process for the session, from the warm pool when one is ready:
         {"ok": True} or {"ok": False, "error": ...}."""
-        answer = await self._call("session_open", {}, 30.0, session=session)
+        answer = await self._call("session_open", None, 30.0, session=session)
         if answer.get("ok") is True:
             self._sessions.add(session)
         return answer
@@ -245,30 +248,28 @@ class Runner:
         listener = self._session_listeners.pop(session, None)
         if listener is not None:
             listener.close()
-        zygote = self._zygote
-        if zygote is None or not zygote.alive:
+        connection = self._connection
+        if connection is None or not connection.alive:
             return
         try:
-            zygote.writer.write(protocol.encode({"op": "session_close", "session": session}))
-            await zygote.writer.drain()
+            connection.writer.write(protocol.encode(messages.SessionClose(session=session).to_frame()))
+            await connection.writer.drain()
         except (ConnectionError, RuntimeError):
             pass
 
     async def validate(self, code: str, *, allowed_modules, restricted: bool = True, tools: dict | None = None) -> dict:
-        body = {"code": code, "timeout": VALIDATION_TIMEOUT, "memory_limit": min(256 << 20, self.config.max_memory),
-                "allowed_modules": sorted(allowed_modules), "restricted": bool(restricted),
-                "capture_output": False, "max_output": 4096}
-        if tools is not None:
-            body["tools"] = tools
-        return await self._call("validate", body, VALIDATION_TIMEOUT)
+        run = RunRequest(code=code, timeout=VALIDATION_TIMEOUT, memory_limit=min(256 << 20, self.config.max_memory),
+                         allowed_modules=tuple(sorted(allowed_modules)), restricted=bool(restricted),
+                         capture_output=False, max_output=4096, tools=tools)
+        return await self._call("validate", run, VALIDATION_TIMEOUT)
 
-    async def _call(self, op: str, body: dict, timeout: float, on_output=None, session: str | None = None) -> dict:
+    async def _call(self, op: str, body: RunRequest | None, timeout: float, on_output=None, session: str | None = None) -> dict:
         if session is None or op == "session_open":
             return await self._exchange(op, body, timeout, on_output, session)
         try:
             result = await self._exchange(op, body, timeout, on_output, session)
         except asyncio.CancelledError:
-            self._session_ended(session, "its call was cancelled")  # (the zygote killed it)
+            self._session_ended(session, "its call was cancelled")  # (the fork server killed it)
             raise
         if result.get("session_ended") is not False:
             # said so, or a failure of the fork server's (it died, or did not answer)
@@ -277,16 +278,16 @@ class Runner:
             await self.close_session(session)
         return result
 
-    async def _exchange(self, op: str, body: dict, timeout: float, on_output=None,
+    async def _exchange(self, op: str, body: RunRequest | None, timeout: float, on_output=None,
                         session: str | None = None) -> dict:
         if self._closed:
             raise RuntimeError("the runner is closed")
         request_id = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         started = time.monotonic()
-        if op == "execute" and body.get("tools"):
+        if op == "execute" and body.tools:
             self._tool_sessions[request_id] = tool_calls.ToolSession(
-                self.tool_registry, self.tool_limits, self.audit, body.get("execution_id", ""))
+                self.tool_registry, self.tool_limits, self.audit, body.execution_id or "")
         egress = None
         if self.config.network and op == "execute":
             egress = self._egress[request_id] = egress_proxy.EgressSession(
@@ -296,7 +297,7 @@ class Runner:
                 if session in self._session_listeners:
                     egress.start(_duplicate(self._session_listeners[session]), drop_waiting=True)
         try:
-            zygote = await self._send(request_id, future, op, body, on_output, session)
+            connection = await self._send(request_id, future, op, body, on_output, session)
         except (ConnectionError, RuntimeError) as exc:
             await self._end_egress(request_id)
             calls = self._tool_sessions.pop(request_id, None)
@@ -305,20 +306,20 @@ class Runner:
             return _internal_error(request_id, op, f"the fork server is unavailable ({type(exc).__name__})",
                                    time.monotonic() - started)
         try:
-            # the zygote enforces the timeout; this only guards against a hung zygote
+            # the fork server enforces the timeout; this only guards against a hung fork server
             result = await asyncio.wait_for(asyncio.shield(future), timeout + 30)
             if request_id in self._tool_sessions:
                 result = with_tool_calls(result, *await self._tool_sessions.pop(request_id).close())
             return with_network(result, await self._end_egress(request_id)) if egress else result
         except asyncio.CancelledError:
-            await self._cancel(zygote, request_id)
+            await self._cancel(connection, request_id)
             raise
         except (asyncio.TimeoutError, ConnectionError) as exc:
-            await self._cancel(zygote, request_id)
+            await self._cancel(connection, request_id)
             return _internal_error(request_id, op, f"the fork server did not answer ({type(exc).__name__})",
                                    time.monotonic() - started)
         finally:
-            zygote.pending.pop(request_id, None)
+            connection.pending.pop(request_id, None)
             calls = self._tool_sessions.pop(request_id, None)
             if calls is not None:
                 await calls.close()
@@ -326,7 +327,7 @@ class Runner:
                 del self._session_calls[session]
             await self._end_egress(request_id)
 
-    def _tool_call(self, zygote: _Zygote, request_id: str, call: dict) -> None:
+    def _tool_call(self, connection: ForkServerConnection, request_id: str, call: dict) -> None:
         """Code mode: check and perform a snippet's call, then send the answer back
         to its child; a call for an execution that has ended is dropped."""
         calls = self._tool_sessions.get(request_id)
@@ -339,9 +340,9 @@ class Runner:
             except Exception as exc:  # noqa: BLE001 - the snippet waits for an answer: it gets one
                 answer = {"ok": False, "error": f"the server could not handle this call: {type(exc).__name__}"}
             try:
-                zygote.writer.write(protocol.encode({"op": "tool_result", "id": request_id,
-                                                     "call_id": call.get("call_id"), "answer": answer}))
-                await zygote.writer.drain()
+                connection.writer.write(protocol.encode(messages.ToolResult(
+                    id=request_id, call_id=call["call_id"], answer=answer).to_frame()))
+                await connection.writer.drain()
             except (ConnectionError, RuntimeError):
                 pass
 
@@ -393,91 +394,93 @@ class Runner:
         session = self._egress.pop(request_id, None)
         return await session.close() if session is not None else []
 
-    async def _send(self, request_id: str, future, op: str, body: dict, on_output=None,
-                    session: str | None = None) -> _Zygote:
-        """Hand the request to a live zygote; one that died since the last
+    async def _send(self, request_id: str, future, op: str, body: RunRequest | None, on_output=None,
+                    session: str | None = None) -> ForkServerConnection:
+        """Hand the request to a live fork server; one that died since the last
         request (its socket refuses the write) is replaced once."""
         for attempt in (1, 2):
-            if self._zygote is None or not self._zygote.alive:
+            if self._connection is None or not self._connection.alive:
                 await self.start()
-            zygote = self._zygote
-            zygote.pending[request_id] = (future, op, on_output)
+            connection = self._connection
+            connection.pending[request_id] = (future, op, on_output)
             try:
-                message = {"op": op, "id": request_id, "request": body}
-                if session is not None:
-                    message["session"] = session
-                zygote.writer.write(protocol.encode(message))
-                await zygote.writer.drain()
-                return zygote
+                message = (messages.SessionOpen(id=request_id, session=session) if body is None
+                           else RunOrder(op=op, id=request_id, run=body, session=session))
+                connection.writer.write(protocol.encode(message.to_frame()))
+                await connection.writer.drain()
+                return connection
             except (ConnectionError, RuntimeError):
-                zygote.pending.pop(request_id, None)
-                zygote.alive = False
+                connection.pending.pop(request_id, None)
+                connection.alive = False
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
 
-    async def _cancel(self, zygote: _Zygote, request_id: str) -> None:
+    async def _cancel(self, connection: ForkServerConnection, request_id: str) -> None:
         try:
-            zygote.writer.write(protocol.encode({"op": "cancel", "id": request_id}))
-            await zygote.writer.drain()
+            connection.writer.write(protocol.encode(messages.Cancel(id=request_id).to_frame()))
+            await connection.writer.drain()
         except (ConnectionError, RuntimeError):
             pass
 
-    async def _read_loop(self, zygote: _Zygote) -> None:
+    async def _read_loop(self, connection: ForkServerConnection) -> None:
         try:
             while True:
-                message = await _read_message(zygote.reader)
-                if message.get("op") == "session_ended":
-                    self._session_ended(str(message.get("session")), str(message.get("reason") or ""))
+                message = await _read_message(connection.reader)
+                if isinstance(message, messages.SessionEnded):
+                    self._session_ended(message.session, message.reason)
                     continue
-                if message.get("op") == "tool_call":
-                    self._tool_call(zygote, str(message.get("id")), message.get("call") or {})
+                if isinstance(message, messages.ForwardedToolCall):
+                    self._tool_call(connection, message.id, message.call)
                     continue
-                entry = zygote.pending.get(message.get("id"))
+                if not isinstance(message, (messages.Output, messages.Answer)):
+                    continue
+                entry = connection.pending.get(message.id)
                 if entry is None:
                     continue
                 future, _op, on_output = entry
-                if message.get("op") == "output":
-                    if on_output is not None and isinstance(message.get("line"), str):
-                        on_output(message["line"][:500])
+                if isinstance(message, messages.Output):
+                    if on_output is not None:
+                        on_output(message.line[:500])
                 elif not future.done():
-                    future.set_result(message["result"])
+                    future.set_result(message.result)
         except (asyncio.IncompleteReadError, ConnectionError, protocol.FrameError):
             pass
         finally:
-            zygote.alive = False
-            _close_fd_channel(zygote)
+            connection.alive = False
+            _close_fd_channel(connection)
             if not self._closed:
                 print("sandbox: the fork server exited; it will be restarted on the next request",
                       file=sys.stderr, flush=True)
-            for request_id, (future, op, _on_output) in list(zygote.pending.items()):
+            for request_id, (future, op, _on_output) in list(connection.pending.items()):
                 if not future.done():
                     future.set_result(_internal_error(request_id, op, "the sandbox fork server died", 0.0))
             busy = set(self._session_calls)  # (their calls' answers say it)
             for session in list(self._sessions):
                 self._session_ended(session, None if session in busy else "the sandbox fork server died")
             try:
-                zygote.process.kill()
+                connection.process.kill()
             except ProcessLookupError:
                 pass
 
 
-async def _read_message(reader: asyncio.StreamReader) -> dict:
+async def _read_message(reader: asyncio.StreamReader):
+    """The next message from the fork server, decoded by its op; None for one that is malformed."""
     header = await reader.readexactly(protocol.HEADER.size)
     (size,) = protocol.HEADER.unpack(header)
     if size > 256 << 20:
         raise protocol.FrameError("oversized control frame")
     body = await reader.readexactly(size)
     try:
-        return protocol.decode(body)
+        return messages.control_message(protocol.decode(body), messages.TO_RUNNER)
     except protocol.FrameError as exc:
         # the stream is still in step: one message lost (its request times out), not every request
         print(f"sandbox: dropped a message from the fork server: {exc}", file=sys.stderr, flush=True)
-        return {}
+        return None
 
 
-def _zygote_sys_path() -> list:
-    """The zygote runs with -I -S: give it exactly the import path we use,
+def _fork_server_sys_path() -> list:
+    """The fork server runs with -I -S: give it exactly the import path we use,
     plus the directory holding this package."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = [package_parent] + [p for p in sys.path if p and os.path.exists(p)]
@@ -510,14 +513,14 @@ def with_network(result: dict, connections: list) -> dict:
     return result
 
 
-def _close_fd_channel(zygote: _Zygote) -> None:
-    if zygote.fd_channel is not None:
+def _close_fd_channel(connection: ForkServerConnection) -> None:
+    if connection.fd_channel is not None:
         try:
-            asyncio.get_running_loop().remove_reader(zygote.fd_channel)
+            asyncio.get_running_loop().remove_reader(connection.fd_channel)
         except RuntimeError:
             pass
-        zygote.fd_channel.close()
-        zygote.fd_channel = None
+        connection.fd_channel.close()
+        connection.fd_channel = None
 
 
 def _internal_error(request_id: str, op: str, message: str, elapsed: float) -> dict:

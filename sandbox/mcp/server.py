@@ -780,7 +780,7 @@ def normalize_execution(raw: object, execution_id: str) -> tuple[dict, list[dict
     images = [
         image for image in raw.pop("images", None) or ()
         if isinstance(image, dict) and isinstance(image.get("base64"), str)
-        and image.get("mime_type") == "image/png"  # checked for the PNG signature by the zygote
+        and image.get("mime_type") == "image/png"  # checked for the PNG signature by the fork server
     ]
     raw["images"] = [{"mime_type": image["mime_type"]} for image in images]
     try:

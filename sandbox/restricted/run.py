@@ -4,7 +4,7 @@ This is the first wall, not the boundary: the kernel layers must hold even when 
 layer is bypassed, and this layer must hold with the kernel layers off.
 
 Contract (used by child.py):
-    preload(modules)                                        warm imports in the zygote
+    warm(extra_modules)                                     warm imports in the fork server
     execute(code, *, restricted, allowed_modules, stdout, stderr) -> dict   never raises
     validate(code, *, restricted, allowed_modules) -> dict                  never raises
 
@@ -40,6 +40,8 @@ import types
 from collections.abc import Callable, Iterable
 
 from sandbox.restricted.libraries.policy import POLICY as library_policy
+from sandbox import profiles
+from sandbox.restricted.subsets import registry as subsets_registry
 from sandbox.restricted.subsets import snippet_traceback
 from sandbox.restricted.results import cap_text, reported_value
 from sandbox.restricted.base import (
@@ -85,6 +87,13 @@ def _run_policy(ctx: "ExecutionContext"):
     finally:
         ctx.switched_off = None
         _ENUM_META._create_ = original
+
+
+def warm(extra_modules: Iterable[str] = ()) -> None:
+    """In the fork server, once: import what every snippet may import (the basic profile,
+    the snippet-side modules, ``extra_modules``) and settle the policy tables, so each
+    child gets them by fork instead of by import."""
+    preload(sorted(profiles.allowed_modules(["basic"])) + list(subsets_registry.PRELOADED) + list(extra_modules))
 
 
 def preload(modules: Iterable[str]) -> None:

@@ -1,2 +1,3 @@
-"""What the processes share: the frames they speak, and the caps and cuts applied to what
-crosses to the client. Imports nothing of the sandbox's."""
+"""What the processes share: the frames they speak (protocol), the messages those frames
+carry (messages), and the caps and cuts applied to what crosses to the client. Imports
+nothing of the sandbox's."""

@@ -1,33 +1,34 @@
 """Length-prefixed frames: the only format spoken between the server, the
-zygote and the children.
+fork server and the children.
 
 A frame is a 4-byte big-endian length followed by that many bytes. Between the
-server and the zygote, and from the zygote to a child, the body is UTF-8 JSON.
-From a child to the zygote (the result channel) the body is *sectioned*: a
+server and the fork server, and from the fork server to a child, the body is UTF-8 JSON.
+From a child to the fork server (the result channel) the body is *sectioned*: a
 4-byte length, a small JSON header, then raw sections whose kinds and sizes the
-header declares. The zygote checks the header's shape and every declared size
+header declares. The fork server checks the header's shape and every declared size
 against the request's caps before it decodes a byte of a section, so a child
 cannot make it parse more than the limits allow; images and files travel as raw
 bytes and are base64-encoded by the parent. Readers enforce a size cap before
 buffering anything, so a peer that lies about the length or floods the channel
 costs nothing but an error.
 
-The messages, by channel:
-  runner -> zygote (control socket, "op"):
-      execute / validate {id, request, session?}; cancel {id}; shutdown;
-      session_open {id, session}; session_close {session}
-  zygote -> runner (control socket, "op" or an answer):
-      hello {pid, layers, active} once; output {id, line} (progress, at most 1/s);
-      {id, result} the answer of one request (a session's call: with session_ended);
-      session_ended {session, reason} (its process died between calls)
-  zygote -> runner (fd channel, network profile): the child's proxy listener
+The messages, by channel (each a type declared in messages.py):
+  runner -> fork server (control socket, "op"):
+      RunOrder (execute / validate, with its RunRequest); Cancel; Shutdown;
+      SessionOpen; SessionClose; ToolResult (code mode)
+  fork server -> runner (control socket, "op" or an answer):
+      Hello once; Output (progress, at most 1/s); Answer, of one request (a
+      session's call: with session_ended); SessionEnded (its process died between
+      calls); ForwardedToolCall (code mode)
+  fork server -> runner (fd channel, network profile): the child's proxy listener
       (SCM_RIGHTS), tagged with the request id or "session:" + the session id
-  zygote -> child (REQUEST_FD): the request {op, nonce, session, code, timeout, ...};
-      once, or one per call of a session (session: true keeps the child serving)
-  child -> zygote (RESULT_FD, sectioned, "kind"):
-      ready; setup_error {layer, error}; result {nonce, ...; sections} per request
-  plus the child's stdout and stderr pipes (raw bytes, capped by the zygote) and
-  GO_FD, a Unix socket pair: one byte from the zygote (the id maps are written),
+  fork server -> child (REQUEST_FD): ChildOrder, once, or one per call of a
+      session (session: true keeps the child serving)
+  child -> fork server (RESULT_FD, sectioned, "kind"):
+      Ready; SetupError; ToolCall (code mode); result {nonce, ...; sections} per
+      request (checked section by section in forkserver/outcome.py)
+  plus the child's stdout and stderr pipes (raw bytes, capped by the fork server) and
+  GO_FD, a Unix socket pair: one byte from the fork server (the id maps are written),
   and with the network profile the child's proxy listener back (SCM_RIGHTS).
 """
 
@@ -41,12 +42,12 @@ import unicodedata
 HEADER = struct.Struct(">I")
 
 # A child's descriptors; everything else is closed before the first layer.
-# ZYGOTE_FD is a pidfd of the zygote (its death, before the parent-death
-# signal is armed for good); GO_FD and ZYGOTE_FD close before the snippet runs.
-STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, ZYGOTE_FD = 0, 1, 2, 3, 4, 5, 6
+# FORK_SERVER_FD is a pidfd of the fork server (its death, before the parent-death
+# signal is armed for good); GO_FD and FORK_SERVER_FD close before the snippet runs.
+STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, FORK_SERVER_FD = 0, 1, 2, 3, 4, 5, 6
 
 MAX_REQUEST = 64 << 20              # a request to a child (code and input files)
-CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the zygote
+CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the fork server
 
 # Every error_type an answer can carry: a child's result says one of the
 # first seven; the server alone says the last three, before any child runs

@@ -148,7 +148,7 @@ def test_forged_early_reply_does_not_outlive_its_answer(runner):
         answer, elapsed = forged(runner, body, timeout=scaled(20))
         assert answer["success"] and answer["result"] == 17, answer
         assert elapsed < scaled(5), elapsed  # killed when the result arrived, not at the timeout
-    zygote = runner.runner.zygote_pid()
+    zygote = runner.runner.fork_server_pid()
     pids = descendants(zygote)
     before = cpu_ticks(pids)
     time.sleep(1.0)
