@@ -12,15 +12,18 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-for path in (os.path.join(HERE, "redteam"), HERE):
+# The directories of tests/, each a marker registered in pyproject.toml.
+PARTS = ("jail", "forkserver", "restricted", "mcp", "codemode", "egress", "e2e", "redteam", "compat", "packaging")
+
+# tests/ first (the helper modules), then each part: a test may use what a test module of
+# another part defines (test_cli's HTTP server, test_runner's snippets), as it is imported
+# under its own name whichever directory pytest was pointed at.
+for path in (*(os.path.join(HERE, part) for part in reversed(PARTS) if part != "compat"), HERE):
     if path not in sys.path:
         sys.path.insert(0, path)
 
 import cpu_load  # noqa: E402
 import slowness  # noqa: E402
-
-# The directories of tests/, each a marker registered in pyproject.toml.
-PARTS = ("jail", "forkserver", "restricted", "mcp", "codemode", "egress", "e2e", "redteam", "compat", "packaging")
 
 _loops: list = []
 

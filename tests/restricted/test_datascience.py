@@ -45,8 +45,8 @@ def test_the_object_memory_check_reads_numpys_own_base_and_dtype():
 
 def test_children_start_with_the_library_tables_resolved(ds):
     """As in the basic profile (test_runner), and with the lazy submodules that the
-    tables' lookups import (scipy.cluster) already imported by the fork server: before
-    library_policy.settle each child imported them in its first run and resolved the
+    tables' lookups import (scipy.cluster) already imported by the fork server: without
+    library_policy.settle each child would import them in its first run and resolve the
     tables again at its first import, some 50 ms of copied memory per execution."""
     from test_runner import RESOLVED_STATE
     r = ds.run(RESOLVED_STATE + "\nresult.append('scipy.cluster' in sys.modules)", restricted=False)
