@@ -43,8 +43,8 @@ test-root: install-test
 	$(PY) -m pytest -q -m "not slow" tests
 
 test-pool-off: install-test
-	SANDBOX_TEST_POOL_SIZE=0 $(PY) -m pytest -q -m "not slow" tests/test_runner.py \
-		tests/test_profiles_kernel.py tests/test_server_e2e.py tests/redteam/test_corpus.py
+	SANDBOX_TEST_POOL_SIZE=0 $(PY) -m pytest -q -m "not slow" tests/forkserver/test_runner.py \
+		tests/jail/test_profiles_kernel.py tests/e2e/test_server_e2e.py tests/redteam/test_corpus.py
 
 test-user: install-test
 	$(PY) tests/run_as_user.py
@@ -59,7 +59,7 @@ bench: install-test
 	$(PY) bench/run.py
 
 fuzz: install-test
-	$(PY) -m pytest -q -m slow tests/test_fuzz.py tests/test_library_overrides_fuzz.py
+	$(PY) -m pytest -q -m slow tests/mcp/test_fuzz.py tests/restricted/test_library_overrides_fuzz.py
 
 soak: install-test
 	$(PY) bench/soak.py

@@ -8,7 +8,7 @@ use of the server and of its fork server at the start and at the end, read from
     python bench/soak.py --count 500 --concurrency 4 --json soak.json
 
 Exit status 0 when nothing grew (fds, children, zombies) and every execution
-answered as expected, 1 otherwise. tests/test_soak.py runs a 500-execution
+answered as expected, 1 otherwise. tests/e2e/test_soak.py runs a 500-execution
 version in the default test run.
 """
 

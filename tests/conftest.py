@@ -1,6 +1,10 @@
 """The test run's set-up: the CPU load asked for with SANDBOX_TEST_CPU_LOAD
 (tests/cpu_load.py), started before anything else and ended with the run, and
-the machine's slowness (tests/slowness.py), measured once under that load."""
+the machine's slowness (tests/slowness.py), measured once under that load.
+
+Every test is marked with the part of the tree it tests, the name of its
+directory (`pytest -m restricted`, `pytest -m "not e2e"`); the helper modules
+stay here, at the top of tests/, importable from every directory."""
 
 from __future__ import annotations
 
@@ -8,8 +12,15 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+# The directories of tests/, each a marker registered in pyproject.toml.
+PARTS = ("jail", "forkserver", "restricted", "mcp", "codemode", "egress", "e2e", "redteam", "compat", "packaging")
+
+# tests/ first (the helper modules), then each part: a test may use what a test module of
+# another part defines (test_cli's HTTP server, test_runner's snippets), as it is imported
+# under its own name whichever directory pytest was pointed at.
+for path in (*(os.path.join(HERE, part) for part in reversed(PARTS) if part != "compat"), HERE):
+    if path not in sys.path:
+        sys.path.insert(0, path)
 
 import cpu_load  # noqa: E402
 import slowness  # noqa: E402
@@ -20,6 +31,13 @@ _loops: list = []
 def pytest_configure(config):
     _loops.extend(cpu_load.start(cpu_load.requested()))
     slowness.slowness()   # measured here, under the load
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        part = os.path.relpath(str(item.path), HERE).split(os.sep)[0]
+        if part in PARTS:
+            item.add_marker(part)
 
 
 def pytest_report_header(config):

@@ -1,6 +1,6 @@
 """Write the README's settings table from the one list of settings (sandbox.config.VARIABLES):
 `python tools/readme_settings.py` rewrites the lines between the two markers in README.md.
-tests/test_readme.py fails when the committed table differs from what this writes."""
+tests/packaging/test_readme.py fails when the committed table differs from what this writes."""
 
 import os
 import sys

@@ -1,6 +1,6 @@
 """Write server.json, the MCP registry's description of this package, from the one list
 of settings (sandbox.config.VARIABLES): `python tools/server_json.py > server.json`.
-tests/test_install.py fails when the committed file differs from what this prints."""
+tests/packaging/test_install.py fails when the committed file differs from what this prints."""
 
 import json
 import os

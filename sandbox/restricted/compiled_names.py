@@ -58,7 +58,7 @@ METHOD_ALIAS_ADVICE = ("define a special method with def (def __add__(self, othe
 OBJECT_METHODS = frozenset({"__setattr__", "__delattr__"})
 METACLASS_ADVICE = ("metaclass= takes abc.ABCMeta here (class C(metaclass=ABCMeta), or class C(ABC)); for a "
                     "singleton define __new__, for a registry of subclasses __init_subclass__")
-# What a refusal of `except* ValueError as group:` shows instead (it runs: tests/test_everyday_code.py).
+# What a refusal of `except* ValueError as group:` shows instead (it runs: tests/restricted/test_everyday_code.py).
 EXCEPT_STAR_INSTEAD = """\
 except ExceptionGroup as group:
     matched, rest = group.split(ValueError)

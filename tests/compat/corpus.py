@@ -2071,7 +2071,7 @@ async def main():
 result = asyncio.run(main())
 """)
 
-# x.__class__: read as type(x), through the same guard (it was refused until stop 31).
+# x.__class__: read as type(x), through the same guard.
 snippet("dunders", """
 class Point:
     def __init__(self, x, y):
@@ -2081,10 +2081,9 @@ class Point:
 result = repr(Point(1, 2))
 """)
 
-# ---------------------------------------------------------------- agents (stop 31)
-# A fresh batch of everyday snippets written as an agent would; those that failed
-# before this stop (x.__class__, private dataclass fields, cls.__new__, sys.exc_info,
-# platform) run now.
+# ---------------------------------------------------------------- agents
+# Everyday snippets written as an agent would: x.__class__, private dataclass fields,
+# cls.__new__, sys.exc_info, platform.
 
 snippet("agents", """
 from typing import Protocol, TypedDict, Generic, TypeVar, Optional
@@ -3144,7 +3143,7 @@ df.to_json("out.json")
 result = [back.to_dict("list"), pd.read_json("out.json").shape]
 """, DATA)
 
-# ---------------------------------------------------------------- small modules agents reach for (stop 34)
+# ---------------------------------------------------------------- small modules agents reach for
 snippet("modules", """
 import ast
 raw = "{'name': 'widget', 'sizes': [1, 2, 3], 'dims': (4.5, -2), 'tags': {'a'}, 'ok': True, 'note': None}"
@@ -3206,7 +3205,7 @@ result = freed >= 2
 """)
 
 
-# ---------------------------------------------------------------- from __future__ import annotations (stop 35)
+# ---------------------------------------------------------------- from __future__ import annotations
 snippet("future_annotations", """
 from __future__ import annotations
 from dataclasses import dataclass, field
@@ -3310,7 +3309,7 @@ result = {str(p): round(p.surface_gravity, 2) for p in Planet}
 """)
 
 
-# ---------------------------------------------------------------- pandas expression strings (stop 35)
+# ---------------------------------------------------------------- pandas expression strings
 snippet("pandas_query", """
 import pandas as pd
 orders = pd.DataFrame({
@@ -3369,7 +3368,7 @@ result = {"dA/dr": str(sp.diff(parsed["area"], r)), "dP/dt": str(sp.diff(parsed[
 
 
 # ---------------------------------------------------------------- known gaps
-# Snippets agents write that the sandbox does not run yet (issue 11's remaining families).
+# Snippets agents write that the sandbox does not run yet.
 # Not asserted by the test; bench/run.py counts them, so the pass rate it reports is honest.
 GAPS: list[dict] = []
 
@@ -3570,7 +3569,7 @@ result = summary.to_dict("records")
 """, DATA)
 
 
-# ---------------------------------------------------------------- code as data (stop 36)
+# ---------------------------------------------------------------- code as data
 snippet("ast", '''
 import ast
 source = """

@@ -56,7 +56,7 @@ def canaries(workdir):
 # still be stopped, except the import sweep's probes of the modules these profiles allow.
 # The network profile's door is its egress proxy, with the default policy (public
 # addresses only): the host's listeners, its loopback and metadata addresses stay out of
-# reach (tests/test_egress.py tests the door itself).
+# reach (tests/egress/test_egress.py tests the door itself).
 # Without numpy and pandas (the ordinary-user run's environment) the data-science profile
 # cannot be switched on: the server would refuse to start.
 HAVE_DATA_SCIENCE = all(importlib.util.find_spec(m) for m in ("numpy", "pandas"))

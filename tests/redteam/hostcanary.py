@@ -1,13 +1,18 @@
 """The host-side canaries the red-team corpus assumes (shared/redteam/README.md),
 each recording any contact, so a test can prove that an attack had no effect
-outside the sandbox:
+outside the sandbox. The corpus names fixed places (/tmp/SANDBOX_HOST_CANARY.txt,
+127.0.0.1:47011...); each run sets its canaries up at places of its own and
+`localize()` rewrites a snippet's fixed names into them, so two runs on one
+machine never share a canary:
 
-* /tmp/SANDBOX_HOST_CANARY.txt holding HOSTCANARY-5d1e9b, world-readable (only the
-  sandbox layers may stop a read), watched with inotify: any open, read or
-  change of the inode is recorded, whatever mount namespace it came from;
-* TCP listeners on 127.0.0.1:47011 and [::1]:47013, a UDP collector on
-  127.0.0.1:47012, an abstract unix socket "\\0sbx-host-canary" and a unix socket
-  at /tmp/sbx-host-canary.sock: every connection or datagram is recorded;
+* SANDBOX_HOST_CANARY.txt holding HOSTCANARY-5d1e9b, in a world-readable
+  directory of the run's own under /tmp (only the sandbox layers may stop a
+  read), watched with inotify: any open, read or change of the inode is
+  recorded, whatever mount namespace it came from;
+* TCP listeners on 127.0.0.1 and [::1] and a UDP collector on 127.0.0.1, on
+  ports the kernel picks; an abstract unix socket "\\0sbx-host-canary-<run>"
+  and a unix socket sbx-host-canary.sock beside the file: every connection or
+  datagram is recorded;
 * a SysV shared memory segment (ipcmk -M 4096): its attach count and times;
 * a sleeping process of the same user that records every signal it receives;
 * listings of /tmp, /var/tmp, /dev/shm and the server's working directory.
@@ -22,6 +27,7 @@ import ctypes.util
 import fnmatch
 import os
 import re
+import secrets
 import selectors
 import shutil
 import signal
@@ -32,25 +38,30 @@ import sys
 import threading
 import time
 
-CANARY_FILE = "/tmp/SANDBOX_HOST_CANARY.txt"
 CANARY_TEXT = "HOSTCANARY-5d1e9b"
 SECRET_NAME = "SANDBOX_CANARY_SECRET"
 SECRET_VALUE = "sbx-secret-7f3a9c"
-TCP4 = ("127.0.0.1", 47011)
-UDP4 = ("127.0.0.1", 47012)
-TCP6 = ("::1", 47013)
-ABSTRACT = "\0sbx-host-canary"
-UNIX_PATH = "/tmp/sbx-host-canary.sock"
+# This run's places: its pid and a random part, so that no other run (another checkout,
+# the ordinary-user pass) shares or removes them.
+RUN = f"{os.getpid()}-{secrets.token_hex(4)}"
+CANARY_DIR = f"/tmp/sbx-canary-{RUN}"
+CANARY_FILE = f"{CANARY_DIR}/SANDBOX_HOST_CANARY.txt"
+UNIX_PATH = f"{CANARY_DIR}/sbx-host-canary.sock"
+ABSTRACT = f"\0sbx-host-canary-{RUN}"
 WATCHED_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
-LOCK_FILE = "/tmp/sbx-redteam-lock"   # the fixtures' names are fixed: one session on a machine at a time
-LOCK_WAIT = 1800.0
+# The fixed names the corpus's snippets use, and what each becomes in this run
+# (the ports once the listeners are bound).
+CORPUS_FILE = "/tmp/SANDBOX_HOST_CANARY.txt"
+CORPUS_UNIX_PATH = "/tmp/sbx-host-canary.sock"
+CORPUS_ABSTRACT = "sbx-host-canary"
+CORPUS_PORTS = {"tcp4": 47011, "udp4": 47012, "tcp6": 47013}
 SANDBOX_UID = 65534
 
 # Entries other test infrastructure creates in the shared temporary directories
-# (pytest, tempfile, tests/mcp_client.py's stderr logs, tests/test_runner.py's
+# (pytest, tempfile, tests/mcp_client.py's stderr logs, tests/forkserver/test_runner.py's
 # secrets, the ordinary-user run): not an attack's doing.
-INFRA_PATTERNS = ("pytest-of-*", "mcp-server-python-sandbox-stderr-*", "tmp*", "sbx-host-secret-*", "sbx-root-only-*",
-                  "sandbox-usertest", "sbx-redteam-*", "sbx-soak-*", "sbx-fuzz-*", "sbx-audit-*",
+INFRA_PATTERNS = ("pytest-of-*", "sbx-canary-*", "mcp-server-python-sandbox-stderr-*", "tmp*", "sbx-host-secret-*",
+                  "sbx-root-only-*", "sbx-clone-secret-*", "sandbox-usertest-*", "sbx-redteam-*", "sbx-soak-*", "sbx-fuzz-*", "sbx-audit-*",
                   "sbx-death-*", "hypothesis*", "pymp-*", "_MEI*", ".X*", "systemd-private-*", "sem.mp-*",
                   "snap-private-tmp", "*.pyz", "sandbox-*.log", "ssh-*")
 
@@ -120,36 +131,25 @@ class HostCanaries:
         self._thread: "threading.Thread | None" = None
         self.inotify: "Inotify | None" = None
         self.file_created = False
+        self.dir_created = False
         self.shm_id: "int | None" = None
         self.shm_before: "list[str] | None" = None
         self.sleeper: "subprocess.Popen | None" = None
         self.sleeper_start: "str | None" = None
         self.listings_before: dict[str, set] = {}
         self.free_before: dict[str, int] = {}
+        self.ports: dict[str, int] = {}                     # "tcp4"/"udp4"/"tcp6" -> the port bound
+
+    def localize(self, code: str) -> str:
+        """A corpus snippet with its fixed canary names turned into this run's."""
+        names = {CORPUS_FILE: CANARY_FILE, CORPUS_UNIX_PATH: UNIX_PATH, CORPUS_ABSTRACT: ABSTRACT[1:],
+                 **{str(port): str(self.ports.get(label, port)) for label, port in CORPUS_PORTS.items()}}
+        pattern = "|".join(re.escape(name) if not name.isdigit() else rf"(?<!\d){name}(?!\d)"
+                           for name in sorted(names, key=len, reverse=True))
+        return re.sub(pattern, lambda match: names[match.group(0)], code)
 
     # ---- set up ---------------------------------------------------------------
-    def _machine_lock(self) -> None:
-        """Two red-team sessions on one machine (two checkouts, a root and an
-        ordinary-user run) would fight over the fixed ports and paths: wait."""
-        import fcntl
-        try:
-            fd = os.open(LOCK_FILE, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            fd = os.open(LOCK_FILE, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        deadline = time.monotonic() + LOCK_WAIT
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise RuntimeError(f"another red-team session holds {LOCK_FILE} for over {LOCK_WAIT:g} s")
-                time.sleep(1)
-        self._lock_fd = fd
-
     def start(self) -> "HostCanaries":
-        self._machine_lock()
         self._make_file()
         self._make_sockets()
         self._make_shm()
@@ -163,23 +163,17 @@ class HostCanaries:
 
     def _make_file(self) -> None:
         try:
-            if os.path.lexists(CANARY_FILE):
-                os.unlink(CANARY_FILE)
+            os.mkdir(CANARY_DIR)
+            os.chmod(CANARY_DIR, 0o755)   # any uid may look in: only the sandbox may stop it
+            self.dir_created = True
             fd = os.open(CANARY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             os.write(fd, (CANARY_TEXT + "\n").encode())
             os.close(fd)
             os.chmod(CANARY_FILE, 0o644)
             self.file_created = True
         except OSError as exc:
-            # another user's stale copy: use it if it is the canary, it is still a target
-            try:
-                with open(CANARY_FILE) as handle:
-                    if CANARY_TEXT not in handle.read():
-                        raise OSError("foreign content")
-                self.notes.append(f"reusing an existing {CANARY_FILE} ({exc})")
-            except OSError as exc2:
-                self.unavailable["file"] = f"cannot create {CANARY_FILE}: {exc}; {exc2}"
-                return
+            self.unavailable["file"] = f"cannot create {CANARY_FILE}: {exc}"
+            return
         try:
             self.inotify = Inotify(CANARY_FILE, IN_ACCESS | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_OPEN
                                    | IN_MOVE_SELF | IN_DELETE_SELF)
@@ -194,6 +188,8 @@ class HostCanaries:
             if family == socket.AF_INET6:
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind(address)
+            if family != socket.AF_UNIX:
+                self.ports[label] = sock.getsockname()[1]
             if kind == socket.SOCK_STREAM:
                 sock.listen(16)
             sock.setblocking(False)
@@ -204,18 +200,15 @@ class HostCanaries:
         self._sockets.append((sock, label))
 
     def _make_sockets(self) -> None:
-        self._listen("tcp4", socket.AF_INET, socket.SOCK_STREAM, TCP4)
-        self._listen("udp4", socket.AF_INET, socket.SOCK_DGRAM, UDP4)
+        self._listen("tcp4", socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", 0))
+        self._listen("udp4", socket.AF_INET, socket.SOCK_DGRAM, ("127.0.0.1", 0))
         if socket.has_ipv6:
-            self._listen("tcp6", socket.AF_INET6, socket.SOCK_STREAM, TCP6)
+            self._listen("tcp6", socket.AF_INET6, socket.SOCK_STREAM, ("::1", 0))
         else:
             self.unavailable["tcp6"] = "no IPv6 here"
         self._listen("abstract", socket.AF_UNIX, socket.SOCK_STREAM, ABSTRACT)
-        try:
-            if os.path.lexists(UNIX_PATH):
-                os.unlink(UNIX_PATH)
-        except OSError as exc:
-            self.unavailable["unix_path"] = f"stale {UNIX_PATH}: {exc}"
+        if not self.dir_created:
+            self.unavailable["unix_path"] = f"no directory {CANARY_DIR} for {UNIX_PATH}"
         else:
             self._listen("unix_path", socket.AF_UNIX, socket.SOCK_STREAM, UNIX_PATH)
             if "unix_path" not in self.unavailable:
@@ -343,7 +336,7 @@ class HostCanaries:
     def new_entries(self) -> dict[str, list]:
         """Entries that appeared since start(), minus our fixtures and known test infrastructure."""
         now = self.listings()
-        own = {os.path.basename(CANARY_FILE), os.path.basename(UNIX_PATH), os.path.basename(LOCK_FILE)}
+        own = {os.path.basename(CANARY_DIR)}
         result = {}
         for directory, names in now.items():
             added = names - self.listings_before.get(directory, set())
@@ -444,6 +437,11 @@ class HostCanaries:
                 os.unlink(CANARY_FILE)
             except OSError:
                 pass
+        if self.dir_created:
+            try:
+                os.rmdir(CANARY_DIR)
+            except OSError:
+                pass
         if self.shm_id is not None:
             subprocess.run(["ipcrm", "-m", str(self.shm_id)], capture_output=True, timeout=10)
         if self.sleeper is not None:
@@ -453,9 +451,6 @@ class HostCanaries:
             self.sleeper.stdout.close()
         os.close(self._stop_r)
         os.close(self._stop_w)
-        if getattr(self, "_lock_fd", None) is not None:
-            os.close(self._lock_fd)  # releases the flock
-            self._lock_fd = None
 
     def context(self) -> dict:
         """What code generators may embed in a snippet (pids, paths, ports)."""

@@ -17,11 +17,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-for path in (str(REPO), str(HERE.parent)):
+for path in (str(REPO), str(HERE.parent), str(HERE)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from sandbox.restricted.subsets import registry
+import hostcanary  # noqa: E402
+from sandbox.restricted.subsets import registry  # noqa: E402
 from slowness import scaled  # noqa: E402
 
 # the red-team servers' settings (conftest.py): modest limits keep the corpus quick
@@ -46,9 +47,9 @@ def corpus_path() -> Path:
 
 
 # Modules the corpus treats as forbidden that the product's basic profile
-# allows on purpose (issue 6 lists them), as cleaned-up proxies whose gadgets
+# allows on purpose, as cleaned-up proxies whose gadgets
 # (attrgetter, methodcaller, FunctionType, CodeType, new_class...) are refused:
-# tests/test_restricted.py covers those. The sweep keeps its other probes.
+# tests/restricted/test_rp_modules.py covers those. The sweep keeps its other probes.
 BASIC_BY_DESIGN = {"PJ-008": ("operator", "types")}
 
 
@@ -82,7 +83,7 @@ def without_import_probes(code: str, modules, strict: bool = False) -> str:
 # sys.stdout/stderr/version..., io.StringIO/BytesIO, os.path and the snippet's own directory,
 # the sandbox's logging/warnings/traceback, asyncio without its loop): an import sweep's probe
 # of them succeeds by design; what the subsets hand out is attacked in
-# tests/test_module_subsets.py, test_snippet_stdlib.py and test_restricted.py.
+# tests/restricted/test_module_subsets.py, test_snippet_stdlib.py and test_rp_*.py.
 SUBSET_MODULES = tuple(registry.SUBSETS)
 
 
@@ -109,7 +110,7 @@ MARKER = re.compile(r"ESCAPED:[\w.\-:/,=+]*")
 HOST_DATA = ("HOSTCANARY-5d1e9b", "sbx-secret-7f3a9c")
 HOST_TEMP_LITERAL = re.compile(r"""['"](/(?:tmp|var/tmp|dev/shm)/[^'"\\]+)['"]""")
 RELATIVE_CANARY_LITERAL = re.compile(r"""['"](sbx_canary[^'"/\\]*)['"]""")
-FIXTURE_PATHS = {"/tmp/SANDBOX_HOST_CANARY.txt", "/tmp/sbx-host-canary.sock"}
+FIXTURE_PATHS = {hostcanary.CANARY_FILE, hostcanary.UNIX_PATH}   # this run's, as localize() writes them
 
 
 # ---------------------------------------------------------------- expectations

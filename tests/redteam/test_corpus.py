@@ -15,8 +15,9 @@ Rules applied to every case, in both modes
   nor the server's secret (sbx-secret-7f3a9c). Verbatim echoes of the snippet's
   own source lines (a traceback or SyntaxError quoting the code, whose string
   literals hold markers) are removed before any text check.
-* No host-side effect (tests/redteam/hostcanary.py): no contact with the TCP
-  listeners (127.0.0.1:47011, [::1]:47013), the UDP collector (127.0.0.1:47012), the
+* No host-side effect (tests/redteam/hostcanary.py, which gives this run its own
+  canaries in place of the corpus's fixed names): no contact with the TCP
+  listeners (the corpus's 127.0.0.1:47011, [::1]:47013), the UDP collector (127.0.0.1:47012), the
   abstract and path unix sockets; no open/read/change of /tmp/SANDBOX_HOST_CANARY.txt
   (inotify); the SysV segment untouched; the same-user sleeper neither signalled
   nor killed; no host path the snippet names (its /tmp, /var/tmp, /dev/shm string
@@ -218,7 +219,7 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
     ctx = dict(context, server_pid=server.pid, zygote_pid=zygote or 0)
     if mode in DOORS_MODES:
         ctx["allowed_modules"] = sorted(set(context["allowed_modules"]) | set(context["doors_modules"]))
-    code = lib.materialize(case, ctx)
+    code = canaries.localize(lib.materialize(case, ctx))
     rp = mode in RP_MODES
     if mode in DOORS_MODES:
         code = lib.without_import_probes(code, context["doors_modules"])
@@ -294,7 +295,8 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
 
     if case.get("followup_code"):
         try:
-            data, _raw, elapsed = server.call("execute_code", {"code": case["followup_code"], "timeout": lib.scaled(5)},
+            data, _raw, elapsed = server.call("execute_code", {"code": canaries.localize(case["followup_code"]),
+                                                           "timeout": lib.scaled(5)},
                                               timeout=lib.scaled(5) + 60)
         except Exception as exc:  # noqa: BLE001
             report.fail(f"the follow-up call failed: {type(exc).__name__}: {exc}")

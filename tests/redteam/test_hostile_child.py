@@ -1,6 +1,6 @@
 """The parent trusts nothing the child says. With RestrictedPython off the snippet
 is the child: it can find the request's nonce in its own frames and write any
-bytes into the result pipe. Each family of issue 9 (parent side) is tried here
+bytes into the result pipe. Each family of a hostile child's replies is tried here
 against the fork server directly, and the frame checks on their own:
 
 * frames: a result frame bigger than the limits allow, or a small one whose

@@ -29,6 +29,22 @@ def test_host_canaries_were_set_up(canaries):
     assert not missing, f"host canaries that could not be set up: {missing}"
 
 
+def test_the_snippets_name_this_runs_canaries_only(canaries):
+    """Every fixed canary name of the corpus and the variants reaches the sandbox as this
+    run's own: its file and socket paths, its abstract name, the ports it bound."""
+    fixed = (hostcanary.CORPUS_FILE, hostcanary.CORPUS_UNIX_PATH, "\\0" + hostcanary.CORPUS_ABSTRACT + "'",
+             *(str(port) for port in hostcanary.CORPUS_PORTS.values()))
+    cases = [case for case in redteam_lib.load_corpus() + redteam_lib.load_variants()
+             if any(name in case["code"] for name in fixed)]
+    assert len(cases) >= 8, [case["id"] for case in cases]
+    for case in cases:
+        code = canaries.localize(case["code"])
+        assert not [name for name in fixed if name in code], (case["id"], code)
+        assert hostcanary.RUN in code or any(str(port) in code for port in canaries.ports.values()), case["id"]
+    assert set(canaries.ports) >= {"tcp4", "udp4"}
+    assert not set(canaries.ports.values()) & set(hostcanary.CORPUS_PORTS.values())
+
+
 def test_host_canaries_untouched(canaries, servers):
     # close the servers first: nothing an attack left behind may surface at shutdown either
     for handle in servers.values():

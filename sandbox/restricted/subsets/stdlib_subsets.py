@@ -21,7 +21,7 @@ from sandbox.restricted.subsets.subset import Execution, Subset
 # this one, as `sys.setrecursionlimit(10**6)` usually means "enough"): each of its calls
 # takes two or three frames under the guards, through C, and on Python 3.10 about 6,000
 # levels of lambdas overflow the C stack (3.13 stops nested method calls near 4,900 with
-# a RecursionError of its own): tests/test_restricted.py recurses that deep on each Python.
+# a RecursionError of its own): tests/restricted/test_rp_errors.py recurses that deep on each Python.
 MAX_SNIPPET_RECURSION = 5_000
 _FRAMES_BESIDE = RESTRICTED_RECURSION_LIMIT - 2 * 1000   # the sandbox's own frames under the snippet
 
