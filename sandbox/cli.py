@@ -121,10 +121,11 @@ def _serve_config_failure(message: str) -> int:
 def _serve_stdio(settings: Settings) -> int:
     from sandbox.forkserver.runner import Runner
     from sandbox.mcp.server import build_server
+    from sandbox.namespaces import PROXY_URL
 
     # The transport points fd 0/1 away from the wire while serving, and the runner
     # starts inside it (in the lifespan), so the zygote never inherits the wire.
-    return _run_stdio(build_server(settings, Runner(settings.runner_config())))
+    return _run_stdio(build_server(settings, Runner(settings.runner_config()), proxy_url=PROXY_URL))
 
 
 def _run_stdio(server) -> int:
@@ -182,6 +183,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
 
     from sandbox.forkserver.runner import Runner
     from sandbox.mcp.server import build_server
+    from sandbox.namespaces import PROXY_URL
 
     if not settings.api_token:
         print(
@@ -205,7 +207,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
         print(f"mcp-server-python-sandbox: --port {port} is invalid; accepted: 0 to 65535", file=sys.stderr)
         return 2
 
-    server = build_server(settings, Runner(settings.runner_config()))
+    server = build_server(settings, Runner(settings.runner_config()), proxy_url=PROXY_URL)
     app = HttpGate(server.streamable_http_app(host=bind), settings.api_token,
                    allowed_hosts(bind, port, settings.http_allowed_hosts))
     config = uvicorn.Config(app, host=bind, port=port, log_config=None, log_level=settings.log_level,
@@ -297,12 +299,13 @@ async def _execute_once(settings: Settings, code: str) -> dict:
     from sandbox.mcp.audit import AuditLog
     from sandbox.limits_parse import format_size
     from sandbox.forkserver.runner import Runner
-    from sandbox.mcp.server import SandboxTools
+    from sandbox.mcp.tool_handlers import SandboxTools
+    from sandbox.namespaces import PROXY_URL
 
     runner = Runner(settings.runner_config())
     await runner.start()
     try:
-        tools = SandboxTools(settings, runner, AuditLog(settings.audit_log))
+        tools = SandboxTools(settings, runner, AuditLog(settings.audit_log), proxy_url=PROXY_URL)
         answer = await tools.execute(
             code, settings.timeout, True, [], format_size(settings.default_memory_limit), False
         )
