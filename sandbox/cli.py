@@ -144,11 +144,12 @@ def _serve_config_failure(message: str) -> int:
 
 def _serve_stdio(settings: Settings) -> int:
     from sandbox.mcp.server import build_server
+    from sandbox.namespaces import PROXY_URL
 
     # The transport points fd 0/1 away from the wire while serving, and the runner
     # starts inside it, so the fork server never inherits the wire.
     runner = Runner(runner_config(settings))
-    return _run_stdio(build_server(settings, runner), runner)
+    return _run_stdio(build_server(settings, runner, proxy_url=PROXY_URL), runner)
 
 
 def _run_stdio(server, runner=None) -> int:
@@ -217,6 +218,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
     import uvicorn
 
     from sandbox.mcp.server import build_server
+    from sandbox.namespaces import PROXY_URL
 
     if not settings.api_token:
         print(
@@ -240,7 +242,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
         print(f"mcp-server-python-sandbox: --port {port} is invalid; accepted: 0 to 65535", file=sys.stderr)
         return 2
 
-    server = build_server(settings, Runner(runner_config(settings)))
+    server = build_server(settings, Runner(runner_config(settings)), proxy_url=PROXY_URL)
     app = HttpGate(server.streamable_http_app(host=bind), settings.api_token,
                    allowed_hosts(bind, port, settings.http_allowed_hosts))
     config = uvicorn.Config(app, host=bind, port=port, log_config=None, log_level=settings.log_level,
@@ -341,12 +343,13 @@ def _run_file(settings: Settings, path: str) -> int:
 async def _execute_once(settings: Settings, code: str) -> dict:
     from sandbox.mcp.audit import AuditLog
     from sandbox.limits_parse import format_size
-    from sandbox.mcp.server import SandboxTools
+    from sandbox.mcp.tool_handlers import SandboxTools
+    from sandbox.namespaces import PROXY_URL
 
     runner = Runner(runner_config(settings))
     await runner.start()
     try:
-        tools = SandboxTools(settings, runner, AuditLog(settings.audit_log))
+        tools = SandboxTools(settings, runner, AuditLog(settings.audit_log), proxy_url=PROXY_URL)
         answer = await tools.execute(
             code, settings.timeout, True, [], format_size(settings.default_memory_limit), False
         )

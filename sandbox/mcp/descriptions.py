@@ -5,7 +5,7 @@ to get its first call right and points at get_sandbox_info for the rest: what ru
 what is refused and what to write instead, where files go, the limits.
 """
 
-from sandbox import namespaces, profiles
+from sandbox import profiles
 from sandbox.restricted.subsets import registry
 from sandbox.config import Settings
 from sandbox.limits_parse import format_size
@@ -22,9 +22,10 @@ BASIC_EXAMPLES = ("json", "re", "math", "datetime")
 SUBSET_EXAMPLES = ("sys", "io", "os")
 
 
-def execute_description(s: Settings, stubs: list | None = None, *, scratch: bool = True) -> str:
+def execute_description(s: Settings, stubs: list | None = None, *, proxy_url: str, scratch: bool = True) -> str:
     """execute_code's description. `scratch`: the sandbox has a private working
-    directory, which only its mount namespace gives."""
+    directory, which only its mount namespace gives. `proxy_url`: where a snippet
+    finds the egress proxy (the kernel side decides it)."""
     parts = [
         "Run Python 3 in a sandbox: a fresh process per call, so send all it needs"
         + (", or pass a session_id from create_session to keep globals" if s.max_sessions else "")
@@ -34,7 +35,7 @@ def execute_description(s: Settings, stubs: list | None = None, *, scratch: bool
     if s.restricted_python:
         parts.append(RULES)
     parts.append(files_note(s, scratch))
-    parts.append(network_note(s, short=True) if s.enable_network else "No network.")
+    parts.append(network_note(s, proxy_url, short=True) if s.enable_network else "No network.")
     parts.append(
         f"Limits: timeout {s.timeout:g} s (max {s.max_timeout:g}), memory_limit {format_size(s.default_memory_limit)} "
         f"(max {format_size(s.max_memory_limit)}); stdout, stderr and result each keep {format_size(s.max_output_size)}.")
@@ -94,7 +95,7 @@ def files_note(s: Settings, scratch: bool) -> str:
     return "Files: open() is refused (no mount namespace here): keep data in memory (io.StringIO, io.BytesIO)."
 
 
-def network_note(s: Settings, *, short: bool = False) -> str:
+def network_note(s: Settings, proxy_url: str, *, short: bool = False) -> str:
     """What the network profile lets a snippet reach. `short`: for the description,
     where a long allow-list is named by its setting."""
     reach = s.network_policy.describe()
@@ -102,7 +103,7 @@ def network_note(s: Settings, *, short: bool = False) -> str:
         reach = "the hosts in SANDBOX_NETWORK_ALLOW"
     if short:
         return f"Network: HTTP(S) only, via the sandbox's proxy (urllib, requests), to {reach}."
-    return (f"Network: HTTP and HTTPS only, through the sandbox's proxy ({namespaces.PROXY_URL}, set in "
+    return (f"Network: HTTP and HTTPS only, through the sandbox's proxy ({proxy_url}, set in "
             "HTTP_PROXY/HTTPS_PROXY, so urllib.request and requests work unchanged; it speaks SOCKS5 too; "
             f"other sockets reach nothing), to {reach} (SANDBOX_NETWORK_ALLOW); at most "
             f"{s.network_max_connections} connections and {format_size(s.network_max_bytes)} per call.")

@@ -21,7 +21,6 @@ from contextlib import asynccontextmanager
 
 import anyio
 import mcp_types as types
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
 from sandbox.config import MAX_MESSAGE_BYTES as MAX_LINE  # longer lines are refused unread
@@ -62,8 +61,8 @@ async def stdio_transport():
         lambda: asyncio.streams.FlowControlMixin(loop=loop), os.fdopen(wire_out, "wb", buffering=0))
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
 
-    read_stream_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
-    write_stream, write_stream_reader = create_context_streams[SessionMessage](0)
+    read_stream_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_stream_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def read_lines() -> None:
         hinted = False

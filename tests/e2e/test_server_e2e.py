@@ -129,7 +129,7 @@ def test_tools_list_is_at_most_6_kb_with_every_profile_and_code_mode_on(tmp_path
 def test_output_schemas_carry_no_prose_and_accept_every_answer(server):
     """No titles, descriptions or defaults in what tools/list shows of an answer; every
     field a model object carries is a property of the published schema."""
-    from sandbox.mcp import server as product
+    from sandbox.mcp import tool_models as product
     models = {"execute_code": product.ExecutionResult, "validate_code": product.ValidationResult,
               "get_sandbox_info": product.SandboxInfo, "create_session": product.SessionCreated,
               "close_session": product.SessionClosed}
@@ -439,7 +439,7 @@ def test_without_a_mount_namespace_the_description_promises_no_scratch_directory
 
 
 def test_missing_layer_message_names_each_layer_and_why():
-    from sandbox.mcp.server import describe_missing_layers
+    from sandbox.mcp.request_checks import describe_missing_layers
 
     message = describe_missing_layers([("seccomp", "kernel built without seccomp"), ("landlock", "")])
     assert "seccomp (kernel built without seccomp)" in message

@@ -16,7 +16,8 @@ from sandbox.mcp import rate_limit
 from sandbox.mcp.audit import AuditLog  # noqa: E402
 from sandbox.config import Settings  # noqa: E402
 from sandbox.mcp.rate_limit import RateLimit  # noqa: E402
-from sandbox.mcp.server import SandboxTools  # noqa: E402
+from sandbox.mcp.tool_handlers import SandboxTools  # noqa: E402
+from sandbox.namespaces import PROXY_URL  # noqa: E402
 
 
 class Clock:
@@ -72,7 +73,7 @@ class RecordingRunner:
 def test_a_call_over_the_limit_is_refused_before_it_runs_and_a_running_one_finishes():
     async def scenario():
         runner = RecordingRunner()
-        tools = SandboxTools(Settings(rate_limit=2, max_concurrency=4), runner, AuditLog(None))
+        tools = SandboxTools(Settings(rate_limit=2, max_concurrency=4), runner, AuditLog(None), proxy_url=PROXY_URL)
         clock = Clock()
         tools.rate.clock = clock
 

@@ -188,7 +188,7 @@ def test_the_collector_runs_only_during_a_call(server):
            "        while frame is not None:\n"
            "            names.add((frame.f_code.co_filename.rsplit('/', 1)[-1], frame.f_code.co_name))\n"
            "            frame = frame.f_back\n"
-           "        log.append(('restricted.py', '_execute') in names)\n"
+           "        log.append(('run.py', '_execute') in names)\n"
            "gc.callbacks.append(seen)\ngc.set_threshold(1)\nresult = 'armed'")
     assert run(server, arm, session)[0]["result"] == "armed"
     data, _ = run(server, "gc.set_threshold(700)\ngc.callbacks.remove(seen)\nresult = [all(log), len(log) > 0]", session)

@@ -225,7 +225,7 @@ def test_the_import_advice_never_names_a_switch_for_what_no_switch_allows():
 def test_a_call_cannot_widen_the_modules_with_a_wildcard(requested):
     """allowed_imports of one call narrows: a wildcard is taken only when the server has it."""
     from sandbox.config import load_settings
-    from sandbox.mcp.server import RequestRefused, narrow_imports
+    from sandbox.mcp.request_checks import RequestRefused, narrow_imports
     settings = load_settings({})
     with pytest.raises(RequestRefused):
         narrow_imports(requested, settings.allowed_modules(), settings)
@@ -233,7 +233,7 @@ def test_a_call_cannot_widen_the_modules_with_a_wildcard(requested):
 
 def test_a_call_may_name_a_configured_wildcard_or_a_module_under_it():
     from sandbox.config import load_settings
-    from sandbox.mcp.server import narrow_imports
+    from sandbox.mcp.request_checks import narrow_imports
     settings = load_settings({"SANDBOX_ALLOWED_IMPORTS": "packaging.*"})
     allowed = settings.allowed_modules()
     assert narrow_imports(["packaging.*"], allowed, settings) == {"packaging.*"}

@@ -75,7 +75,7 @@ async def grow(ctx: Context, later: float = 0.0) -> str:
 
     async def change() -> None:
         await asyncio.sleep(later)
-        if server._tool_manager.get_tool("grown") is None:
+        if "grown" not in {tool.name for tool in await server.list_tools()}:
             server.add_tool(grown, annotations=READ)
         await ctx.notify_tools_changed()              # subscriptions/listen (MCP 2026-07-28)
         await ctx.session.send_tool_list_changed()    # the notification of earlier versions

@@ -1,19 +1,22 @@
-"""The text block of an execute_code answer: what a language model needs and nothing
-else. The outcome, stdout, stderr, the result, and for a failure its type, line,
-the snippet's own traceback and what to do; no ids, timings, RSS or flags at their
-defaults. Structured content keeps every field of the schema for clients that
-read it."""
+"""A tool's answer as MCP content blocks: the structured result, the text block, and the
+run's figures and files.
+
+The text block is what a language model needs and nothing else: the outcome, stdout,
+stderr, the result, and for a failure its type, line, the snippet's own traceback and
+what to do; no ids, timings, RSS or flags at their defaults. Structured content keeps
+every field of the schema for clients that read it."""
 
 from __future__ import annotations
 
 import base64
 import json
 
-from mcp.types import BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink, TextResourceContents
+from mcp.types import (BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, ResourceLink,
+                       TextContent, TextResourceContents)
 
 from sandbox.wire import image_check
 from sandbox.limits_parse import format_size
-from sandbox.wire.terminal_text import ACTING
+from sandbox.wire.terminal_text import ACTING, terminal_safe
 
 # error_type -> what to do instead; {max_timeout} and {max_memory} are the server's ceilings.
 HINTS = {
@@ -197,3 +200,11 @@ def plain_text(data: bytes) -> str | None:
     except UnicodeDecodeError:
         return None
     return None if ACTING.search(text.replace("\r\n", "\n")) else text
+
+
+def tool_result(data: dict, *, is_error: bool = False, text: str | None = None, blocks: list = ()) -> CallToolResult:
+    """Structured content plus a text block (`text`, else the same dict as JSON; terminal
+    controls written as escapes) and the run's figures and files as further content blocks."""
+    text = json.dumps(data, ensure_ascii=False) if text is None else text
+    content: list = [TextContent(type="text", text=terminal_safe(text))]
+    return CallToolResult(content=content + list(blocks), structured_content=data, is_error=is_error)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.mcp import answers
+from sandbox.mcp import content_blocks
+from sandbox.namespaces import PROXY_URL
 from sandbox.wire import cutting
 from sandbox import network_allow as policy
 from sandbox.wire.terminal_text import terminal_safe
@@ -58,7 +59,7 @@ def _fed(kept) -> str:
 
 
 def text(**result):
-    return answers.execution_text({"success": True, **result}, max_timeout=300, max_memory=1 << 30)
+    return content_blocks.execution_text({"success": True, **result}, max_timeout=300, max_memory=1 << 30)
 
 
 def test_text_block_shapes():
@@ -67,7 +68,7 @@ def test_text_block_shapes():
     assert text(result="two\nlines") == "result: \ntwo\nlines"
     assert text().startswith("ok (no output and no result")
     assert "1 figure returned" in text(images=[{"mime_type": "image/png"}])
-    failure = answers.execution_text({"success": False, "error_type": "memory_limit", "error": "MemoryError",
+    failure = content_blocks.execution_text({"success": False, "error_type": "memory_limit", "error": "MemoryError",
                                       "line": 2}, max_timeout=300, max_memory=1 << 30)
     assert failure == ("error (memory_limit, line 2): MemoryError\n"
                        "hint: use less memory (smaller data, generators), or pass a larger memory_limit (up to 1g)")
@@ -75,7 +76,7 @@ def test_text_block_shapes():
 
 def test_the_text_block_shows_the_repr_and_a_whole_string_as_itself():
     def shown(value, repr_text):
-        return answers.execution_text({"success": True, "result": value}, repr_text, max_timeout=300, max_memory=1)
+        return content_blocks.execution_text({"success": True, "result": value}, repr_text, max_timeout=300, max_memory=1)
     assert shown([1, "a", None, [1, 2]], "(1, 'a', None, {1, 2})") == "result: (1, 'a', None, {1, 2})"
     assert shown("1.5", "Decimal('1.5')") == "result: Decimal('1.5')"
     assert shown("two\nlines", repr("two\nlines")) == "result: \ntwo\nlines"
@@ -84,20 +85,20 @@ def test_the_text_block_shows_the_repr_and_a_whole_string_as_itself():
 
 
 def test_description_says_what_runs_what_is_refused_where_files_go_and_the_limits():
-    basic = execute_description(Settings())
+    basic = execute_description(Settings(), proxy_url=PROXY_URL)
     assert "fresh process" in basic and "create_session" in basic and "data science:" not in basic
     assert "keep 32k" in basic and "max 300" in basic and "No network." in basic
     assert "scratch directory" in basic and "Refused (write instead)" in basic and "__init_subclass__" in basic
     assert "get_sandbox_info" in basic
-    with_ds = execute_description(Settings(enable_data_science=True, enable_filesystem=True))
+    with_ds = execute_description(Settings(enable_data_science=True, enable_filesystem=True), proxy_url=PROXY_URL)
     if "numpy" in with_ds and "pandas" in with_ds:  # the libraries are installed here
         assert "data science: " in with_ds and "matplotlib" in with_ds
     assert "under out/" in with_ds and "`files`" in with_ds and "scratch directory" not in with_ds
-    assert "Refused" not in execute_description(Settings(restricted_python=False))
-    without_mounts = execute_description(Settings(), scratch=False)   # no mount namespace: no private /tmp
+    assert "Refused" not in execute_description(Settings(restricted_python=False), proxy_url=PROXY_URL)
+    without_mounts = execute_description(Settings(), scratch=False, proxy_url=PROXY_URL)   # no mount namespace: no private /tmp
     assert "scratch directory" not in without_mounts
     assert "open() is refused" in without_mounts and "io.StringIO" in without_mounts
-    assert "session_id" not in execute_description(Settings(max_sessions=0))
+    assert "session_id" not in execute_description(Settings(max_sessions=0), proxy_url=PROXY_URL)
 
 
 EVERY_PROFILE = dict(enable_data_science=True, enable_network=True, enable_filesystem=True)
@@ -114,20 +115,20 @@ EVERY_PROFILE = dict(enable_data_science=True, enable_network=True, enable_files
              max_memory_limit=1 << 40, default_memory_limit=1 << 40),
 ], ids=["basic", "every-profile", "python-layer-off", "long-lists", "longest-in-full"])
 def test_the_description_is_at_most_1200_characters(settings):
-    description = execute_description(settings)
+    description = execute_description(settings, proxy_url=PROXY_URL)
     assert len(description) <= 1200, (len(description), description)
     assert description == description.strip() and "  " not in description and "\n" not in description
 
 
 def test_a_long_allow_list_is_named_by_its_setting_in_the_description():
     hosts = ",".join(f"host{n}.example.com" for n in range(40))
-    description = execute_description(Settings(enable_network=True, network_policy=policy.parse(hosts)))
+    description = execute_description(Settings(enable_network=True, network_policy=policy.parse(hosts)), proxy_url=PROXY_URL)
     assert "host39" not in description and "SANDBOX_NETWORK_ALLOW" in description
 
 
 def test_a_runtime_error_gets_a_hint_where_one_is_known():
     def failure(error, **extra):
-        return answers.execution_text({"success": False, "error_type": "runtime_error", "error": error, **extra},
+        return content_blocks.execution_text({"success": False, "error_type": "runtime_error", "error": error, **extra},
                                       max_timeout=300, max_memory=1 << 30)
     assert "each call starts fresh" in failure("NameError: name 'df' is not defined")
     assert "each call starts fresh" not in failure("NameError: name 'df' is not defined", session_id="sess_x")
@@ -137,7 +138,7 @@ def test_a_runtime_error_gets_a_hint_where_one_is_known():
 
 def test_every_error_type_but_runtime_error_has_a_hint():
     from sandbox.wire import protocol
-    assert set(answers.HINTS) == set(protocol.ERROR_TYPES) - {"runtime_error"}
+    assert set(content_blocks.HINTS) == set(protocol.ERROR_TYPES) - {"runtime_error"}
 
 
 def test_terminal_controls_in_the_text_block_are_written_as_escapes():
@@ -152,7 +153,7 @@ def test_terminal_controls_in_the_text_block_are_written_as_escapes():
 
 
 def test_the_servers_text_blocks_go_through_it():
-    from sandbox.mcp.server import tool_result
+    from sandbox.mcp.content_blocks import tool_result
     result = tool_result({"stdout": "\x1b[2J"}, text="stdout:\n\x1b[2J\u2066")
     assert result.content[0].text == "stdout:\n\\x1b[2J\\u2066"
     assert result.structured_content == {"stdout": "\x1b[2J"}        # the data stays as it was
