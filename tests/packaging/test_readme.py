@@ -49,3 +49,13 @@ def test_the_section_the_server_points_to_exists():
 
     section = re.search(r"the README: '([^']+)'", HUMAN_HINT).group(1)
     assert f"\n## {section}\n" in README.read_text()
+
+
+def test_the_layout_tree_names_what_is_in_sandbox():
+    tree = README.read_text().split("### Layout", 1)[1].split("```", 2)[1]
+    named = set(re.findall(r"[\w.]+(?:\.py|/)", tree))
+    package = REPO_ROOT / "sandbox"
+    modules = {p.name for p in package.glob("*.py")} - {"__init__.py"}
+    packages = {p.name + "/" for p in [*package.glob("*"), *package.glob("*/*")] if (p / "__init__.py").exists()}
+    assert (modules | packages) - named == set(), "add these to the README's layout tree"
+    assert {name for name in named if name.endswith(".py")} - modules == set(), "the tree names what is not there"
