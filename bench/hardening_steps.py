@@ -50,14 +50,14 @@ def _minor_faults() -> int:
 # --detail: the functions inside the steps, by module (sandbox.<module>: names; "<module>.<Class>"
 # for methods). The same function runs in the pre-warm and in the request, so each figure is
 # labelled with the part of the child's life it ran in.
-DETAIL = {
-    "child": ("_reset_signals", "_move_pipes_low", "_arm_parent_death"),
-    "kernel": ("set_process_name",),
-    "namespaces": ("enter_private_clocks",),
-    "mounts": ("open_sources", "build_root"),
-    "privileges": ("become", "drop_capabilities"),
-    "restricted": ("compile_snippet", "ExecutionContext", "restricted_globals", "to_jsonable"),
-    "library_policy.SwitchedOff": ("__enter__", "__exit__"),
+DETAIL = {   # (module under sandbox., class or "") -> the functions timed there
+    ("child", ""): ("_reset_signals", "_move_pipes_low", "_arm_parent_death"),
+    ("libc", ""): ("set_process_name",),
+    ("namespaces", ""): ("enter_private_clocks",),
+    ("mounts", ""): ("open_sources", "build_root"),
+    ("privileges", ""): ("become", "drop_capabilities"),
+    ("restricted.run", ""): ("compile_snippet", "ExecutionContext", "restricted_globals", "reported_value"),
+    ("restricted.libraries.switched_off", "SwitchedOff"): ("__enter__", "__exit__"),
 }
 REQUEST = "the request: result = 2 + 2"
 
@@ -68,7 +68,9 @@ def _install_wrappers(child, events: list, detail: bool = False) -> None:
     serving; then the child writes the records and exits."""
     import importlib
 
+    from sandbox import profiles
     from sandbox.wire import protocol
+    from sandbox.wire.messages import ChildOrder, RunRequest
     part = [""]   # the part of the child's life a detail figure belongs to
 
     def timed(name, fn, *, detail_of=False, part_name=None):
@@ -90,8 +92,7 @@ def _install_wrappers(child, events: list, detail: bool = False) -> None:
     child._start = timed("start (fds, signals, environment)", child._start, part_name="start")
     child._prewarm = timed("pre-warm", child._prewarm)
     if detail:
-        for where, names in DETAIL.items():
-            module, _, cls = where.partition(".")
+        for (module, cls), names in DETAIL.items():
             owner = importlib.import_module(f"sandbox.{module}")
             owner = getattr(owner, cls) if cls else owner
             for name in names:
@@ -101,8 +102,10 @@ def _install_wrappers(child, events: list, detail: bool = False) -> None:
 
     def report_instead_of_serving(spec, baseline):
         sink = child._stream(protocol.STDERR)
-        run_request(spec, {"op": "execute", "code": "result = 2 + 2", "nonce": 1, "restricted": True},
-                    sink, sink, None)
+        order = ChildOrder(op="execute", nonce="1", session=False,
+                           request=RunRequest(code="result = 2 + 2", timeout=30, memory_limit=1 << 30,
+                                              allowed_modules=tuple(profiles.allowed_modules(["basic"]))))
+        run_request(spec, order, sink, sink, None)
         os.write(protocol.STDOUT, json.dumps(events).encode())
         os._exit(0)
     child._serve = report_instead_of_serving

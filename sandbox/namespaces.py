@@ -129,12 +129,12 @@ def _write(path: str, text: str) -> None:
 USERNS_RESTRICTIONS = (
     ("kernel/apparmor_restrict_unprivileged_userns", "1",
      "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+: "
-     "libc.apparmor_restrict_unprivileged_userns=1); allow them for this Python with an AppArmor "
+     "kernel.apparmor_restrict_unprivileged_userns=1); allow them for this Python with an AppArmor "
      "profile granting 'userns,' (see the README), or with "
-     "'sudo sysctl libc.apparmor_restrict_unprivileged_userns=0', or run the server as root"),
+     "'sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0', or run the server as root"),
     ("kernel/unprivileged_userns_clone", "0",
-     "unprivileged user namespaces are switched off (libc.unprivileged_userns_clone=0); "
-     "'sudo sysctl libc.unprivileged_userns_clone=1', or run the server as root"),
+     "unprivileged user namespaces are switched off (kernel.unprivileged_userns_clone=0); "
+     "'sudo sysctl kernel.unprivileged_userns_clone=1', or run the server as root"),
     ("user/max_user_namespaces", "0",
      "user namespaces are switched off (user.max_user_namespaces=0); "
      "'sudo sysctl user.max_user_namespaces=15000', or run the server as root"),

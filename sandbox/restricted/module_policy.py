@@ -149,7 +149,7 @@ class ModulePolicy:
 
     def _subset_import(self, name, fromlist):
         """`import sys` / `from io import StringIO` without the module's profile: the
-        subset of registry.py, or a refusal that lists it."""
+        subset of subsets/registry.py, or a refusal that lists it."""
         subset = self.ctx.subsets.get(name)
         if subset is None:
             subset = self.ctx.subsets[name] = registry.make(name, self.ctx.files, self.ctx.refuse_call,

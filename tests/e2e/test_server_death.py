@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "redteam"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mcp_client import RawServer, all_pids, sandboxes, state_of, wait_until  # noqa: E402
-from mcpsync import all_descendants, cmdline, start_time, zygote_of  # noqa: E402
+from mcpsync import all_descendants, cmdline, start_time, fork_server_of  # noqa: E402
 from slowness import scaled  # noqa: E402
 
 POOL = 2
@@ -51,8 +51,8 @@ def test_kill_9_during_executions_leaves_no_process(mode, tmp_path):
     with RawServer(env, cwd=str(tmp_path)) as server:
         server.initialize()
         pid = server.process.pid
-        assert wait_until(lambda: zygote_of(pid) is not None, 60), "no fork server"
-        zygote = zygote_of(pid)
+        assert wait_until(lambda: fork_server_of(pid) is not None, 60), "no fork server"
+        zygote = fork_server_of(pid)
         snippets = RUNNING[mode]
         for i, code in enumerate(snippets):
             server.send({"jsonrpc": "2.0", "id": f"long-{i}", "method": "tools/call",
@@ -81,7 +81,7 @@ def test_kill_9_with_an_idle_pool_leaves_no_process(tmp_path):
         answer = server.request("tools/call", {"name": "execute_code", "arguments": {"code": "result = 1"}}, timeout=60)
         assert answer["result"]["structuredContent"]["result"] == 1, answer
         pid = server.process.pid
-        zygote = zygote_of(pid)
+        zygote = fork_server_of(pid)
         assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 4, 60), "the pool did not fill"
         tree = {p: start_time(p) for p in [zygote] + all_descendants(pid)}
         os.kill(pid, signal.SIGKILL)

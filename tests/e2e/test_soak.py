@@ -45,7 +45,7 @@ def test_no_growth_of_fds_children_or_zombies(report):
 
 def test_pool_is_the_only_thing_left(report):
     _soak, result = report
-    end = result["end"]["zygote"]
+    end = result["end"]["fork_server"]
     assert end["children"] <= 2, end          # SANDBOX_POOL_SIZE=2 warm children
     assert end["descendants"] <= 2, end       # each one process, PID 1 of its namespace
     assert end["zombies"] == 0, end

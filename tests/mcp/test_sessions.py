@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "redteam"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mcp_client import RawServer, blocking_session, sandboxes, state_of, wait_until  # noqa: E402
-from mcpsync import all_descendants, start_time, zygote_of  # noqa: E402
+from mcpsync import all_descendants, start_time, fork_server_of  # noqa: E402
 from slowness import scaled  # noqa: E402
 
 HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
@@ -395,7 +395,7 @@ def test_200_sessions_leave_no_process_fd_or_memory_behind(tmp_path):
 
         for i in range(20):
             cycle(i)
-        zygote = zygote_of(pid)   # settled: the pool (2) full again
+        zygote = fork_server_of(pid)   # settled: the pool (2) full again
         assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 2, 60)
         fds = len(os.listdir(f"/proc/{pid}/fd"))
         rss = _rss(pid)
@@ -429,7 +429,7 @@ def test_the_servers_end_leaves_no_session_process(tmp_path, how):
                              "params": {"name": "execute_code",
                                         "arguments": {"code": "while True:\n    pass", "session_id": handle,
                                                       "timeout": 60}}})
-        zygote = zygote_of(pid)
+        zygote = fork_server_of(pid)
         assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 3, 60)
         tree = {zygote: start_time(zygote), **_tree(pid)}
         if how == "kill -9":
@@ -455,7 +455,7 @@ def test_a_session_process_killed_between_calls_is_reported(tmp_path):
     with blocking_session({"SANDBOX_POOL_SIZE": "0", "SANDBOX_AUDIT_LOG": str(log)}) as server:
         session = create(server)
         assert run(server, "x = 1", session)[0]["success"]
-        zygote = zygote_of(server.pid)
+        zygote = fork_server_of(server.pid)
         [child] = [p for p in sandboxes(all_descendants(zygote)) if state_of(p) not in (None, "Z")]
         os.kill(child, signal.SIGKILL)
         assert wait_until(lambda: state_of(child) in (None, "Z", "X"), 60)

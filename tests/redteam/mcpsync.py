@@ -242,7 +242,7 @@ def cmdline(pid: int) -> str:
         return ""
 
 
-def zygote_of(server_pid: int) -> "int | None":
+def fork_server_of(server_pid: int) -> "int | None":
     """The fork server: the server's child named so (sandbox/process_names.py)."""
     for child in children_of(server_pid):
         if cmdline(child).startswith(FORK_SERVER_TITLE):

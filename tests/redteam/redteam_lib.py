@@ -79,7 +79,7 @@ def without_import_probes(code: str, modules, strict: bool = False) -> str:
     return code
 
 
-# Modules importable everywhere as a small read-only subset (sandbox/registry.py:
+# Modules importable everywhere as a small read-only subset (sandbox/restricted/subsets/registry.py:
 # sys.stdout/stderr/version..., io.StringIO/BytesIO, os.path and the snippet's own directory,
 # the sandbox's logging/warnings/traceback, asyncio without its loop): an import sweep's probe
 # of them succeeds by design; what the subsets hand out is attacked in

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from mcpsync import all_descendants, zygote_of
+from mcpsync import all_descendants, fork_server_of
 from mcp_client import state_of
 from redteam_lib import MAX_OUTPUT, POOL_SIZE, TIME_MARGIN
 
@@ -49,7 +49,7 @@ BOMBS = {
 def _pool_settled(server_pid: int, timeout: float = 60.0) -> "tuple[bool, list]":
     deadline = time.monotonic() + timeout
     while True:
-        zygote = zygote_of(server_pid)
+        zygote = fork_server_of(server_pid)
         live = [p for p in all_descendants(zygote)] if zygote else []
         live = [p for p in live if state_of(p) not in (None, "Z")]
         if len(live) <= 3 * POOL_SIZE:

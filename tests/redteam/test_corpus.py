@@ -115,7 +115,7 @@ import time
 import pytest
 
 from hostcanary import processes_matching
-from mcpsync import ServerGone, process_stats, zygote_of, all_descendants
+from mcpsync import ServerGone, process_stats, fork_server_of, all_descendants
 from mcp_client import result_text, sandboxes
 import redteam_lib as lib
 from redteam_lib import MAX_CODE_SIZE, MAX_MEMORY, MAX_OUTPUT, MAX_TIMEOUT, POOL_SIZE, load_corpus, load_variants
@@ -215,7 +215,7 @@ def test_attack(mode, case, servers, canaries, context, sandbox_pid):
 
 def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None:
     server = handle.server
-    zygote = zygote_of(server.pid)
+    zygote = fork_server_of(server.pid)
     ctx = dict(context, server_pid=server.pid, zygote_pid=zygote or 0)
     if mode in DOORS_MODES:
         ctx["allowed_modules"] = sorted(set(context["allowed_modules"]) | set(context["doors_modules"]))
@@ -256,7 +256,7 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
         # host side
         for contact in canaries.contacts_since(mark):
             report.fail(f"host canary contacted: {contact[1]}: {contact[2]}")
-        settled, leftover = _settled_pool(zygote_of(server.pid) or zygote)
+        settled, leftover = _settled_pool(fork_server_of(server.pid) or zygote)
         if not settled:
             report.fail(f"processes left a minute after the answer: {leftover}")
         if marker == "sleep 4242" or "4242" in code:

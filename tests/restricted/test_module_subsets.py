@@ -1,5 +1,5 @@
 """`import sys`, `import io` and `import os` without their profiles
-(sandbox/registry.py): the everyday part works, the file functions stay in the
+(sandbox/restricted/subsets/registry.py): the everyday part works, the file functions stay in the
 snippet's directory, and nothing else of the modules is reachable through the
 subset, its values or their types."""
 
