@@ -453,3 +453,12 @@ def test_internal_names_cannot_be_read_or_forged():
     blocked("_write_ = None")
     blocked("def f(_getattr_, /):\n    return 1")
     blocked("_super_attr_(1, '__init__')")
+
+
+def test_keywords_named_like_the_guards_own_parameters_reach_the_callee():
+    """The guards wrap every call; a keyword the snippet passes (ast's ctx=, func=, self=)
+    is the callee's, never taken for one of the wrapper's own parameters."""
+    result, _ = ok("import ast\ndef f(**kw):\n    return sorted(kw)\n"
+                   "node = ast.Name(id='x', ctx=ast.Load())\n"
+                   "result = [ast.unparse(node), f(ctx=1, func=2, self=3, obj=4, name=5), f(**{'ctx': 1, 'func': 2})]")
+    assert result == ["x", ["ctx", "func", "name", "obj", "self"], ["ctx", "func"]]

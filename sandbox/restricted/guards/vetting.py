@@ -45,7 +45,7 @@ def getitem(ctx, obj, index):
     return value
 
 
-def call(ctx, func, *args, **kwargs):
+def call(ctx, func, /, *args, **kwargs):
     """_call_: the result of every call the snippet makes is vetted (and searched, when
     it is a plain container that library code made)."""
     if type(func) is types.MethodType:
@@ -69,7 +69,7 @@ def call(ctx, func, *args, **kwargs):
     return ctx.vet(value, f"the result of {callable_name(func)}()")
 
 
-def apply(ctx, func, *args, **kwargs):
+def apply(ctx, func, /, *args, **kwargs):
     """_apply_ (calls with *args or **kwargs): the unpacked arguments are vetted too,
     since library code may call what they hold."""
     return ctx.call(func, *ctx.vet_params(*args), **ctx.vet_kwargs(kwargs))
