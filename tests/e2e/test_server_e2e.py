@@ -5,6 +5,7 @@ Nothing here is faked: the server forks real hardened children through the runne
 """
 
 import base64
+import importlib.util
 import json
 import math
 import os
@@ -112,6 +113,8 @@ def test_tools_list_is_at_most_6_kb_and_execute_codes_description_at_most_1200_c
 def test_tools_list_is_at_most_6_kb_with_every_profile_and_code_mode_on(tmp_path):
     """The largest product-made listing: every profile, and code mode with its rules (the
     stubs of the upstreams' own tools are theirs, capped apart: none connects here)."""
+    if not all(importlib.util.find_spec(name) for name in ("numpy", "pandas", "matplotlib")):
+        pytest.skip("the data-science libraries are not installed here: the profile refuses to start")
     upstreams = tmp_path / "tool-servers.json"
     upstreams.write_text(json.dumps({"mcpServers": {"gone": {"command": "/bin/true", "args": []}}}))
     env = {"SANDBOX_ENABLE_NETWORK": "true", "SANDBOX_ENABLE_FILESYSTEM": "true",
