@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install install-test install-datascience dev serve-http test test-loaded test-root test-pool-off test-user dist bench fuzz soak crawl clean
+.PHONY: install install-test install-datascience dev serve-http test test-loaded test-root test-pool-off test-user test-user-all test-long dist bench fuzz soak crawl clean
 
 install: $(VENV)/.installed
 
@@ -44,10 +44,26 @@ test-root: install-test
 
 test-pool-off: install-test
 	SANDBOX_TEST_POOL_SIZE=0 $(PY) -m pytest -q -m "not slow" tests/forkserver/test_runner.py \
-		tests/jail/test_profiles_kernel.py tests/e2e/test_server_e2e.py tests/redteam/test_corpus.py
+		tests/jail/test_profiles_kernel.py tests/redteam/test_corpus.py
+
+# What an ordinary user's privileges change: which kernel layers apply (jail, fork server,
+# red team), the server, its upstreams and its proxy running as that user (e2e, codemode,
+# egress), the harmless code that must still run (compat), the install as written. The
+# Python wall, the protocol and the settings are the same code whoever runs them: the
+# root pass covers them, and `make test-user-all` runs everything as the user.
+USER_PASS := tests/jail tests/forkserver tests/redteam tests/e2e tests/codemode tests/egress \
+	tests/compat tests/mcp/test_profiles_mcp.py tests/packaging/test_install.py \
+	tests/packaging/test_readme_clients.py
 
 test-user: install-test
-	$(PY) tests/run_as_user.py
+	$(PY) tests/run_as_user.py $(USER_PASS)
+
+test-user-all: install-test
+	$(PY) tests/run_as_user.py tests
+
+# The long runs left out of `make test`: fuzzing, the soak-length checks, a 70 s execution.
+test-long: install-test
+	$(PY) -m pytest -q -m slow tests
 
 # dist/mcp-server-python-sandbox.pyz, and the wheel beside it
 dist: install
