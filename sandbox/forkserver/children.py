@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from sandbox.forkserver import outcome
 from sandbox.wire import cutting
 from sandbox.wire import protocol
-from sandbox.wire.messages import RunOrder
+from sandbox.wire.messages import ExecuteResult, RunOrder, ValidationResult
 
 MAX_PROGRESS_LINE = 200
 
@@ -45,7 +45,7 @@ class Child:
     out: dict = field(default_factory=dict)   # stream name -> cutting.HeadTail, once output arrives
     written_total: int = 0
     line_sent: float = 0.0                   # when the last printed line was forwarded (progress)
-    result_frame: dict | None = None     # the result frame's header
+    result_frame: ExecuteResult | ValidationResult | None = None   # the result frame's header
     result_payload: bytes = b""          # its sections, undecoded
     result_cap: int = 0                  # bytes of JSON the result value may take
     frame_error: str | None = None

@@ -59,8 +59,7 @@ class SandboxTools:
                                  max_lifetime=settings.session_max_lifetime)
         self.registry = (upstreams.Registry(settings.tool_servers, settings.tool_result_max)
                          if settings.tool_servers else None)
-        runner.tool_registry, runner.audit = self.registry, audit
-        runner.tool_limits = tool_calls.Limits(budget=settings.tool_call_budget,
+        self.tool_limits = tool_calls.Limits(budget=settings.tool_call_budget,
                                                call_timeout=settings.tool_call_timeout,
                                                max_result_bytes=settings.tool_result_max)
 
@@ -213,8 +212,10 @@ class SandboxTools:
                            text="unknown or expired session: nothing to close")
 
     async def _run_with_progress(self, request: ExecRequest, report_progress, session_id=None) -> dict:
+        calls = (tool_calls.ToolSession(self.registry, self.tool_limits, self.audit, request.execution_id)
+                 if request.tools else None)
         if report_progress is None:
-            return await self.runner.execute(request, session=session_id)
+            return await self.runner.execute(request, session=session_id, tool_session=calls)
         last = {"line": None}
         started = time.monotonic()
 
@@ -230,7 +231,7 @@ class SandboxTools:
         ticker = asyncio.ensure_future(tick())
         try:
             return await self.runner.execute(request, on_output=lambda line: last.update(line=line),
-                                             session=session_id)
+                                             session=session_id, tool_session=calls)
         finally:
             ticker.cancel()
 
