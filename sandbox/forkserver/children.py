@@ -11,7 +11,7 @@ import termios
 import time
 from dataclasses import dataclass, field
 
-from sandbox.forkserver import outcome
+from sandbox.forkserver import child_report
 from sandbox.wire import cutting
 from sandbox.wire import protocol
 from sandbox.wire.messages import ExecuteResult, RunOrder, ValidationResult
@@ -145,13 +145,13 @@ def killed_before_running(c: Child) -> bool:
             and (c.request_unread > 0 or time.monotonic() - c.dispatched < 1.0))
 
 
-def outcome_of(c: Child, idle: bool = False) -> outcome.ChildOutcome:
+def outcome_of(c: Child, idle: bool = False) -> child_report.ChildOutcome:
     """What the fork server observed of the child's run (`idle`: of a session between calls)."""
     run = None if idle else c.request.run
     ru = c.rusage
     cpu_time = (ru.ru_utime + ru.ru_stime) if ru else 0.0
     max_rss = (ru.ru_maxrss * 1024) if ru else 0
-    return outcome.ChildOutcome(
+    return child_report.ChildOutcome(
         execution_id="" if idle else c.request.id,
         op="execute" if idle else c.request.op,
         frame=c.result_frame,

@@ -27,7 +27,7 @@ import time
 
 from sandbox import child as child_mod
 from sandbox import layers, libc, privileges, process_names
-from sandbox.forkserver import outcome, spawning
+from sandbox.forkserver import child_report, spawning
 from sandbox.forkserver.children import (Child, cpu_seconds, kill, killed_before_running, last_line, log,
                                          memory_in_use, outcome_of, thread_count)
 from sandbox.forkserver.pool import ChildPool
@@ -219,7 +219,7 @@ class ForkServer:
     def start_request(self, order: RunOrder, fresh: bool = False, retries: int = 0) -> None:
         child = (None if fresh else self.pool.take_ready()) or self.pool.spawn()
         if child is None:
-            self.send(messages.Answer(id=order.id, result=outcome.compose(outcome.ChildOutcome(
+            self.send(messages.Answer(id=order.id, result=child_report.compose(child_report.ChildOutcome(
                 execution_id=order.id, op=order.op,
                 failure="could not create a sandbox process (the host is out of processes or memory)"))))
             return
@@ -255,7 +255,7 @@ class ForkServer:
         why = ("its process is gone" if child is None else "it is running another call" if child.request
                else child.session_end_reason if self.ran_between_calls(child) else None)
         if why is not None:
-            result = outcome.compose(outcome.ChildOutcome(
+            result = child_report.compose(child_report.ChildOutcome(
                 execution_id=order.id, op=order.op, failure=f"the session cannot take this call: {why}"))
             self.send(messages.Answer(id=order.id, result=result, session_ended=child is None or child.killed))
             return
@@ -276,7 +276,7 @@ class ForkServer:
             c.session_end_reason = "the call left threads running: a session keeps state, not running code"
             kill(c)
             return
-        result = outcome.compose(outcome_of(c))
+        result = child_report.compose(outcome_of(c))
         self.send(messages.Answer(id=c.request.id, result=result, session_ended=False))
         c.request, c.deadline, c.state = None, None, "ready"
         c.idle_cpu = cpu_seconds(c.pid)
@@ -494,10 +494,10 @@ class ForkServer:
         c.state = "finished"
         if c.session is not None and c.report:
             if c.request is not None:   # the call it was running ended it
-                self.send(messages.Answer(id=c.request.id, result=outcome.compose(outcome_of(c)),
+                self.send(messages.Answer(id=c.request.id, result=child_report.compose(outcome_of(c)),
                                           session_ended=True, session_end_reason=c.session_end_reason))
             else:
-                why = c.session_end_reason or outcome.compose(outcome_of(c, idle=True)).get("error")
+                why = c.session_end_reason or child_report.compose(outcome_of(c, idle=True)).get("error")
                 self.send(messages.SessionEnded(session=c.session, reason=f"its process ended between calls: {why}"))
             return
         if c.request is None or not c.report:
@@ -508,7 +508,7 @@ class ForkServer:
             # goes to a freshly forked child; the rest of the pool may be dying as well
             self.start_request(c.request, fresh=True, retries=c.retries + 1)
             return
-        self.send(messages.Answer(id=c.request.id, result=outcome.compose(outcome_of(c))))
+        self.send(messages.Answer(id=c.request.id, result=child_report.compose(outcome_of(c))))
 
     # ---- synchronous use during start-up (layer probing) ------------------
     def run_one(self, spec: child_mod.ChildSpec, run: RunRequest, timeout: float = 20.0) -> Child:

@@ -24,7 +24,7 @@ from sandbox import network_allow as policy
 from sandbox import profiles
 from sandbox.config import DEFAULTS
 from sandbox.egress import proxy as egress_proxy
-from sandbox.forkserver import outcome
+from sandbox.forkserver import child_report
 from sandbox.wire import protocol
 from sandbox.wire import messages
 from sandbox.wire.messages import RunOrder, RunRequest
@@ -529,6 +529,6 @@ def _close_fd_channel(connection: ForkServerConnection) -> None:
 
 def _internal_error(request_id: str, op: str, message: str, elapsed: float) -> messages.Answer:
     """The answer to a request the fork server could not answer (a session's call ends its session)."""
-    return messages.Answer(id=request_id, result=outcome.compose(outcome.ChildOutcome(
+    return messages.Answer(id=request_id, result=child_report.compose(child_report.ChildOutcome(
         execution_id=request_id, op=op, failure=message, elapsed=elapsed)))
 

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sandbox import __version__, profiles
 from sandbox.codemode import tool_calls, upstreams
 from sandbox.config import MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
-from sandbox.forkserver import outcome
+from sandbox.forkserver import child_report
 from sandbox.forkserver.runner import ExecRequest, LayerUnavailable, Runner
 from sandbox.limits_parse import format_size
 from sandbox.mcp import content_blocks, descriptions, rate_limit
@@ -123,7 +123,7 @@ class SandboxTools:
             return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container, session_id)
         except Exception:
             logger.exception("runner failed on execution %s", execution_id)
-            raw = outcome.compose(outcome.ChildOutcome(
+            raw = child_report.compose(child_report.ChildOutcome(
                 execution_id=execution_id, failure="the sandbox failed to run this request; see the server log"))
         except BaseException:
             # Cancelled (notifications/cancelled, client gone, shutdown): the runner

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from runner_harness import SyncRunner, descendants  # noqa: E402
 from slowness import scaled  # noqa: E402
 
-from sandbox.forkserver import outcome
+from sandbox.forkserver import child_report
 from sandbox.wire import protocol
 
 FORGE = r"""
@@ -148,8 +148,8 @@ def test_forged_early_reply_does_not_outlive_its_answer(runner):
         answer, elapsed = forged(runner, body, timeout=scaled(20))
         assert answer["success"] and answer["result"] == 17, answer
         assert elapsed < scaled(5), elapsed  # killed when the result arrived, not at the timeout
-    zygote = runner.runner.fork_server_pid()
-    pids = descendants(zygote)
+    fork_server = runner.runner.fork_server_pid()
+    pids = descendants(fork_server)
     before = cpu_ticks(pids)
     time.sleep(1.0)
     spent = cpu_ticks(pids) - before
@@ -221,12 +221,12 @@ def header(**extra):
 def png_header(width: int, height: int) -> bytes:
     """A PNG's signature and IHDR chunk (the CRC is not checked: nothing here decodes)."""
     ihdr = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 6, 0, 0, 0])
-    return outcome.PNG_SIGNATURE + (13).to_bytes(4, "big") + b"IHDR" + ihdr + b"\0\0\0\0"
+    return child_report.PNG_SIGNATURE + (13).to_bytes(4, "big") + b"IHDR" + ihdr + b"\0\0\0\0"
 
 
 def test_check_execute_frame_unit():
     png = png_header(640, 480) + b"rest"
-    good = outcome.check_execute_frame(
+    good = child_report.check_execute_frame(
         header(sections=[{"kind": "result", "size": 2}, {"kind": "image", "mime_type": "image/png", "size": len(png)},
                          {"kind": "file", "path": "out/a.csv", "size": 3}]), b"42" + png + b"a,b", 100)
     assert good["result"] == 42 and good["images"][0]["base64"] == base64.b64encode(png).decode()
@@ -246,7 +246,7 @@ def test_check_execute_frame_unit():
         (header(sections=[{"kind": "image", "mime_type": "image/png", "size": 33}]), png_header(0, 10)),
     ]
     for frame, payload in bad:
-        assert isinstance(outcome.check_execute_frame(frame, payload, 100), str), frame
+        assert isinstance(child_report.check_execute_frame(frame, payload, 100), str), frame
 
 
 def test_split_sectioned_refuses_bad_headers():

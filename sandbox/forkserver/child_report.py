@@ -1,7 +1,7 @@
 """Turning what a child did into the result the client sees.
 
 Everything that comes from a child is hostile input: the result frame's header
-is schema-checked, every section is checked against its declared kind and size
+is a declared message (wire/messages.py, decoded strictly), every section is checked against its declared kind and size
 and the request's caps before it is decoded, file paths and image types are
 validated, and when there is no usable frame the exit status decides the error.
 Security events the child reports are labelled as the sandbox's, never taken as
