@@ -10,14 +10,15 @@ requests fail with internal_error and the next request starts a new one.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
-import dataclasses
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sandbox import network_allow as policy
@@ -100,9 +101,8 @@ class Runner:
         self._egress: dict[str, egress_proxy.EgressSession] = {}   # by request id
         self._session_listeners: dict[str, socket.socket] = {}      # network profile, by session id
         self._session_calls: dict[str, str] = {}                    # session id -> request id in flight
-        self._sessions: set[str] = set()                             # open in the current fork server
-        # called with (session id, reason) when a session's process ends between calls
-        self.on_session_ended = None
+        # open in the current fork server: session id -> on_ended (see open_session)
+        self._sessions: dict[str, Callable[[str, str], None] | None] = {}
         self._tool_sessions: dict[str, tool_calls.ToolSession] = {}   # by request id
 
     # ---- lifecycle -----------------------------------------------------
@@ -234,16 +234,18 @@ class Runner:
         )
         return await self._call("execute", run, run.timeout, on_output, session, tool_session)
 
-    async def open_session(self, session: str) -> dict:
+    async def open_session(self, session: str, on_ended: Callable[[str, str], None] | None = None) -> dict:
         """A process for the session, from the warm pool when one is ready:
-        {"ok": True} or {"ok": False, "error": ...}."""
+        {"ok": True} or {"ok": False, "error": ...}. `on_ended(session, reason)` is
+        called when its process ends outside an answer (idle, cancelled, the fork
+        server gone); an answer says so itself (`session_ended`)."""
         answer = await self._call("session_open", None, 30.0, session=session)
         if answer.get("ok") is True:
-            self._sessions.add(session)
+            self._sessions[session] = on_ended
         return answer
 
     async def close_session(self, session: str) -> None:
-        self._sessions.discard(session)
+        self._sessions.pop(session, None)
         listener = self._session_listeners.pop(session, None)
         if listener is not None:
             listener.close()
@@ -354,12 +356,12 @@ class Runner:
 
     def _session_ended(self, session: str, reason: str | None) -> None:
         """`reason` None: the caller already knows (the answer to its call said so)."""
-        self._sessions.discard(session)
+        on_ended = self._sessions.pop(session, None)
         listener = self._session_listeners.pop(session, None)
         if listener is not None:
             listener.close()
-        if self.on_session_ended is not None and reason is not None:
-            self.on_session_ended(session, reason)
+        if on_ended is not None and reason is not None:
+            on_ended(session, reason)
 
     def _receive_listener(self, channel: socket.socket) -> None:
         """A child's proxy listener, tagged with the id of the execution it runs."""
