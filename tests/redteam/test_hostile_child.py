@@ -119,6 +119,17 @@ def test_sizes_that_do_not_add_up_are_refused(runner):
     still_fine(runner)
 
 
+def test_a_header_off_its_declared_type_is_refused(runner):
+    """The result frame's header is a declared message: an unknown key, or a bool where
+    an int is declared, is refused whole (the child is killed for it)."""
+    for change in ("'sneaked': 1", "'line': True"):
+        body = f"send(frame({{**ok, {change}, 'sections': [{{'kind': 'result', 'size': 2}}]}}, b'42'))\nos._exit(0)\n"
+        answer, _ = forged(runner, body)
+        assert answer["error_type"] == "internal_error" and "result frame" in answer["error"], answer
+        assert answer["result"] is None, answer
+    still_fine(runner)
+
+
 def test_honest_result_frame_of_a_forger_is_only_what_the_child_says(runner):
     body = ("send(frame({**ok, 'sections': [{'kind': 'result', 'size': 4}]}, b'1234'))\nos._exit(0)\n")
     answer, _ = forged(runner, body)
