@@ -31,7 +31,7 @@ from sandbox import artifacts, landlock, mounts, namespaces, privileges, process
 from sandbox.wire import cutting
 from sandbox import libc
 from sandbox.wire import protocol
-from sandbox.wire.messages import ChildOrder, RunRequest
+from sandbox.wire.messages import RESULT_FRAMES, ChildOrder, ExecuteResult, RunRequest, ValidationResult
 from sandbox.restricted import run as restricted
 from sandbox.restricted import snippet_files
 from sandbox.codemode import tools_object
@@ -294,13 +294,15 @@ def _run_request(spec: ChildSpec, order: ChildOrder, stdout, stderr, session) ->
             artifacts.write_input_files(request.files or {})
             artifacts.make_out_dir()
         except (artifacts.BadInputFile, OSError) as exc:
-            return protocol.encode_sectioned({"kind": "result", "nonce": order.nonce, "success": False,
-                                              "error_type": "runtime_error",
-                                              "error": f"invalid input file: {exc}"[:500]}), False
+            failed = RESULT_FRAMES.get(order.op, ExecuteResult)(
+                nonce=order.nonce, success=False, error_type="runtime_error", error=f"invalid input file: {exc}"[:500])
+            return protocol.encode_sectioned(failed.to_frame()), False
     if order.op == "validate":
         reply = restricted.validate(request.code, restricted=request.restricted,
                                     allowed_modules=allowed, tools=request.tools, files=files)
-        return protocol.encode_sectioned({"kind": "result", "nonce": order.nonce, **reply}), False
+        report = ValidationResult(nonce=order.nonce, validation=reply["validation"], analysis=reply["analysis"],
+                                  recommendations=tuple(reply["recommendations"]))
+        return protocol.encode_sectioned(report.to_frame()), False
     names = None
     tools_object.start_call(order.nonce if request.tools else None)
     if request.tools:  # code mode: answers to its calls come on the request channel
@@ -317,7 +319,7 @@ def _run_request(spec: ChildSpec, order: ChildOrder, stdout, stderr, session) ->
         except BaseException:  # noqa: BLE001 - a closed or broken stream loses nothing else
             pass
     out_of_memory = reply.get("error_type") == "memory_limit"
-    reply.update(extra, kind="result", nonce=order.nonce)
+    reply.update(extra, nonce=order.nonce)
     if session is not None and out_of_memory:
         reply["session_over"] = True
     return _result_frame(reply, images, files, request.max_output,
@@ -341,14 +343,17 @@ def _result_frame(reply: dict, images: list, files: list, max_result: int, out_d
         values.append(("repr", text.encode("utf-8", "backslashreplace")))
     elif not values:  # no repr to stand for a value too large (a run that ended without one)
         values.append(("result", protocol.dumps(None)))
-    reply["variables"] = [v[:MAX_VARIABLE_NAME] for v in reply.get("variables") or ()]
+    reply["variables"] = tuple(v[:MAX_VARIABLE_NAME] for v in reply.get("variables") or ())
     sections = [data for _, data in values] + images + [data for _, data in files]
     listing = ([{"kind": kind, "size": len(data)} for kind, data in values]
                + [{"kind": "image", "mime_type": "image/png", "size": len(data)} for data in images]
                + [{"kind": "file", "path": path, "size": len(data)} for path, data in files])
-    header = {**reply, "sections": listing}
+    reply["security_events"] = tuple(reply.get("security_events") or ())
+    reply["files_refused"] = tuple(reply.get("files_refused") or ())
+    reply["figure_files"] = tuple(reply.get("figure_files") or ())
+    header = ExecuteResult(**reply, sections=tuple(listing)).to_frame()
     if len(protocol.dumps(header)) > protocol.MAX_RESULT_HEADER:  # very long unicode names
-        header.update(variables=[], security_events=header.get("security_events", [])[:5])
+        header.update(variables=[], security_events=header["security_events"][:5])
     return protocol.encode_sectioned(header, sections)
 
 
@@ -403,9 +408,9 @@ def _stream(fd: int) -> io.TextIOWrapper:
 
 def _write_error(error_type: str, message: str, order: ChildOrder | None) -> None:
     try:
-        nonce = order.nonce if order is not None else None
-        protocol.write_frame_fd(RESULT_FD, protocol.encode_sectioned(
-            {"kind": "result", "nonce": nonce, "success": False, "error_type": error_type, "error": message}))
+        nonce, op = (order.nonce, order.op) if order is not None else (None, "execute")
+        failed = RESULT_FRAMES.get(op, ExecuteResult)(nonce=nonce, success=False, error_type=error_type, error=message)
+        protocol.write_frame_fd(RESULT_FD, protocol.encode_sectioned(failed.to_frame()))
     except BaseException:  # noqa: BLE001
         pass
 

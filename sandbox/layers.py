@@ -13,7 +13,7 @@ import os
 
 from sandbox import child as child_mod
 from sandbox import landlock, mounts, namespaces, rlimits, seccomp
-from sandbox.forkserver import outcome
+from sandbox.forkserver import child_report
 from sandbox.layer_names import KERNEL_LAYERS
 from sandbox.wire.messages import RunRequest
 
@@ -71,7 +71,7 @@ def establish(fork_server, config: dict):
             candidates.remove(layer)
             report[layer] = {"active": False, "detail": setup_failure_detail(layer, probe.setup_error)}
             continue
-        frame = outcome.check_execute_frame(probe.result_frame, probe.result_payload, probe.result_cap)
+        frame = child_report.check_execute_frame(probe.result_frame, probe.result_payload, probe.result_cap)
         if isinstance(frame, dict) and frame.get("success") and frame.get("result") == 42:
             break
         raise RuntimeError(f"the sandbox probe failed: setup={probe.setup_error} "

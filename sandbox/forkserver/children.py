@@ -11,10 +11,10 @@ import termios
 import time
 from dataclasses import dataclass, field
 
-from sandbox.forkserver import outcome
+from sandbox.forkserver import child_report
 from sandbox.wire import cutting
 from sandbox.wire import protocol
-from sandbox.wire.messages import RunOrder
+from sandbox.wire.messages import ExecuteResult, RunOrder, ValidationResult
 
 MAX_PROGRESS_LINE = 200
 
@@ -45,7 +45,7 @@ class Child:
     out: dict = field(default_factory=dict)   # stream name -> cutting.HeadTail, once output arrives
     written_total: int = 0
     line_sent: float = 0.0                   # when the last printed line was forwarded (progress)
-    result_frame: dict | None = None     # the result frame's header
+    result_frame: ExecuteResult | ValidationResult | None = None   # the result frame's header
     result_payload: bytes = b""          # its sections, undecoded
     result_cap: int = 0                  # bytes of JSON the result value may take
     frame_error: str | None = None
@@ -145,13 +145,13 @@ def killed_before_running(c: Child) -> bool:
             and (c.request_unread > 0 or time.monotonic() - c.dispatched < 1.0))
 
 
-def outcome_of(c: Child, idle: bool = False) -> outcome.ChildOutcome:
+def outcome_of(c: Child, idle: bool = False) -> child_report.ChildOutcome:
     """What the fork server observed of the child's run (`idle`: of a session between calls)."""
     run = None if idle else c.request.run
     ru = c.rusage
     cpu_time = (ru.ru_utime + ru.ru_stime) if ru else 0.0
     max_rss = (ru.ru_maxrss * 1024) if ru else 0
-    return outcome.ChildOutcome(
+    return child_report.ChildOutcome(
         execution_id="" if idle else c.request.id,
         op="execute" if idle else c.request.op,
         frame=c.result_frame,

@@ -27,7 +27,7 @@ import time
 
 from sandbox import child as child_mod
 from sandbox import layers, libc, privileges, process_names
-from sandbox.forkserver import outcome, spawning
+from sandbox.forkserver import child_report, spawning
 from sandbox.forkserver.children import (Child, cpu_seconds, kill, killed_before_running, last_line, log,
                                          memory_in_use, outcome_of, thread_count)
 from sandbox.forkserver.pool import ChildPool
@@ -219,7 +219,7 @@ class ForkServer:
     def start_request(self, order: RunOrder, fresh: bool = False, retries: int = 0) -> None:
         child = (None if fresh else self.pool.take_ready()) or self.pool.spawn()
         if child is None:
-            self.send(messages.Answer(id=order.id, result=outcome.compose(outcome.ChildOutcome(
+            self.send(messages.Answer(id=order.id, result=child_report.compose(child_report.ChildOutcome(
                 execution_id=order.id, op=order.op,
                 failure="could not create a sandbox process (the host is out of processes or memory)"))))
             return
@@ -255,10 +255,9 @@ class ForkServer:
         why = ("its process is gone" if child is None else "it is running another call" if child.request
                else child.session_end_reason if self.ran_between_calls(child) else None)
         if why is not None:
-            result = outcome.compose(outcome.ChildOutcome(
+            result = child_report.compose(child_report.ChildOutcome(
                 execution_id=order.id, op=order.op, failure=f"the session cannot take this call: {why}"))
-            ended = child is None or child.killed
-            self.send(messages.Answer(id=order.id, result={**result, "session_ended": ended}))
+            self.send(messages.Answer(id=order.id, result=result, session_ended=child is None or child.killed))
             return
         child.out, child.written_total, child.line_sent = {}, 0, 0.0
         child.result_frame, child.result_payload, child.frame_error, child.tool_call = None, b"", None, None
@@ -277,8 +276,8 @@ class ForkServer:
             c.session_end_reason = "the call left threads running: a session keeps state, not running code"
             kill(c)
             return
-        result = outcome.compose(outcome_of(c))
-        self.send(messages.Answer(id=c.request.id, result={**result, "session_ended": False}))
+        result = child_report.compose(outcome_of(c))
+        self.send(messages.Answer(id=c.request.id, result=result, session_ended=False))
         c.request, c.deadline, c.state = None, None, "ready"
         c.idle_cpu = cpu_seconds(c.pid)
         c.result_frame, c.result_payload = None, b""  # an idle death must not be read as this call's
@@ -305,16 +304,23 @@ class ForkServer:
     def drain(self, c: Child, fd: int) -> None:
         kind = "stdout" if fd == c.stdout_r else "stderr"
         while fd in c.open_fds:
-            try:
-                data = os.read(fd, READ_CHUNK)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
+            data = self.read_pipe(c, fd)
             if not data:
-                self.pool.close_fd(c, fd)
                 return
             self.on_output(c, kind, data)
+
+    def read_pipe(self, c: Child, fd: int) -> bytes | None:
+        """One read of a child's pipe: None when nothing waits in it, b"" at its end
+        (or on an error), which closes it."""
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return None
+        except OSError:
+            data = b""
+        if not data:
+            self.pool.close_fd(c, fd)
+        return data
 
     def begin_running(self, child: Child) -> None:
         child.state = "running"
@@ -370,14 +376,10 @@ class ForkServer:
             self.selector.unregister(c.request_w)
 
     def on_readable(self, c: Child, kind: str, fd: int) -> None:
-        try:
-            data = os.read(fd, READ_CHUNK)
-        except BlockingIOError:
+        data = self.read_pipe(c, fd)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
-            self.pool.close_fd(c, fd)
             self.maybe_finish(c)
             return
         if kind == "result":
@@ -419,11 +421,13 @@ class ForkServer:
         elif isinstance(small, messages.ToolCall) and c.state == "running" and c.result_frame is None and not payload:
             self.on_tool_call(c, small)
         elif kind == "result" and c.state == "running" and c.result_frame is None:
-            if header.get("nonce") != c.nonce:
+            frame = messages.result_frame(header, c.request.op)
+            if frame.nonce != c.nonce:
                 c.frame_error = "result frame does not carry this execution's nonce"
             else:
-                c.result_frame, c.result_payload = header, bytes(payload)
-            if c.session is not None and c.frame_error is None and not header.get("session_over"):
+                c.result_frame, c.result_payload = frame, bytes(payload)
+            over = isinstance(frame, messages.ExecuteResult) and frame.session_over
+            if c.session is not None and c.frame_error is None and not over:
                 self.end_session_call(c)
                 return
             # the answer goes out once the snippet's processes are gone,
@@ -490,12 +494,10 @@ class ForkServer:
         c.state = "finished"
         if c.session is not None and c.report:
             if c.request is not None:   # the call it was running ended it
-                result = outcome.compose(outcome_of(c))
-                if c.session_end_reason:
-                    result["session_end_reason"] = c.session_end_reason
-                self.send(messages.Answer(id=c.request.id, result={**result, "session_ended": True}))
+                self.send(messages.Answer(id=c.request.id, result=child_report.compose(outcome_of(c)),
+                                          session_ended=True, session_end_reason=c.session_end_reason))
             else:
-                why = c.session_end_reason or outcome.compose(outcome_of(c, idle=True)).get("error")
+                why = c.session_end_reason or child_report.compose(outcome_of(c, idle=True)).get("error")
                 self.send(messages.SessionEnded(session=c.session, reason=f"its process ended between calls: {why}"))
             return
         if c.request is None or not c.report:
@@ -506,7 +508,7 @@ class ForkServer:
             # goes to a freshly forked child; the rest of the pool may be dying as well
             self.start_request(c.request, fresh=True, retries=c.retries + 1)
             return
-        self.send(messages.Answer(id=c.request.id, result=outcome.compose(outcome_of(c))))
+        self.send(messages.Answer(id=c.request.id, result=child_report.compose(outcome_of(c))))
 
     # ---- synchronous use during start-up (layer probing) ------------------
     def run_one(self, spec: child_mod.ChildSpec, run: RunRequest, timeout: float = 20.0) -> Child:

@@ -10,6 +10,7 @@ requests fail with internal_error and the next request starts a new one.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import socket
@@ -17,13 +18,14 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sandbox import network_allow as policy
 from sandbox import profiles
 from sandbox.config import DEFAULTS
 from sandbox.egress import proxy as egress_proxy
-from sandbox.forkserver import outcome
+from sandbox.forkserver import child_report
 from sandbox.wire import protocol
 from sandbox.wire import messages
 from sandbox.wire.messages import RunOrder, RunRequest
@@ -99,13 +101,8 @@ class Runner:
         self._egress: dict[str, egress_proxy.EgressSession] = {}   # by request id
         self._session_listeners: dict[str, socket.socket] = {}      # network profile, by session id
         self._session_calls: dict[str, str] = {}                    # session id -> request id in flight
-        self._sessions: set[str] = set()                             # open in the current fork server
-        # called with (session id, reason) when a session's process ends between calls
-        self.on_session_ended = None
-        # code mode: the upstream registry, the limits of one execution's calls, the audit log
-        self.tool_registry = None
-        self.tool_limits = tool_calls.Limits()
-        self.audit = None
+        # open in the current fork server: session id -> on_ended (see open_session)
+        self._sessions: dict[str, Callable[[str, str], None] | None] = {}
         self._tool_sessions: dict[str, tool_calls.ToolSession] = {}   # by request id
 
     # ---- lifecycle -----------------------------------------------------
@@ -213,11 +210,13 @@ class Runner:
             raise LayerUnavailable(missing)
 
     # ---- requests -------------------------------------------------------
-    async def execute(self, request: ExecRequest, on_output=None, session: str | None = None) -> dict:
+    async def execute(self, request: ExecRequest, on_output=None, session: str | None = None,
+                      tool_session: tool_calls.ToolSession | None = None) -> dict:
         """Run one request (in `session`'s process, when given); `on_output(line)` gets
         the last printed line about once a second while it runs (for progress
         notifications). A session's answer says whether the session ended with it
-        (`session_ended`)."""
+        (`session_ended`). Code mode: `tool_session` checks and performs the snippet's
+        tool calls; without one the snippet gets no `tools`."""
         if request.strict and self._layers is not None:
             # (the server checks first; this holds for any other caller of the runner)
             self._check_required([*KERNEL_LAYERS] + (["restricted_python"] if request.restricted else []))
@@ -231,20 +230,22 @@ class Runner:
             max_output=self.config.max_output,
             files=request.files or None,
             execution_id=request.execution_id or None,
-            tools=request.tools if request.tools and self.tool_registry is not None else None,
+            tools=request.tools if request.tools and tool_session is not None else None,
         )
-        return await self._call("execute", run, run.timeout, on_output, session)
+        return await self._call("execute", run, run.timeout, on_output, session, tool_session)
 
-    async def open_session(self, session: str) -> dict:
+    async def open_session(self, session: str, on_ended: Callable[[str, str], None] | None = None) -> dict:
         """A process for the session, from the warm pool when one is ready:
-        {"ok": True} or {"ok": False, "error": ...}."""
+        {"ok": True} or {"ok": False, "error": ...}. `on_ended(session, reason)` is
+        called when its process ends outside an answer (idle, cancelled, the fork
+        server gone); an answer says so itself (`session_ended`)."""
         answer = await self._call("session_open", None, 30.0, session=session)
         if answer.get("ok") is True:
-            self._sessions.add(session)
+            self._sessions[session] = on_ended
         return answer
 
     async def close_session(self, session: str) -> None:
-        self._sessions.discard(session)
+        self._sessions.pop(session, None)
         listener = self._session_listeners.pop(session, None)
         if listener is not None:
             listener.close()
@@ -263,31 +264,33 @@ class Runner:
                          capture_output=False, max_output=4096, tools=tools)
         return await self._call("validate", run, VALIDATION_TIMEOUT)
 
-    async def _call(self, op: str, body: RunRequest | None, timeout: float, on_output=None, session: str | None = None) -> dict:
+    async def _call(self, op: str, body: RunRequest | None, timeout: float, on_output=None, session: str | None = None,
+                    tool_session: tool_calls.ToolSession | None = None) -> dict:
         if session is None or op == "session_open":
-            return await self._exchange(op, body, timeout, on_output, session)
+            return (await self._exchange(op, body, timeout, on_output, session, tool_session)).result
         try:
-            result = await self._exchange(op, body, timeout, on_output, session)
+            answer = await self._exchange(op, body, timeout, on_output, session, tool_session)
         except asyncio.CancelledError:
             self._session_ended(session, "its call was cancelled")  # (the fork server killed it)
             raise
-        if result.get("session_ended") is not False:
-            # said so, or a failure of the fork server's (it died, or did not answer)
-            result = {**result, "session_ended": True}
+        # ended when said so, or on a failure of the fork server's (it died, or did not answer)
+        ended = answer.session_ended is not False
+        if ended:
             self._session_ended(session, None)
             await self.close_session(session)
-        return result
+        why = {"session_end_reason": answer.session_end_reason} if answer.session_end_reason else {}
+        return {**answer.result, "session_ended": ended, **why}
 
     async def _exchange(self, op: str, body: RunRequest | None, timeout: float, on_output=None,
-                        session: str | None = None) -> dict:
+                        session: str | None = None,
+                        tool_session: tool_calls.ToolSession | None = None) -> messages.Answer:
         if self._closed:
             raise RuntimeError("the runner is closed")
         request_id = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         started = time.monotonic()
         if op == "execute" and body.tools:
-            self._tool_sessions[request_id] = tool_calls.ToolSession(
-                self.tool_registry, self.tool_limits, self.audit, body.execution_id or "")
+            self._tool_sessions[request_id] = tool_session
         egress = None
         if self.config.network and op == "execute":
             egress = self._egress[request_id] = egress_proxy.EgressSession(
@@ -307,10 +310,13 @@ class Runner:
                                    time.monotonic() - started)
         try:
             # the fork server enforces the timeout; this only guards against a hung fork server
-            result = await asyncio.wait_for(asyncio.shield(future), timeout + 30)
+            answer = await asyncio.wait_for(asyncio.shield(future), timeout + 30)
+            result = answer.result
             if request_id in self._tool_sessions:
                 result = with_tool_calls(result, *await self._tool_sessions.pop(request_id).close())
-            return with_network(result, await self._end_egress(request_id)) if egress else result
+            if egress:
+                result = with_network(result, await self._end_egress(request_id))
+            return dataclasses.replace(answer, result=result)
         except asyncio.CancelledError:
             await self._cancel(connection, request_id)
             raise
@@ -350,12 +356,12 @@ class Runner:
 
     def _session_ended(self, session: str, reason: str | None) -> None:
         """`reason` None: the caller already knows (the answer to its call said so)."""
-        self._sessions.discard(session)
+        on_ended = self._sessions.pop(session, None)
         listener = self._session_listeners.pop(session, None)
         if listener is not None:
             listener.close()
-        if self.on_session_ended is not None and reason is not None:
-            self.on_session_ended(session, reason)
+        if on_ended is not None and reason is not None:
+            on_ended(session, reason)
 
     def _receive_listener(self, channel: socket.socket) -> None:
         """A child's proxy listener, tagged with the id of the execution it runs."""
@@ -443,7 +449,7 @@ class Runner:
                     if on_output is not None:
                         on_output(message.line[:500])
                 elif not future.done():
-                    future.set_result(message.result)
+                    future.set_result(message)
         except (asyncio.IncompleteReadError, ConnectionError, protocol.FrameError):
             pass
         finally:
@@ -523,6 +529,8 @@ def _close_fd_channel(connection: ForkServerConnection) -> None:
         connection.fd_channel = None
 
 
-def _internal_error(request_id: str, op: str, message: str, elapsed: float) -> dict:
-    return outcome.compose(outcome.ChildOutcome(execution_id=request_id, op=op, failure=message, elapsed=elapsed))
+def _internal_error(request_id: str, op: str, message: str, elapsed: float) -> messages.Answer:
+    """The answer to a request the fork server could not answer (a session's call ends its session)."""
+    return messages.Answer(id=request_id, result=child_report.compose(child_report.ChildOutcome(
+        execution_id=request_id, op=op, failure=message, elapsed=elapsed)))
 

@@ -50,7 +50,6 @@ class Sessions:
         self.open: dict[str, Session] = {}
         self.ended: dict[str, str] = {}      # handle -> why it ended, the latest REMEMBERED_ENDS
         self.creating = 0
-        runner.on_session_ended = self._ended_between_calls
 
     async def create(self, memory_limit: int) -> Session:
         if len(self.open) + self.creating >= self.max_sessions:
@@ -61,7 +60,7 @@ class Sessions:
         handle = HANDLE_PREFIX + secrets.token_urlsafe(18)
         self.creating += 1
         try:
-            answer = await self.runner.open_session(handle)
+            answer = await self.runner.open_session(handle, on_ended=self._ended_between_calls)
         finally:
             self.creating -= 1
         if answer.get("ok") is not True:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sandbox import __version__, profiles
 from sandbox.codemode import tool_calls, upstreams
 from sandbox.config import MIN_MEMORY_LIMIT, PROFILE_SWITCHES, Settings
-from sandbox.forkserver import outcome
+from sandbox.forkserver import child_report
 from sandbox.forkserver.runner import ExecRequest, LayerUnavailable, Runner
 from sandbox.limits_parse import format_size
 from sandbox.mcp import content_blocks, descriptions, rate_limit
@@ -59,8 +59,7 @@ class SandboxTools:
                                  max_lifetime=settings.session_max_lifetime)
         self.registry = (upstreams.Registry(settings.tool_servers, settings.tool_result_max)
                          if settings.tool_servers else None)
-        runner.tool_registry, runner.audit = self.registry, audit
-        runner.tool_limits = tool_calls.Limits(budget=settings.tool_call_budget,
+        self.tool_limits = tool_calls.Limits(budget=settings.tool_call_budget,
                                                call_timeout=settings.tool_call_timeout,
                                                max_result_bytes=settings.tool_result_max)
 
@@ -124,7 +123,7 @@ class SandboxTools:
             return self._refuse(refused, execution_id, code, imports, seconds, memory, use_container, session_id)
         except Exception:
             logger.exception("runner failed on execution %s", execution_id)
-            raw = outcome.compose(outcome.ChildOutcome(
+            raw = child_report.compose(child_report.ChildOutcome(
                 execution_id=execution_id, failure="the sandbox failed to run this request; see the server log"))
         except BaseException:
             # Cancelled (notifications/cancelled, client gone, shutdown): the runner
@@ -213,8 +212,10 @@ class SandboxTools:
                            text="unknown or expired session: nothing to close")
 
     async def _run_with_progress(self, request: ExecRequest, report_progress, session_id=None) -> dict:
+        calls = (tool_calls.ToolSession(self.registry, self.tool_limits, self.audit, request.execution_id)
+                 if request.tools else None)
         if report_progress is None:
-            return await self.runner.execute(request, session=session_id)
+            return await self.runner.execute(request, session=session_id, tool_session=calls)
         last = {"line": None}
         started = time.monotonic()
 
@@ -230,7 +231,7 @@ class SandboxTools:
         ticker = asyncio.ensure_future(tick())
         try:
             return await self.runner.execute(request, on_output=lambda line: last.update(line=line),
-                                             session=session_id)
+                                             session=session_id, tool_session=calls)
         finally:
             ticker.cancel()
 

@@ -26,7 +26,7 @@ from sandbox.restricted.subsets import registry
 from sandbox.restricted import private_names
 from sandbox.restricted import stand_ins
 from sandbox.restricted.stdlib_stand_ins import STDLIB_STAND_INS
-from sandbox.restricted.results import cap_text
+from sandbox.restricted.json_value import cap_text
 from sandbox.restricted.base import MAX_EVENTS, MAX_EVENT_DETAIL, SandboxAttributeError
 
 

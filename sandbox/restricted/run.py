@@ -43,7 +43,7 @@ from sandbox.restricted.libraries.policy import POLICY as library_policy
 from sandbox import profiles
 from sandbox.restricted.subsets import registry as subsets_registry
 from sandbox.restricted.subsets import snippet_traceback
-from sandbox.restricted.results import cap_text, reported_value
+from sandbox.restricted.json_value import cap_text, reported_value
 from sandbox.restricted.base import (
     MAX_EVENT_DETAIL,
     MAX_MESSAGE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from sandbox.restricted.results import cap_text
+from sandbox.restricted.json_value import cap_text
 from sandbox.restricted.base import MAX_EVENTS, MAX_MESSAGE, SandboxAttributeError, SandboxImportError, SandboxRefused
 from sandbox.restricted.compiler import CompileError, LINE_PREFIX, compile_snippet, parse_snippet
 from sandbox.restricted.imports import Events

@@ -177,8 +177,64 @@ class _RunOrderHead:
     session: str | None = None
 
 
-# ---- child -> fork server: the result channel's small frames -------------------------
-# (the result frame itself is checked section by section in forkserver/outcome.py)
+# ---- child -> fork server: the result channel -----------------------------------------
+
+@dataclass(frozen=True)
+class ExecuteResult(Message):
+    """The header of an execution's result frame. The value's JSON, its repr, the
+    figures and the out/ files follow it as raw sections that `sections` lists
+    ({kind, size, path | mime_type}); they are checked against the payload and the
+    request's caps before any is decoded (forkserver/child_report.py). The header's
+    own size is capped (protocol.MAX_RESULT_HEADER) before it is decoded."""
+    success: bool
+    nonce: str | None = field(default=None, metadata=_cap(64))
+    error_type: str | None = field(default=None, metadata=_cap(64))
+    error: str | None = None
+    traceback: str | None = None
+    line: int | None = None
+    variables: tuple[str, ...] = ()
+    security_events: tuple[dict, ...] = ()        # {kind, detail}, the child's word
+    sections: tuple[dict, ...] = ()
+    result_bytes: int | None = None               # the value's JSON size, for the audit log
+    result_truncated: bool = False
+    images_truncated: bool = False
+    files_truncated: bool = False
+    files_refused: tuple[dict, ...] = ()          # {path, reason}: out/ entries not returned
+    figure_files: tuple[str, ...] = ()            # out/ PNGs matched to an open figure
+    artifacts_error: str | None = None
+    session_over: bool = False                    # a session's call ran out of memory: it ends
+    kind: str = "result"
+
+    @classmethod
+    def from_frame(cls, body) -> "ExecuteResult":
+        return decode(cls, body, "result frame")
+
+
+@dataclass(frozen=True)
+class ValidationResult(Message):
+    """The result frame of a validation: the validator's report, or, from a child that
+    failed before it could make one, an error as an execution's would carry."""
+    nonce: str | None = field(default=None, metadata=_cap(64))
+    validation: dict | None = None
+    analysis: dict | None = None
+    recommendations: tuple[str, ...] = ()
+    success: bool | None = None
+    error_type: str | None = field(default=None, metadata=_cap(64))
+    error: str | None = None
+    kind: str = "result"
+
+    @classmethod
+    def from_frame(cls, body) -> "ValidationResult":
+        return decode(cls, body, "validation result frame")
+
+
+RESULT_FRAMES = {"execute": ExecuteResult, "validate": ValidationResult}
+
+
+def result_frame(header: dict, op: str):
+    """The result frame of a run of `op`, checked in full (FrameError if it is not one)."""
+    return RESULT_FRAMES[op].from_frame(header)
+
 
 @dataclass(frozen=True)
 class Ready:
@@ -288,10 +344,12 @@ class SessionEnded(Message):
 
 @dataclass(frozen=True)
 class Answer(Message):
-    """The answer to one request: the result the client sees (a session's call also
-    says whether the session ended with it: session_ended, session_end_reason)."""
+    """The answer to one request: the result the client sees. A session's call also
+    says whether the session ended with it, and why when the call itself succeeded."""
     id: str
     result: dict
+    session_ended: bool | None = None
+    session_end_reason: str | None = None
 
 
 TO_FORK_SERVER = {"cancel": Cancel, "shutdown": Shutdown, "session_open": SessionOpen,

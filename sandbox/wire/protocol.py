@@ -18,15 +18,15 @@ The messages, by channel (each a type declared in messages.py):
       SessionOpen; SessionClose; ToolResult (code mode)
   fork server -> runner (control socket, "op" or an answer):
       Hello once; Output (progress, at most 1/s); Answer, of one request (a
-      session's call: with session_ended); SessionEnded (its process died between
+      session's call: whether the session ended with it); SessionEnded (its process died between
       calls); ForwardedToolCall (code mode)
   fork server -> runner (fd channel, network profile): the child's proxy listener
       (SCM_RIGHTS), tagged with the request id or "session:" + the session id
   fork server -> child (REQUEST_FD): ChildOrder, once, or one per call of a
       session (session: true keeps the child serving)
   child -> fork server (RESULT_FD, sectioned, "kind"):
-      Ready; SetupError; ToolCall (code mode); result {nonce, ...; sections} per
-      request (checked section by section in forkserver/outcome.py)
+      Ready; SetupError; ToolCall (code mode); ExecuteResult or ValidationResult
+      per request, whose sections forkserver/child_report.py checks against the caps
   plus the child's stdout and stderr pipes (raw bytes, capped by the fork server) and
   GO_FD, a Unix socket pair: one byte from the fork server (the id maps are written),
   and with the network profile the child's proxy listener back (SCM_RIGHTS).

@@ -28,7 +28,7 @@ HAVE_DATA = all(importlib.util.find_spec(m) for m in ("numpy", "pandas", "matplo
 PLAIN = """
 import json, os, sys, types
 sys.path.insert(0, sys.argv[2])
-from sandbox.restricted.results import to_jsonable
+from sandbox.restricted.json_value import to_jsonable
 out = {}
 listing, sys.argv = json.load(open(sys.argv[1])), []   # a snippet is a script with no arguments
 for item in listing:

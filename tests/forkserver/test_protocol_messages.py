@@ -84,3 +84,53 @@ def test_control_messages_are_decoded_by_their_op():
                         ("hello", messages.TO_RUNNER)):
         with pytest.raises(protocol.FrameError):
             messages.control_message(body, table)
+
+
+RESULT = {"kind": "result", "nonce": "n" * 32, "success": True, "variables": ["x"],
+          "sections": [{"kind": "result", "size": 2}]}
+
+
+def test_the_result_frame_is_a_declared_message():
+    frame = messages.result_frame(RESULT, "execute")
+    assert frame == messages.ExecuteResult(nonce="n" * 32, success=True, variables=("x",),
+                                           sections=({"kind": "result", "size": 2},))
+    assert messages.result_frame(frame.to_frame(), "execute") == frame
+    report = {"kind": "result", "nonce": "n", "validation": {"valid": True}, "analysis": {}, "recommendations": ["a"]}
+    assert messages.result_frame(report, "validate").recommendations == ("a",)
+
+
+@pytest.mark.parametrize("change", [
+    {"sneaked": 1},                       # an unknown key
+    {"success": 1},                       # an int is not a bool
+    {"line": True},                       # a bool is not an int here
+    {"line": "3"},
+    {"result_bytes": 1.5},
+    {"variables": "x"},                   # a string where a list of names is declared
+    {"variables": [["x"]]},
+    {"security_events": [["kind"]]},      # events are objects
+    {"sections": "nope"},
+    {"files_refused": ["out/a"]},
+    {"session_over": "yes"},
+    {"nonce": "n" * 65},                  # longer than its cap
+    {"error_type": "e" * 65},
+    {"validation": {}},                   # a validation's field in an execution's frame
+])
+def test_a_result_frame_with_a_wrong_field_is_refused(change):
+    with pytest.raises(protocol.FrameError):
+        messages.result_frame({**RESULT, **change}, "execute")
+
+
+def test_a_result_frame_lacking_success_is_refused():
+    with pytest.raises(protocol.FrameError, match="success"):
+        messages.result_frame({"kind": "result", "nonce": "n"}, "execute")
+    with pytest.raises(protocol.FrameError):
+        messages.result_frame({"kind": "result", "validation": [], "analysis": {}}, "validate")
+
+
+def test_whether_a_session_ended_is_a_field_of_the_answer_not_of_the_result():
+    answer = messages.Answer(id="r1", result={"success": True}, session_ended=True, session_end_reason="threads")
+    frame = protocol.decode(protocol.dumps(answer.to_frame()))
+    assert frame["result"] == {"success": True}
+    assert messages.control_message(frame, messages.TO_RUNNER) == answer
+    with pytest.raises(protocol.FrameError):
+        messages.control_message({**frame, "session_ended": 1}, messages.TO_RUNNER)

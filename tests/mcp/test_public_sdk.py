@@ -12,8 +12,10 @@ SANDBOX = pathlib.Path(__file__).resolve().parents[2] / "sandbox"
 SDK = pathlib.Path(mcp.__file__).resolve().parent
 
 # Private names still read, where the public API offers no way: each is to be removed,
-# never added to. cli: MCPServer runs only on the SDK's own stdio transport publicly.
-# server: the SDK names no client connection publicly (its ServerSession lasts one request).
+# never added to. cli: MCPServer.run_stdio_async() takes no streams, so the server's own
+# stdio transport (lines capped, fd 0/1 moved off the wire) reaches the lowlevel server only.
+# server: the SDK names no client connection publicly (ServerRequestContext holds a
+# ServerSession that lasts one request; the connection behind it is private).
 KNOWN = {("cli.py", "_lowlevel_server"), ("mcp/server.py", "_connection")}
 
 

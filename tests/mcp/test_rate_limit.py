@@ -55,8 +55,6 @@ def test_the_message_says_when_to_retry_and_names_the_setting():
 class RecordingRunner:
     """Runs nothing: each execute waits until the test lets it finish."""
 
-    tool_registry = audit = tool_limits = None
-
     def __init__(self):
         self.requests = []
         self.release = asyncio.Event()
@@ -64,7 +62,7 @@ class RecordingRunner:
     def layers(self) -> dict:
         return {}
 
-    async def execute(self, request, on_output=None, session=None) -> dict:
+    async def execute(self, request, on_output=None, session=None, tool_session=None) -> dict:
         self.requests.append(request.code)
         await self.release.wait()
         return {"success": True, "result": request.code, "stdout": "", "stderr": ""}

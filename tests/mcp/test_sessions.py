@@ -286,7 +286,7 @@ def test_the_red_team_inside_a_session_leaves_nothing_for_the_next_call(server):
     follow-up call in it checks that the guards still hold and nothing of the
     attack is running or planted (threads, processes, files, builtins)."""
     import redteam_lib as lib
-    context = {"allowed_modules": [], "server_pid": server.pid or 0, "zygote_pid": 0}
+    context = {"allowed_modules": [], "server_pid": server.pid or 0, "fork_server_pid": 0}
     follow_up = {
         # every probe compiles (a refusal at compile time would hide the others) and must be refused
         "rp": ("def dunder():\n    return getattr((), '__cl' + 'ass__')\n"
@@ -395,8 +395,8 @@ def test_200_sessions_leave_no_process_fd_or_memory_behind(tmp_path):
 
         for i in range(20):
             cycle(i)
-        zygote = fork_server_of(pid)   # settled: the pool (2) full again
-        assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 2, 60)
+        fork_server = fork_server_of(pid)   # settled: the pool (2) full again
+        assert wait_until(lambda: len(sandboxes(all_descendants(fork_server))) >= 2, 60)
         fds = len(os.listdir(f"/proc/{pid}/fd"))
         rss = _rss(pid)
         children = len(all_descendants(pid))
@@ -429,9 +429,9 @@ def test_the_servers_end_leaves_no_session_process(tmp_path, how):
                              "params": {"name": "execute_code",
                                         "arguments": {"code": "while True:\n    pass", "session_id": handle,
                                                       "timeout": 60}}})
-        zygote = fork_server_of(pid)
-        assert wait_until(lambda: len(sandboxes(all_descendants(zygote))) >= 3, 60)
-        tree = {zygote: start_time(zygote), **_tree(pid)}
+        fork_server = fork_server_of(pid)
+        assert wait_until(lambda: len(sandboxes(all_descendants(fork_server))) >= 3, 60)
+        tree = {fork_server: start_time(fork_server), **_tree(pid)}
         if how == "kill -9":
             os.kill(pid, signal.SIGKILL)
             server.process.wait(60)
@@ -455,8 +455,8 @@ def test_a_session_process_killed_between_calls_is_reported(tmp_path):
     with blocking_session({"SANDBOX_POOL_SIZE": "0", "SANDBOX_AUDIT_LOG": str(log)}) as server:
         session = create(server)
         assert run(server, "x = 1", session)[0]["success"]
-        zygote = fork_server_of(server.pid)
-        [child] = [p for p in sandboxes(all_descendants(zygote)) if state_of(p) not in (None, "Z")]
+        fork_server = fork_server_of(server.pid)
+        [child] = [p for p in sandboxes(all_descendants(fork_server)) if state_of(p) not in (None, "Z")]
         os.kill(child, signal.SIGKILL)
         assert wait_until(lambda: state_of(child) in (None, "Z", "X"), 60)
         assert wait_until(lambda: session_ends(log), 60)   # the fork server saw it

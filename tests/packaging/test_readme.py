@@ -1,5 +1,6 @@
-"""README.md's settings table is written from the one list of settings (sandbox.config.VARIABLES)
-by tools/readme_settings.py, and the README leads with what a newcomer needs."""
+"""README.md's settings table and .env.example are written from the one list of settings
+(sandbox.config.VARIABLES) by tools/readme_settings.py, and the README leads with what a
+newcomer needs."""
 
 import re
 import sys
@@ -20,6 +21,13 @@ def test_settings_table_is_current():
     assert readme_settings.rewritten(text) == text, "the settings table is stale: python tools/readme_settings.py"
     for name in VARIABLES:
         assert f"| `{name}` |" in text
+
+
+def test_env_example_is_current():
+    committed = readme_settings.ENV_EXAMPLE.read_text()
+    assert readme_settings.env_example() == committed, "the .env.example is stale: python tools/readme_settings.py"
+    for name, variable in VARIABLES.items():
+        assert f"{name}=" in committed and (variable.doc[1:] in committed.replace("\n# ", " "))
 
 
 def test_the_script_rewrites_only_the_table(tmp_path):

@@ -501,7 +501,7 @@ def cmdline_of(pid: int) -> str:
         return ""
 
 
-def has_zygote_ancestor(pid: int) -> bool:
+def has_fork_server_ancestor(pid: int) -> bool:
     """Is pid inside a live fork server's tree? The fork server names itself in
     its command line (sandbox/process_names.py)."""
     seen = set()

@@ -102,7 +102,7 @@ OUTCOME_ERROR_TYPES = {
     "limit_kill": {"timeout", "memory_limit", "output_limit"},
 }
 
-MAX_TEXT = 20_000 + 100        # sandbox/forkserver/outcome.py caps error texts at 20,000 characters (+ a note)
+MAX_TEXT = 20_000 + 100        # sandbox/forkserver/child_report.py caps error texts at 20,000 characters (+ a note)
 TIME_MARGIN = scaled(3.0)      # seconds an answer may take beyond the case's timeout
 SERVER_RSS_LIMIT_KIB = 600 * 1024
 
@@ -280,7 +280,7 @@ def host_tree_snippet(ctx: dict) -> str:
 def signal_host_snippet(ctx: dict) -> str:
     return ("import os, signal\n"
             f"targets = {{'sleeper': {int(ctx['sleeper_pid'])}, 'server': {int(ctx['server_pid'])}, "
-            f"'zygote': {int(ctx['zygote_pid'])}}}\n"
+            f"'fork_server': {int(ctx['fork_server_pid'])}}}\n"
             "for label, pid in targets.items():\n"
             "    for how, fn in (('kill0', lambda p: os.kill(p, 0)), ('term', lambda p: os.kill(p, signal.SIGTERM)),\n"
             "                    ('killpg', lambda p: os.killpg(p, signal.SIGTERM)), ('kill9', lambda p: os.kill(p, signal.SIGKILL))):\n"

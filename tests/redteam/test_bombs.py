@@ -49,8 +49,8 @@ BOMBS = {
 def _pool_settled(server_pid: int, timeout: float = 60.0) -> "tuple[bool, list]":
     deadline = time.monotonic() + timeout
     while True:
-        zygote = fork_server_of(server_pid)
-        live = [p for p in all_descendants(zygote)] if zygote else []
+        fork_server = fork_server_of(server_pid)
+        live = [p for p in all_descendants(fork_server)] if fork_server else []
         live = [p for p in live if state_of(p) not in (None, "Z")]
         if len(live) <= 3 * POOL_SIZE:
             return True, live

@@ -173,15 +173,15 @@ def test_corpus_is_complete():
     assert len(ids) == len(set(ids)), "duplicate ids"
 
 
-def _settled_pool(zygote: "int | None", timeout: float = 60.0) -> "tuple[bool, list]":
+def _settled_pool(fork_server: "int | None", timeout: float = 60.0) -> "tuple[bool, list]":
     """Wait until the fork server's tree is back to its warm pool."""
-    if not zygote:
+    if not fork_server:
         return True, []
     deadline = time.monotonic() + timeout
     while True:
-        below = sandboxes(all_descendants(zygote))
+        below = sandboxes(all_descendants(fork_server))
         live = [p for p in below if _state(p) not in ("Z", None)]
-        direct = [p for p in live if _parent(p) == zygote]
+        direct = [p for p in live if _parent(p) == fork_server]
         if len(direct) <= POOL_SIZE and len(live) <= 3 * POOL_SIZE:
             return True, live
         if time.monotonic() > deadline:
@@ -215,8 +215,8 @@ def test_attack(mode, case, servers, canaries, context, sandbox_pid):
 
 def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None:
     server = handle.server
-    zygote = fork_server_of(server.pid)
-    ctx = dict(context, server_pid=server.pid, zygote_pid=zygote or 0)
+    fork_server = fork_server_of(server.pid)
+    ctx = dict(context, server_pid=server.pid, fork_server_pid=fork_server or 0)
     if mode in DOORS_MODES:
         ctx["allowed_modules"] = sorted(set(context["allowed_modules"]) | set(context["doors_modules"]))
     code = canaries.localize(lib.materialize(case, ctx))
@@ -256,7 +256,7 @@ def run_case(mode, case, handle, canaries, context, sandbox_pid, report) -> None
         # host side
         for contact in canaries.contacts_since(mark):
             report.fail(f"host canary contacted: {contact[1]}: {contact[2]}")
-        settled, leftover = _settled_pool(fork_server_of(server.pid) or zygote)
+        settled, leftover = _settled_pool(fork_server_of(server.pid) or fork_server)
         if not settled:
             report.fail(f"processes left a minute after the answer: {leftover}")
         if marker == "sleep 4242" or "4242" in code:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from runner_harness import SyncRunner, descendants  # noqa: E402
 from slowness import scaled  # noqa: E402
 
-from sandbox.forkserver import outcome
+from sandbox.forkserver import child_report
 from sandbox.wire import protocol
 
 FORGE = r"""
@@ -119,6 +119,17 @@ def test_sizes_that_do_not_add_up_are_refused(runner):
     still_fine(runner)
 
 
+def test_a_header_off_its_declared_type_is_refused(runner):
+    """The result frame's header is a declared message: an unknown key, or a bool where
+    an int is declared, is refused whole (the child is killed for it)."""
+    for change in ("'sneaked': 1", "'line': True"):
+        body = f"send(frame({{**ok, {change}, 'sections': [{{'kind': 'result', 'size': 2}}]}}, b'42'))\nos._exit(0)\n"
+        answer, _ = forged(runner, body)
+        assert answer["error_type"] == "internal_error" and "result frame" in answer["error"], answer
+        assert answer["result"] is None, answer
+    still_fine(runner)
+
+
 def test_honest_result_frame_of_a_forger_is_only_what_the_child_says(runner):
     body = ("send(frame({**ok, 'sections': [{'kind': 'result', 'size': 4}]}, b'1234'))\nos._exit(0)\n")
     answer, _ = forged(runner, body)
@@ -148,8 +159,8 @@ def test_forged_early_reply_does_not_outlive_its_answer(runner):
         answer, elapsed = forged(runner, body, timeout=scaled(20))
         assert answer["success"] and answer["result"] == 17, answer
         assert elapsed < scaled(5), elapsed  # killed when the result arrived, not at the timeout
-    zygote = runner.runner.fork_server_pid()
-    pids = descendants(zygote)
+    fork_server = runner.runner.fork_server_pid()
+    pids = descendants(fork_server)
     before = cpu_ticks(pids)
     time.sleep(1.0)
     spent = cpu_ticks(pids) - before
@@ -221,12 +232,12 @@ def header(**extra):
 def png_header(width: int, height: int) -> bytes:
     """A PNG's signature and IHDR chunk (the CRC is not checked: nothing here decodes)."""
     ihdr = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 6, 0, 0, 0])
-    return outcome.PNG_SIGNATURE + (13).to_bytes(4, "big") + b"IHDR" + ihdr + b"\0\0\0\0"
+    return child_report.PNG_SIGNATURE + (13).to_bytes(4, "big") + b"IHDR" + ihdr + b"\0\0\0\0"
 
 
 def test_check_execute_frame_unit():
     png = png_header(640, 480) + b"rest"
-    good = outcome.check_execute_frame(
+    good = child_report.check_execute_frame(
         header(sections=[{"kind": "result", "size": 2}, {"kind": "image", "mime_type": "image/png", "size": len(png)},
                          {"kind": "file", "path": "out/a.csv", "size": 3}]), b"42" + png + b"a,b", 100)
     assert good["result"] == 42 and good["images"][0]["base64"] == base64.b64encode(png).decode()
@@ -246,7 +257,7 @@ def test_check_execute_frame_unit():
         (header(sections=[{"kind": "image", "mime_type": "image/png", "size": 33}]), png_header(0, 10)),
     ]
     for frame, payload in bad:
-        assert isinstance(outcome.check_execute_frame(frame, payload, 100), str), frame
+        assert isinstance(child_report.check_execute_frame(frame, payload, 100), str), frame
 
 
 def test_split_sectioned_refuses_bad_headers():

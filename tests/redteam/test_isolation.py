@@ -1,5 +1,5 @@
 """Executions share nothing that a snippet could use to predict or influence
-the next one: random state and uuid4 are fresh in every fork (the zygote's
+the next one: random state and uuid4 are fresh in every fork (the fork server's
 state is not replayed), in both modes."""
 
 from __future__ import annotations

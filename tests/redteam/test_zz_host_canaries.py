@@ -67,7 +67,7 @@ def test_no_sandbox_process_left(servers, canaries):
         def strays():
             return {int(pid) for pid in hostcanary.sandbox_uid_processes()
                     if hostcanary._stat_field(int(pid), 0) not in (None, "Z", "X")
-                    and not hostcanary.has_zygote_ancestor(int(pid)) and int(pid) not in canaries.nobody_before}
+                    and not hostcanary.has_fork_server_ancestor(int(pid)) and int(pid) not in canaries.nobody_before}
         first = strays()
         wait_until(lambda: not first & strays(), 60)
         lasting = first & strays()

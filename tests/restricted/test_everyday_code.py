@@ -17,7 +17,7 @@ import pytest
 
 from sandbox import profiles
 from sandbox.restricted import run as restricted
-from sandbox.restricted.results import to_jsonable
+from sandbox.restricted.json_value import to_jsonable
 
 BASIC = profiles.allowed_modules(["basic"])
 DATA = profiles.allowed_modules(["basic", "data_science"])

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from sandbox.restricted import run as restricted
-from sandbox.restricted.results import cap_text, to_jsonable
+from sandbox.restricted.json_value import cap_text, to_jsonable
 
 from rp_calls import BASIC, PARSER_BOMBS, blocked, ok, run
 from slowness import scaled

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import traceback
 
-from sandbox.restricted.results import cap_text
+from sandbox.restricted.json_value import cap_text
 from sandbox.restricted.base import MAX_MESSAGE, SNIPPET_FILENAME
 from sandbox.restricted.subsets.subset import Subset
 

@@ -1,7 +1,7 @@
 """Turning what a child did into the result the client sees.
 
 Everything that comes from a child is hostile input: the result frame's header
-is schema-checked, every section is checked against its declared kind and size
+is a declared message (wire/messages.py, decoded strictly), every section is checked against its declared kind and size
 and the request's caps before it is decoded, file paths and image types are
 validated, and when there is no usable frame the exit status decides the error.
 Security events the child reports are labelled as the sandbox's, never taken as
@@ -20,6 +20,7 @@ from sandbox.wire import image_check
 from sandbox.wire import protocol
 from sandbox.wire.image_check import PNG_SIGNATURE
 from sandbox.wire.cutting import HeadTail
+from sandbox.wire.messages import ExecuteResult, ValidationResult
 from sandbox.restricted.base import MAX_EVENTS, MAX_VARIABLES
 
 MAX_TEXT = 20_000          # error messages and tracebacks
@@ -35,7 +36,7 @@ class ChildOutcome:
     execution_id: str
     op: str = "execute"
     failure: str | None = None          # no child ran: the fork failed, the fork server is gone
-    frame: dict | None = None           # the result frame's header
+    frame: ExecuteResult | ValidationResult | None = None   # the result frame's header
     payload: bytes = b""                # its sections, undecoded
     result_cap: int = 1 << 20           # bytes of JSON the result value may take
     frame_error: str | None = None
@@ -156,63 +157,55 @@ def _signal(status: int | None) -> int:
     return 0
 
 
-def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) -> dict | str:
-    """The schema of an execute result frame and its sections; a string describes
-    a violation. Nothing is decoded before its kind and size have been checked."""
-    if not isinstance(frame, dict) or frame.get("kind") != "result":
+def check_execute_frame(frame: ExecuteResult | dict, payload: bytes = b"", result_cap: int = 1 << 20) -> dict | str:
+    """The result of an execution from its result frame and sections; a string describes
+    a violation. A header still in its wire form is decoded first (strictly: see
+    wire/messages.py). Nothing of the payload is decoded before its kind and size have
+    been checked."""
+    if not isinstance(frame, ExecuteResult):
+        try:
+            frame = ExecuteResult.from_frame(frame)
+        except protocol.FrameError as exc:
+            return str(exc)
+    if frame.kind != "result":
         return "result frame has the wrong shape"
-    if not isinstance(frame.get("success"), bool):
-        return "result frame lacks a boolean success"
-    error_type = frame.get("error_type")
-    if error_type is not None and error_type not in protocol.CHILD_ERROR_TYPES:
+    if frame.error_type is not None and frame.error_type not in protocol.CHILD_ERROR_TYPES:
         return "result frame has an unknown error_type"
-    if frame["success"] == (error_type is not None):
+    if frame.success == (frame.error_type is not None):
         return "result frame success and error_type disagree"
-    variables = frame.get("variables") or []
-    if not isinstance(variables, list) or not all(isinstance(v, str) for v in variables):
-        return "result frame variables are not a list of names"
-    line = frame.get("line")
-    if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
-        return "result frame line is not an integer"
-    events = frame.get("security_events") or []
-    if not isinstance(events, list):
-        return "result frame security_events is not a list"
-    sections = _check_sections(frame.get("sections", []), len(payload), result_cap)
+    sections = _check_sections(frame.sections, len(payload), result_cap)
     if isinstance(sections, str):
         return sections
     checked = {
-        "success": frame["success"],
+        "success": frame.success,
         "result": None,
-        "variables": [v[:200] for v in variables[:MAX_VARIABLES]],
-        "error": _cap(frame.get("error")),
-        "error_type": error_type,
-        "line": line,
+        "variables": [v[:200] for v in frame.variables[:MAX_VARIABLES]],
+        "error": _cap(frame.error),
+        "error_type": frame.error_type,
+        "line": frame.line,
         # reported by the child: a snippet with real Python can write anything here
         "security_events": [
             {"kind": _cap(str(e.get("kind")), 50), "detail": _cap(str(e.get("detail")), 500), "source": "sandbox"}
-            for e in events[:MAX_EVENTS] if isinstance(e, dict)
+            for e in frame.security_events[:MAX_EVENTS]
         ],
         "images": [],
         "files": [],
-        "images_truncated": bool(frame.get("images_truncated")),
-        "files_truncated": bool(frame.get("files_truncated")),
+        "images_truncated": frame.images_truncated,
+        "files_truncated": frame.files_truncated,
     }
-    if frame.get("traceback") is not None:
-        checked["traceback"] = _cap(str(frame["traceback"]))
-    if frame.get("result_truncated"):
+    if frame.traceback is not None:
+        checked["traceback"] = _cap(frame.traceback)
+    if frame.result_truncated:
         checked["result_truncated"] = True
-    size = frame.get("result_bytes")
-    if isinstance(size, int) and not isinstance(size, bool) and 0 <= size < 1 << 40:
-        checked["result_bytes"] = size  # the child's word: for the audit log only
-    if frame.get("artifacts_error") is not None:
-        checked["artifacts_error"] = _cap(str(frame["artifacts_error"]), 300)
-    refused = frame.get("files_refused")
-    if isinstance(refused, list):  # the child's report: shown escaped, never used as a path
+    if frame.result_bytes is not None and 0 <= frame.result_bytes < 1 << 40:
+        checked["result_bytes"] = frame.result_bytes  # the child's word: for the audit log only
+    if frame.artifacts_error is not None:
+        checked["artifacts_error"] = _cap(frame.artifacts_error, 300)
+    if frame.files_refused:  # the child's report: shown escaped, never used as a path
         checked["files_refused"] = [
             {"path": ascii(str(item.get("path")))[1:-1][:300], "reason": _cap(str(item.get("reason")), 100)}
-            for item in refused[:protocol.MAX_REFUSED_FILES] if isinstance(item, dict)]
-    figure_files = frame.get("figure_files")   # out/ PNGs the child matched to an open figure
-    figure_files = {p for p in figure_files if isinstance(p, str)} if isinstance(figure_files, list) else set()
+            for item in frame.files_refused[:protocol.MAX_REFUSED_FILES]]
+    figure_files = set(frame.figure_files)   # out/ PNGs the child matched to an open figure
     view, offset = memoryview(payload), 0
     for section in sections:
         data = view[offset:offset + section["size"]]
@@ -242,11 +235,11 @@ def check_execute_frame(frame, payload: bytes = b"", result_cap: int = 1 << 20) 
 
 def _check_sections(sections, payload_size: int, result_cap: int) -> list | str:
     """Kinds, counts and sizes of the sections against the caps and the payload."""
-    if not isinstance(sections, list) or len(sections) > 2 + protocol.MAX_IMAGES + protocol.MAX_OUTPUT_FILES:
+    if len(sections) > 2 + protocol.MAX_IMAGES + protocol.MAX_OUTPUT_FILES:
         return "result frame sections are not a short list"
     checked, counts, file_bytes, image_bytes, paths = [], {"result": 0, "repr": 0, "image": 0, "file": 0}, 0, 0, set()
     for section in sections:
-        if not isinstance(section, dict) or section.get("kind") not in counts:
+        if section.get("kind") not in counts:
             return "result frame has a section of no known kind"
         kind, size = section["kind"], section.get("size")
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
@@ -300,14 +293,10 @@ def _decode_result(data: memoryview):
 
 def _validation(o: ChildOutcome) -> dict:
     frame = o.frame if o.frame_error is None and not o.payload else None
-    ok = (isinstance(frame, dict) and frame.get("kind") == "result"
-          and isinstance(frame.get("validation"), dict) and isinstance(frame.get("analysis"), dict))
-    if ok:
-        reply = {k: frame.get(k) for k in ("validation", "analysis", "recommendations")}
-        if not isinstance(reply["recommendations"], list):
-            reply["recommendations"] = []
-        reply["validation"]["valid"] = bool(reply["validation"].get("valid"))
-        return sanitize({"execution_id": o.execution_id, **reply})
+    if isinstance(frame, ValidationResult) and frame.validation is not None and frame.analysis is not None:
+        validation = {**frame.validation, "valid": bool(frame.validation.get("valid"))}
+        return sanitize({"execution_id": o.execution_id, "validation": validation, "analysis": frame.analysis,
+                         "recommendations": list(frame.recommendations)})
     failure = _limit_or_failure(o) or ("internal_error", "the validator returned no usable answer")
     return sanitize({
         "execution_id": o.execution_id,

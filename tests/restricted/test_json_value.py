@@ -7,8 +7,8 @@ import json
 import re
 
 from sandbox.child import _result_frame
-from sandbox.forkserver.outcome import check_execute_frame
-from sandbox.restricted.results import reported_value
+from sandbox.forkserver.child_report import check_execute_frame
+from sandbox.restricted.json_value import reported_value
 from sandbox.wire import cutting, protocol
 
 CAP = 32 << 10
