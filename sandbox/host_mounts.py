@@ -81,7 +81,7 @@ def _entry(raw: str, filesystem: bool) -> Mount:
     for side, path in (("host", host), ("sandbox", sandbox)):
         if not path.startswith("/"):
             raise MountError(f"{raw!r}: the {side} path {path!r} is relative; give an absolute path")
-        if os.path.normpath(path) != path.rstrip("/") or "//" in path:
+        if os.path.normpath(path) != (path.rstrip("/") or "/") or "//" in path:
             raise MountError(f"{raw!r}: the {side} path {path!r} is not normalised (., .. or //); "
                              f"write it as {os.path.normpath(path)!r}")
     if not os.path.isdir(host):
