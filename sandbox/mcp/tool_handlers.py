@@ -30,8 +30,8 @@ from sandbox.mcp.request_checks import (RequestRefused, check_code_size, check_i
                                         check_timeout, describe_missing_layers, narrow_imports,
                                         session_gone_message)
 from sandbox.mcp.sessions import SessionRefused, Sessions
-from sandbox.mcp.tool_models import (ExecutionResult, LayerInfo, Limits, MemoryLimits, MountInfo, ProfileInfo, SandboxInfo,
-                                     ServerInfo, SessionClosed, SessionCreated, SessionLimits, TimeoutLimits,
+from sandbox.mcp.tool_models import (ExecutionResult, LayerInfo, Limits, MemoryLimits, MountInfo, ProfileInfo,
+                                     SandboxInfo, ServerInfo, SessionClosed, SessionCreated, SessionLimits, TimeoutLimits,
                                      ValidationResult, WeakeningInfo, normalize_execution, refused_validation)
 from sandbox.restricted.subsets import registry
 

@@ -106,6 +106,14 @@ def test_a_directory_with_filesystems_mounted_inside_is_refused(data, monkeypatc
     assert "mounted inside" in refusal(f"{data}:/data")
 
 
+def test_rw_on_a_read_only_filesystem_is_refused(data, monkeypatch):
+    class ReadOnly:
+        f_flag = os.ST_RDONLY
+    monkeypatch.setattr(host_mounts.os, "statvfs", lambda path: ReadOnly())
+    assert "read-only filesystem; mount it ro" in refusal(f"{data}:/data:rw")
+    assert host_mounts.parse(f"{data}:/data:ro", filesystem=True)
+
+
 def test_a_sandbox_path_on_the_private_roots_own_paths_is_refused(data):
     readable = mounts.readable_paths(network=False)
     with pytest.raises(ValueError) as refused:
@@ -207,15 +215,18 @@ out["statvfs"] = attempt(lambda: os.statvfs("/mnt/scratch").f_flag)
     assert flags & os.ST_NOSUID and flags & os.ST_NODEV and flags & os.ST_NOEXEC
 
 
+ESCAPES = ("/data/absolute", "/data/relative", "/data/../secret", "/data/etc/passwd", "/mnt/scratch/../../secret")
+
+
 def test_symbolic_links_and_dotdot_resolve_inside_the_sandbox(runner):
-    out = probe(runner, '''
-for name in ("/data/absolute", "/data/relative", "/data/../secret", "/data/etc/passwd", "/mnt/scratch/../../secret"):
+    out = probe(runner, f"ESCAPES = {ESCAPES!r}\n" + '''
+for name in ESCAPES:
     out[name] = attempt(lambda: read(name))
 out["symlink_made"] = attempt(lambda: os.symlink("/", "/mnt/scratch/root-link"))
 out["through_it"] = attempt(lambda: sorted(os.listdir("/mnt/scratch/root-link")))
 out["root"] = attempt(lambda: sorted(os.listdir("/")))
 ''')
-    for name in ("/data/absolute", "/data/relative", "/data/../secret", "/data/etc/passwd", "/mnt/scratch/../../secret"):
+    for name in ESCAPES:
         assert out[name][0] in ("ENOENT", "EACCES"), (name, out[name])
     assert HOST_SECRET not in json.dumps(out)
     assert out["through_it"] == out["root"]   # the sandbox's own root (or Landlock's refusal), not the host's
