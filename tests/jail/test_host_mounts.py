@@ -238,6 +238,7 @@ def test_hard_links_cross_no_mount(runner, tree):
 out["ro_to_rw"] = attempt(lambda: os.link("/data/f.txt", "/mnt/scratch/linked"))
 out["tmp_to_rw"] = attempt(lambda: (write("/tmp/mine"), os.link("/tmp/mine", "/mnt/scratch/linked2")))
 out["host_path"] = attempt(lambda: os.link({str(tree / "secret")!r}, "/mnt/scratch/linked3"))
+out["python_file"] = attempt(lambda: os.link(os.__file__, "/mnt/scratch/linked6"))
 fd = os.open("/data/f.txt", os.O_PATH)
 out["empty_path"] = attempt(lambda: c_call("linkat", fd, b"", -100, b"/mnt/scratch/linked4", 0x1000))
 out["proc_fd"] = attempt(lambda: c_call("linkat", -100, f"/proc/self/fd/{{fd}}".encode(), -100,
