@@ -302,8 +302,9 @@ def load_settings(environ=None, env_file: str | None = None) -> Settings:
         f"unknown variable {name} ignored (known: see .env.example)" for name in sorted(values) if name not in VARIABLES
     )
     read = _Reader(values, own_files=(env_path,))
-    settings = Settings(**{v.attribute: read.value(v) for v in SETTINGS},
-                        env_file=env_path or None, warnings=warnings, sources=sources)
+    typed = {v.attribute: read.value(v) for v in SETTINGS}
+    warnings += host_mounts.warnings(typed["mounts"])
+    settings = Settings(**typed, env_file=env_path or None, warnings=warnings, sources=sources)
     _check_extra_imports(settings)
     _check_libraries_installed(settings)
     return settings

@@ -114,6 +114,14 @@ def test_rw_on_a_read_only_filesystem_is_refused(data, monkeypatch):
     assert host_mounts.parse(f"{data}:/data:ro", filesystem=True)
 
 
+@pytest.mark.parametrize("nosuid", [True, False])
+def test_a_rw_mount_where_the_host_honours_set_user_id_is_warned_of(data, monkeypatch, nosuid):
+    monkeypatch.setattr(host_mounts, "_nosuid", lambda path: nosuid)
+    parsed = host_mounts.parse(f"{data}:/data:rw", filesystem=True) + (Mount("/x", "/ro-only"),)
+    said = host_mounts.warnings(parsed)
+    assert said == () if nosuid else len(said) == 1 and "set-user-id" in said[0] and str(data) in said[0]
+
+
 def test_a_sandbox_path_on_the_private_roots_own_paths_is_refused(data):
     readable = mounts.readable_paths(network=False)
     with pytest.raises(ValueError) as refused:
