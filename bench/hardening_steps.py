@@ -4,7 +4,10 @@ floor (a clone into the same namespaces that exits at once) and a bare
 `python -I -S -c pass` spawn, all measured the same way: the CPU time of the
 process (getrusage of the reaped child) and its wall time.
 
-    python bench/hardening_steps.py [--runs 100] [--detail]
+    python bench/hardening_steps.py [--runs 100] [--detail] [--mounts N]
+
+--mounts N: the same children without and then with N operator directories
+(SANDBOX_MOUNTS, half ro, half rw), in one run, and what the mounts add.
 
 Nothing under sandbox/ changes: the steps are wrapped at run time in this
 process, which then clones children exactly as the fork server does (same spec, same
@@ -30,16 +33,17 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def _spec():
+def _spec(pinned: tuple = ()):
     """The basic profile's spec, in the network namespace its children would have
-    (the shared empty one where the fork server would enter it: layers.establish)."""
+    (the shared empty one where the fork server would enter it: layers.establish),
+    with the operator mounts `pinned` (mounts.pin_host_directories)."""
     from sandbox import landlock, layers, mounts, namespaces, seccomp
     from sandbox.layer_names import KERNEL_LAYERS
     config = {"max_timeout": 30, "max_memory": 512 << 20, "network": False, "filesystem": False,
               "workspace_size": 64 << 20}
     shared = os.geteuid() == 0 and landlock.abi_version() >= 6 and namespaces.enter_empty_network()
     return layers._spec(config, KERNEL_LAYERS, seccomp.build_filter(allow_inet=False),
-                        tuple(mounts.readable_paths(network=False)), shared)
+                        tuple(mounts.readable_paths(network=False)), shared, pinned)
 
 
 def _minor_faults() -> int:
@@ -54,7 +58,7 @@ DETAIL = {   # (module under sandbox., class or "") -> the functions timed there
     ("child", ""): ("_reset_signals", "_move_pipes_low", "_arm_parent_death"),
     ("libc", ""): ("set_process_name",),
     ("namespaces", ""): ("enter_private_clocks",),
-    ("mounts", ""): ("open_sources", "build_root"),
+    ("mounts", ""): ("open_sources", "open_host_sources", "build_root"),
     ("privileges", ""): ("become", "drop_capabilities"),
     ("restricted.run", ""): ("compile_snippet", "ExecutionContext", "restricted_globals", "reported_value"),
     ("restricted.libraries.switched_off", "SwitchedOff"): ("__enter__", "__exit__"),
@@ -117,13 +121,13 @@ def _reap(pid: int) -> tuple[float, int, int]:
     return (usage.ru_utime + usage.ru_stime) * 1e3, status, usage.ru_minflt
 
 
-def measure(runs: int, detail: bool = False) -> dict:
+def measure(runs: int, detail: bool = False, pinned: tuple = ()) -> dict:
     from sandbox import child, namespaces, profiles
     from sandbox import libc
     from sandbox.restricted import run as restricted
     from sandbox.forkserver import spawning
     restricted.preload(sorted(profiles.allowed_modules(["basic"])))
-    spec = _spec()
+    spec = _spec(pinned)
     own_pidfd = os.pidfd_open(os.getpid())
     events: list = []
     _install_wrappers(child, events, detail)
@@ -206,9 +210,59 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--detail", action="store_true",
                         help="also the functions inside the steps (DETAIL), each where it ran")
+    parser.add_argument("--mounts", type=int, default=0,
+                        help="also measure with this many operator mounts (SANDBOX_MOUNTS) and compare")
     args = parser.parse_args(argv)
+    if args.mounts:
+        return _compare_mounts(args.runs, args.mounts, args.json)
     res = measure(args.runs, args.detail)
     print(json.dumps(res) if args.json else render(res))
+    return 0
+
+
+ROUNDS = 5
+
+
+def _median_of(results: list) -> dict:
+    """Each figure the median of the rounds' medians."""
+    med = statistics.median
+    steps = {name: {"wall_ms": med(r["steps"][name]["wall_ms"] for r in results if name in r["steps"])}
+             for name in results[0]["steps"]}
+    return {"steps": steps, "child_cpu_ms": med(r["child_cpu_ms"] for r in results),
+            "child_wall_ms": med(r["child_wall_ms"] for r in results)}
+
+
+def _compare_mounts(runs: int, count: int, as_json: bool) -> int:
+    """The children without mounts, then with `count` of them, in this one run."""
+    import tempfile
+
+    from sandbox import mounts
+    from sandbox.host_mounts import Mount
+    with tempfile.TemporaryDirectory() as base:
+        operator = []
+        for i in range(count):
+            path = os.path.join(base, f"m{i}")
+            os.mkdir(path)
+            operator.append(Mount(path, f"/mnt/m{i}", writable=i % 2 == 1))
+        pinned = mounts.pin_host_directories(operator, mounts.readable_paths(network=False))
+        rounds = {"without": [], "with": []}
+        for _ in range(ROUNDS):   # alternated, so that the machine's load falls on both alike
+            rounds["without"].append(measure(max(1, runs // ROUNDS), detail=True))
+            rounds["with"].append(measure(max(1, runs // ROUNDS), detail=True, pinned=pinned))
+        without, with_mounts = (_median_of(rounds[name]) for name in ("without", "with"))
+    if as_json:
+        print(json.dumps({"without": without, "with": with_mounts, "mounts": count}))
+        return 0
+    print(f"operator mounts: {count} (half ro, half rw), {runs} children each, in {ROUNDS} alternated rounds "
+          "(the median of the rounds' medians)")
+    print(f"  {'':<44} {'without':>8} {'with':>8} {'added':>8}  (ms)")
+    for name in with_mounts["steps"]:
+        if name in without["steps"] and ("namespaces" in name or "mounts." in name):
+            a, b = without["steps"][name]["wall_ms"], with_mounts["steps"][name]["wall_ms"]
+            print(f"  {name + ' (wall)':<44} {a:8.2f} {b:8.2f} {b - a:+8.2f}")
+    for key, label in (("child_cpu_ms", "whole child (CPU)"), ("child_wall_ms", "whole child (wall)")):
+        a, b = without[key], with_mounts[key]
+        print(f"  {label:<44} {a:8.2f} {b:8.2f} {b - a:+8.2f}")
     return 0
 
 

@@ -63,6 +63,7 @@ class ChildSpec:
     workspace_size: int
     readable: tuple            # mounts.readable_paths(), computed once by the fork server
     empty_network_shared: bool  # the fork server sits in an empty network namespace children may share
+    host_mounts: tuple = ()     # mounts.PinnedMount of SANDBOX_MOUNTS, pinned by the fork server
 
     @property
     def namespaced(self) -> bool:
@@ -100,10 +101,13 @@ def _enter_namespaces(spec: ChildSpec) -> None:
     if spec.network:
         _hand_over_proxy_listener()
     sources = mounts.open_sources(spec.readable)
+    host_sources = mounts.open_host_sources(spec.host_mounts)
     inside = namespaces.INSIDE_ID
     privileges.become(inside, inside, clear_groups=spec.host_root)
     _arm_parent_death()
-    mounts.build_root(sources, workspace_size=spec.workspace_size if spec.filesystem else 0)
+    mounts.build_root(sources, workspace_size=spec.workspace_size if spec.filesystem else 0,
+                      host_fds=host_sources, pinned=spec.host_mounts)
+    snippet_files.set_mounts((pin.mount.sandbox, pin.mount.writable) for pin in spec.host_mounts)
 
 
 def _hand_over_proxy_listener() -> None:
@@ -146,8 +150,10 @@ def _restrict_paths(spec: ChildSpec) -> None:
         writable.append(artifacts.WORKSPACE)
     devices = [f"/dev/{d}" for d in mounts.DEVICES]
     writable += [f"/dev/{d}" for d in mounts.SINK_DEVICES]  # (a file: write and truncate, nothing else)
+    operator_read = [pin.mount.sandbox for pin in spec.host_mounts if not pin.mount.writable]
+    writable += [pin.mount.sandbox for pin in spec.host_mounts if pin.mount.writable]
     proxy_port = [namespaces.PROXY_ADDRESS[1]] if spec.network else []
-    landlock.restrict(list(spec.readable) + devices, writable, connect_ports=proxy_port)
+    landlock.restrict(list(spec.readable) + devices + operator_read, writable, connect_ports=proxy_port)
 
 
 def _filter_syscalls(spec: ChildSpec) -> None:

@@ -80,6 +80,7 @@ def runner_config(settings: Settings) -> RunnerConfig:
         disabled_layers=settings.disabled_layers,
         restricted_python=settings.restricted_python,
         session_max_lifetime=settings.session_max_lifetime,
+        mounts=settings.mounts,
     )
 
 
@@ -358,6 +359,10 @@ async def _execute_once(settings: Settings, code: str) -> dict:
         await runner.aclose()
 
 
+def _mounts_listed(settings: Settings) -> list[dict]:
+    return [{"host": m.host, "sandbox": m.sandbox, "mode": m.mode} for m in settings.mounts]
+
+
 def _check(settings: Settings, as_json: bool) -> int:
     async def probe() -> dict:
         # Started without `require`, so that missing layers are reported rather than fatal.
@@ -375,13 +380,16 @@ def _check(settings: Settings, as_json: bool) -> int:
                                settings.extra_imports)
     if as_json:
         print(json.dumps({"layers": layers, "required": sorted(settings.require), "missing_required": missing,
-                          "python_layer": claim, "weakened_by": list(settings.weakening)}, indent=2))
+                          "python_layer": claim, "weakened_by": list(settings.weakening),
+                          "mounts": _mounts_listed(settings)}, indent=2))
     else:
         width = max(map(len, layers), default=10)
         for name, info in layers.items():
             state = "active" if info.get("active") else "INACTIVE"
             print(f"{name:<{width}}  {state:<8}  {info.get('detail', '')}")
         print(f"python layer: {claim}")
+        for mount in _mounts_listed(settings):
+            print(f"mount {mount['sandbox']} ({mount['mode']}) from the host's {mount['host']}")
         for item in settings.weakening:
             print(f"weakened by {item['setting']}={item['value']} ({item['opens']}; set by {item['source']})")
         if settings.require:

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field, make_dataclass
 from typing import Callable
 
-from sandbox import env_file, install_source, network_allow, profiles, tool_servers
+from sandbox import env_file, host_mounts, install_source, network_allow, profiles, tool_servers
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_bool, parse_seconds, parse_size
 
@@ -142,6 +142,10 @@ VARIABLES = {v.name: v for v in (
              "network profile: bytes one execution may send and receive, together", bounds=(1 << 10, 64 << 30)),
     Variable("SANDBOX_ENABLE_FILESYSTEM", "enable_filesystem", "boolean", False,
              "filesystem profile: a private writable workspace", opens="a writable workspace and open()"),
+    Variable("SANDBOX_MOUNTS", "mounts", "mounts", (),
+             "comma list of host directories every sandbox sees, HOST:SANDBOX[:ro|rw] "
+             "(/srv/data:/data:ro); ro is the default, rw needs the filesystem profile",
+             opens="host directories mounted into every sandbox"),
     Variable("SANDBOX_TOOL_SERVERS", "tool_servers", "tool_servers", (),
              'code mode: a JSON file {"mcpServers": {...}} of MCP servers whose tools snippets '
              "call as tools.<server>.<tool>(...) (see the README)",
@@ -235,6 +239,8 @@ def _default(v: Variable):
 def _shown(value) -> object:
     if isinstance(value, network_allow.Policy):
         return value.describe()
+    if isinstance(value, tuple) and value and isinstance(value[0], host_mounts.Mount):
+        return host_mounts.describe_inside(value)
     if isinstance(value, (frozenset, tuple)):
         return ",".join(sorted(getattr(item, "name", item) for item in value))
     return value
@@ -295,9 +301,10 @@ def load_settings(environ=None, env_file: str | None = None) -> Settings:
     warnings = tuple(
         f"unknown variable {name} ignored (known: see .env.example)" for name in sorted(values) if name not in VARIABLES
     )
-    read = _Reader(values)
-    settings = Settings(**{v.attribute: read.value(v) for v in SETTINGS},
-                        env_file=env_path or None, warnings=warnings, sources=sources)
+    read = _Reader(values, own_files=(env_path,))
+    typed = {v.attribute: read.value(v) for v in SETTINGS}
+    warnings += host_mounts.warnings(typed["mounts"])
+    settings = Settings(**typed, env_file=env_path or None, warnings=warnings, sources=sources)
     _check_extra_imports(settings)
     _check_libraries_installed(settings)
     return settings
@@ -350,8 +357,9 @@ class _Reader:
     """Reads each variable of the table by its kind; each failure names its variable and
     what is accepted."""
 
-    def __init__(self, values: dict[str, str]):
+    def __init__(self, values: dict[str, str], own_files=()):
         self.values = values
+        self.own_files = own_files   # the server's files that no mount may hold (its .env)
         self.read: dict[str, object] = {}
 
     def value(self, v: Variable):
@@ -467,6 +475,15 @@ class _Reader:
         except network_allow.PolicyError as exc:
             raise self._fail(v, raw, f"{exc}; a comma list of example.com, .example.com, 203.0.113.7, "
                                      "10.0.0.0/8 or [2001:db8::1], each optionally with :port") from None
+
+    def mounts(self, v: Variable, raw: str) -> tuple:
+        filesystem = self.value(VARIABLES["SANDBOX_ENABLE_FILESYSTEM"])
+        own = [*self.own_files, self.value(VARIABLES["SANDBOX_AUDIT_LOG"])]
+        own += [self.values.get("SANDBOX_TOOL_SERVERS", "").strip()]
+        try:
+            return host_mounts.parse(raw, filesystem=filesystem, own_files=own)
+        except host_mounts.MountError as exc:
+            raise self._fail(v, raw, f"{exc}; the form is {host_mounts.SYNTAX}") from None
 
     def host_list(self, v: Variable, raw: str) -> tuple[str, ...]:
         names = tuple(part.strip().lower() for part in raw.split(",") if part.strip())

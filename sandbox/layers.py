@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from sandbox import child as child_mod
-from sandbox import landlock, mounts, namespaces, rlimits, seccomp
+from sandbox import host_mounts, landlock, mounts, namespaces, rlimits, seccomp
 from sandbox.forkserver import child_report
 from sandbox.layer_names import KERNEL_LAYERS
 from sandbox.wire.messages import RunRequest
@@ -56,6 +56,9 @@ def establish(fork_server, config: dict):
 
     # every import path resolved once here, not per execution
     readable = tuple(mounts.readable_paths(network=network))
+    operator_mounts = [host_mounts.Mount(host, where, bool(writable))
+                       for host, where, writable in config.get("host_mounts", ())]
+    pinned = mounts.pin_host_directories(operator_mounts, readable)
     # children share one empty network namespace only where Landlock scopes abstract sockets
     shared_network = (os.geteuid() == 0 and abi >= 6 and {"namespaces", "landlock", "seccomp"} <= set(candidates)
                       and namespaces.enter_empty_network())
@@ -63,7 +66,7 @@ def establish(fork_server, config: dict):
         # the network profile's sockets only inside a network namespace of the child's own
         inet = network and "namespaces" in candidates
         program = seccomp.build_filter(allow_inet=inet) if "seccomp" in candidates else None
-        spec = _spec(config, candidates, program, readable, shared_network)
+        spec = _spec(config, candidates, program, readable, shared_network, pinned)
         probe = fork_server.run_one(spec, RunRequest(code=PROBE_CODE, timeout=10, memory_limit=64 << 20,
                                                      allowed_modules=()))
         if probe.setup_error and probe.setup_error.get("layer") in candidates:
@@ -78,6 +81,10 @@ def establish(fork_server, config: dict):
                            f"frame_error={probe.frame_error} frame={str(frame)[:300]} "
                            f"status={probe.status} stderr={probe.out['stderr'].text()[:500] if 'stderr' in probe.out else ''!r}")
 
+    if pinned and "namespaces" not in candidates:
+        raise RuntimeError("SANDBOX_MOUNTS needs the namespaces layer, which is not active here ("
+                           f"{report.get('namespaces', {}).get('detail', 'unknown')}); remove SANDBOX_MOUNTS or "
+                           "run where namespaces work (`check` shows why they do not)")
     for name in candidates:
         report[name] = {"active": True, "detail": _detail(name, config, abi, program, spec)}
     return spec, report
@@ -94,7 +101,8 @@ def setup_failure_detail(layer: str, setup_error: dict, sysctl_root: str = "/pro
     return detail
 
 
-def _spec(config: dict, layers, program, readable: tuple, empty_network_shared: bool) -> child_mod.ChildSpec:
+def _spec(config: dict, layers, program, readable: tuple, empty_network_shared: bool,
+          pinned: tuple = ()) -> child_mod.ChildSpec:
     return child_mod.ChildSpec(
         layers=frozenset(layers),
         network=bool(config["network"]) and "namespaces" in layers,
@@ -105,6 +113,7 @@ def _spec(config: dict, layers, program, readable: tuple, empty_network_shared: 
         seccomp_program=program,
         readable=readable,
         empty_network_shared=empty_network_shared,
+        host_mounts=pinned if "namespaces" in layers else (),
     )
 
 
@@ -122,7 +131,8 @@ def _detail(name: str, config: dict, abi: int, program, spec: child_mod.ChildSpe
             net = ("the fork server's empty network namespace, shared by the sandboxes (loopback down, no IP "
                    "socket; Landlock refuses another sandbox's abstract sockets)")
         return ("user, pid, mount, ipc and uts namespaces and " + net + "; private root with the Python "
-                "installation read-only, an empty size-capped tmpfs /tmp and a fresh /proc")
+                "installation read-only, an empty size-capped tmpfs /tmp and a fresh /proc"
+                + _operator_mounts(spec))
     if name == "privilege_drop":
         sandbox_id = f"uid/gid {namespaces.SANDBOX_ID}:{namespaces.SANDBOX_ID} with no supplementary groups"
         if "namespaces" in active:
@@ -137,7 +147,7 @@ def _detail(name: str, config: dict, abi: int, program, spec: child_mod.ChildSpe
         tcp = (f"TCP connect only to the proxy's port {namespaces.PROXY_ADDRESS[1]}" if inet
                else "no TCP connect") + ", no TCP bind" if abi >= 4 else "no TCP rules before ABI 4"
         return (f"ABI {abi}: read only the Python installation and system libraries, write only the "
-                f"private /tmp; {tcp}")
+                f"private /tmp{_operator_mounts(spec)}; {tcp}")
     if name == "seccomp":
         return (f"allow-list filter of {len(program) // 8} BPF instructions: foreign-architecture and x32 "
                 "calls kill, execve/fork/ptrace/mount/unshare/bpf/io_uring/keyctl and more refused, "
@@ -145,3 +155,9 @@ def _detail(name: str, config: dict, abi: int, program, spec: child_mod.ChildSpe
     return ""
 
 
+
+
+def _operator_mounts(spec: child_mod.ChildSpec) -> str:
+    if not spec.host_mounts:
+        return ""
+    return "; SANDBOX_MOUNTS: " + ", ".join(f"{pin.mount.sandbox} ({pin.mount.mode})" for pin in spec.host_mounts)

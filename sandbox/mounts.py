@@ -4,7 +4,13 @@ Run by the namespace's PID 1 (it must be inside the new pid namespace for the
 fresh /proc to show only the sandbox). The host tree is replaced by a tmpfs
 root holding: the Python installation and system libraries read-only at their
 usual paths, a few device nodes, an empty size-capped /tmp and a new /proc.
-Everything else of the host, /etc, /home, /root, the host's /tmp, is absent.
+Everything else of the host, /etc, /home, /root, the host's /tmp, is absent,
+but for the directories the operator named in SANDBOX_MOUNTS (host_mounts.py),
+each bound alone at its sandbox path, read-only unless rw, never suid, devices
+or exec. The fork server pins each at start (pin_host_directories); the child
+opens it again in its own mount namespace (a bind mount's source must be in the
+caller's namespace, so the fork server's fd cannot be the source) and refuses
+it unless it is the very directory pinned.
 """
 
 from __future__ import annotations
@@ -13,8 +19,9 @@ import os
 import site
 import sys
 import sysconfig
+from dataclasses import dataclass
 
-from sandbox import libc
+from sandbox import host_mounts, libc
 
 NEW_ROOT = "/tmp/.sandbox-root"  # inside a tmpfs mounted over /tmp in our private mount namespace
 WORKSPACE = "/workspace"    # the filesystem profile's writable, size-capped working directory
@@ -120,6 +127,52 @@ def _outermost(paths) -> list[str]:
     return result
 
 
+@dataclass(frozen=True)
+class PinnedMount:
+    """An operator's mount as the fork server found it at start."""
+    mount: host_mounts.Mount
+    fd: int          # the fork server's O_PATH fd on the directory, held while it lives
+    identity: tuple  # (st_dev, st_ino) of that directory: while the fd is held, no other has it
+
+
+def pin_host_directories(mounts, readable) -> tuple[PinnedMount, ...]:
+    """Open every operator mount's host directory once (no symbolic link anywhere in
+    the path) and keep it open. `readable`: the private root's own paths, which no
+    sandbox path may land on, under or above (ValueError naming both)."""
+    for mount in mounts:
+        for path in readable:
+            if host_mounts.overlap(mount.sandbox, path):
+                raise ValueError(f"SANDBOX_MOUNTS entry {mount.describe()}: the sandbox path collides with "
+                                 f"{path}, which the sandbox's private root already has; choose another "
+                                 "sandbox path, such as /data")
+    pinned = []
+    for mount in mounts:
+        fd = libc.open_no_symlinks(mount.host, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        pinned.append(PinnedMount(mount, fd, (st.st_dev, st.st_ino)))
+    return tuple(pinned)
+
+
+def open_host_sources(pinned) -> dict[str, int]:
+    """O_PATH fds of the operator's directories, by sandbox path, opened in the
+    child's mount namespace; OSError if one is no longer the directory pinned
+    (renamed, replaced, swapped for a symbolic link): nothing is then mounted."""
+    fds: dict[str, int] = {}
+    try:
+        for pin in pinned:
+            fd = libc.open_no_symlinks(pin.mount.host, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            fds[pin.mount.sandbox] = fd
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != pin.identity:
+                raise OSError(f"{pin.mount.host} is no longer the directory SANDBOX_MOUNTS named at start "
+                              "(replaced since); restart the server to mount what is there now")
+    except BaseException:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    return fds
+
+
 def open_sources(paths) -> dict[str, int]:
     """O_PATH fds of every bind-mount source (the readable paths and the device
     nodes), opened in the child's new mount namespace (a bind mount's source
@@ -141,16 +194,22 @@ def open_sources(paths) -> dict[str, int]:
     return fds
 
 
-def build_root(source_fds: dict[str, int], *, workspace_size: int = 0, hostname: str = "sandbox") -> None:
+def build_root(source_fds: dict[str, int], *, workspace_size: int = 0, hostname: str = "sandbox",
+               host_fds: dict[str, int] | None = None, pinned=()) -> None:
     """Replace the filesystem view with the private root (caller: PID 1 of the
     new pid namespace, holding CAP_SYS_ADMIN over the new mount namespace).
-    source_fds: open_sources(), by host path; closed here."""
+    source_fds: open_sources(), by host path; host_fds: open_host_sources(), by
+    sandbox path, for the `pinned` mounts; all closed here."""
+    host_fds = host_fds or {}
     # Nothing we mount may propagate back to the host.
     libc.mount(None, "/", None, libc.MS_REC | libc.MS_PRIVATE)
     try:
         _populate(source_fds, workspace_size=workspace_size)
+        for pin in pinned:
+            _bind_operator_directory(host_fds[pin.mount.sandbox], NEW_ROOT + pin.mount.sandbox,
+                                     writable=pin.mount.writable)
     finally:
-        for fd in source_fds.values():
+        for fd in [*source_fds.values(), *host_fds.values()]:
             os.close(fd)
     # pivot_root(new, new) stacks the old root on top of the new one; detaching
     # it leaves no path back to the host tree (no put_old directory needed).
@@ -203,6 +262,17 @@ def _bind(fd: int, target: str, *, read_only: bool) -> None:
     flags |= _locked_flags(target)
     if read_only:
         flags |= libc.MS_RDONLY | libc.MS_NODEV
+    libc.mount(None, target, None, flags)
+
+
+def _bind_operator_directory(fd: int, target: str, *, writable: bool) -> None:
+    """That one directory (not what is mounted beneath it), never suid, devices or exec."""
+    os.makedirs(target, 0o755, exist_ok=True)
+    libc.mount(f"/proc/self/fd/{fd}", target, None, libc.MS_BIND)
+    flags = libc.MS_REMOUNT | libc.MS_BIND | libc.MS_NOSUID | libc.MS_NODEV | libc.MS_NOEXEC
+    flags |= _locked_flags(target)
+    if not writable:
+        flags |= libc.MS_RDONLY
     libc.mount(None, target, None, flags)
 
 

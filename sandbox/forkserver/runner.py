@@ -55,6 +55,7 @@ class RunnerConfig:
     network_policy: policy.Policy = DEFAULTS.network_policy   # the network profile's allow-list
     network_limits: egress_proxy.Limits = egress_proxy.Limits()
     session_max_lifetime: float = DEFAULTS.session_max_lifetime   # bounds a session's CPU time (its rlimit)
+    mounts: tuple = DEFAULTS.mounts            # host_mounts.Mount: SANDBOX_MOUNTS, checked already
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ class Runner:
             "disabled_layers": sorted(self.config.disabled_layers),
             "workspace_size": self.config.workspace_size,
             "session_max_lifetime": self.config.session_max_lifetime,
+            "host_mounts": [[m.host, m.sandbox, m.writable] for m in self.config.mounts],
         }
         passed = [theirs]
         if fds_theirs is not None:

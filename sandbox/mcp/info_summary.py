@@ -60,6 +60,8 @@ def _optional_lines(info: dict) -> list[str]:
     network = info["profiles"].get("network", {})
     if network.get("enabled") and network.get("detail"):
         lines.append(_cut(network["detail"], LINE))
+    if info.get("mounts"):
+        lines.append(_listed("mounted host directories", [f"{m['path']} ({m['mode']})" for m in info["mounts"]]))
     if info.get("weakened_by"):
         lines.append(_listed("weakened by", [f"{w['setting']}={w['value']}" for w in info["weakened_by"]]))
     if info.get("tool_stubs"):

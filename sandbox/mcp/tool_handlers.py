@@ -30,8 +30,8 @@ from sandbox.mcp.request_checks import (RequestRefused, check_code_size, check_i
                                         check_timeout, describe_missing_layers, narrow_imports,
                                         session_gone_message)
 from sandbox.mcp.sessions import SessionRefused, Sessions
-from sandbox.mcp.tool_models import (ExecutionResult, LayerInfo, Limits, MemoryLimits, ProfileInfo, SandboxInfo,
-                                     ServerInfo, SessionClosed, SessionCreated, SessionLimits, TimeoutLimits,
+from sandbox.mcp.tool_models import (ExecutionResult, LayerInfo, Limits, MemoryLimits, MountInfo, ProfileInfo,
+                                     SandboxInfo, ServerInfo, SessionClosed, SessionCreated, SessionLimits, TimeoutLimits,
                                      ValidationResult, WeakeningInfo, normalize_execution, refused_validation)
 from sandbox.restricted.subsets import registry
 
@@ -326,6 +326,7 @@ class SandboxTools:
                 max_code_size=s.max_code_size,
                 max_concurrency=s.max_concurrency,
             ),
+            mounts=[MountInfo(path=m.sandbox, mode=m.mode) for m in s.mounts],
             layers=layers,
             sessions=SessionLimits(open=len(self.sessions.open), max_sessions=s.max_sessions,
                                    idle_ttl=s.session_ttl, max_lifetime=s.session_max_lifetime),

@@ -204,6 +204,11 @@ class WeakeningInfo(BaseModel):
     opens: str
 
 
+class MountInfo(BaseModel):
+    path: str = Field(description="where snippets find the directory")
+    mode: str = Field(description="ro (read-only) or rw")
+
+
 class SandboxInfo(BaseModel):
     server: ServerInfo
     restricted_python: bool
@@ -217,6 +222,8 @@ class SandboxInfo(BaseModel):
         default_factory=dict, description="modules a snippet imports as a sandbox subset (these names only), "
                                           "where the whole module is not allowed")
     limits: Limits
+    mounts: list[MountInfo] = Field(default_factory=list, description="host directories the operator mounted "
+                                    "into every sandbox (SANDBOX_MOUNTS)")
     layers: dict[str, LayerInfo]
     strongest_isolation_available: bool = Field(description="whether execute_code(use_container=true) can run here")
     sessions: SessionLimits

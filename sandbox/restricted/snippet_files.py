@@ -9,6 +9,10 @@
   holds without the kernel too. (Not /tmp itself as the current directory: it holds
   the mount points of a Python installation that lives under /tmp.)
 - otherwise: no open() at all (there is no private directory to give).
+
+The operator's mounts (SANDBOX_MOUNTS) are reached in both profiles with their mode: a
+read-only one is read, never written (open for writing, makedirs, remove, rename, ...
+are refused here before the kernel refuses them too).
 """
 
 from __future__ import annotations
@@ -23,6 +27,35 @@ WORKDIR = "/tmp/work"
 WORKSPACE_FILES, SCRATCH_FILES = "workspace", "scratch"
 
 
+_MOUNTS: tuple = ()  # (sandbox path, writable) of each SANDBOX_MOUNTS entry: set_mounts
+
+
+def set_mounts(mounts) -> None:
+    """The operator's mounts of this process's private root (the child sets them once)."""
+    global _MOUNTS
+    _MOUNTS = tuple((path, bool(writable)) for path, writable in mounts)
+
+
+def mount_of(real: str) -> tuple[str, bool] | None:
+    """The operator mount that the resolved path `real` lies in, else None."""
+    for path, writable in _MOUNTS:
+        if real == path or real.startswith(path + "/"):
+            return path, writable
+    return None
+
+
+def _writes(mode) -> bool:
+    return not isinstance(mode, str) or any(c in mode for c in "wax+")
+
+
+def refuse_read_only(path: str, real: str, refuse) -> None:
+    """A write under a read-only operator mount is refused, naming the mount."""
+    mount = mount_of(real)
+    if mount is not None and not mount[1]:
+        raise refuse(f"{path!r:.100} is in {mount[0]}, a read-only mount of the operator's (SANDBOX_MOUNTS): "
+                     "read it there and write what you make to the current directory")
+
+
 def plain_path(file) -> str:
     """The path a snippet named, as an exact str: checked and then used as it is, so that a
     str subclass's own methods (split, startswith), which os.path.realpath may call, can
@@ -33,9 +66,12 @@ def plain_path(file) -> str:
     return str.__str__(os.fsdecode(os.fspath(file)))
 
 
-def path_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
+def path_open(refuse, file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
     """open() by path only (no fd, no opener): the filesystem profile's."""
-    return io.open(plain_path(file), mode, buffering, encoding, errors, newline)
+    path = plain_path(file)
+    if _writes(mode):
+        refuse_read_only(path, os.path.realpath(path), refuse)
+    return io.open(path, mode, buffering, encoding, errors, newline)
 
 
 def in_scratch(path: str) -> str | None:
@@ -45,12 +81,23 @@ def in_scratch(path: str) -> str | None:
     return real if real == SCRATCH or real.startswith(SCRATCH + "/") else None
 
 
+def in_reach(path: str) -> str | None:
+    """`path` resolved, or None when it lands neither in the scratch directory nor in
+    an operator mount."""
+    real = os.path.realpath(path)
+    if real == SCRATCH or real.startswith(SCRATCH + "/") or mount_of(real) is not None:
+        return real
+    return None
+
+
 def scratch_open(refuse, file, mode="r", buffering=-1, encoding=None, errors=None, newline=None):
     """open() confined to the scratch directory; `refuse(detail)` makes the exception."""
     path = plain_path(file)
-    real = in_scratch(path)
+    real = in_reach(path)
+    if real is not None and _writes(mode):
+        refuse_read_only(path, real, refuse)
     if real is None:
-        raise refuse(f"open({path!r:.100}) is outside the scratch directory {SCRATCH}: without the "
+        raise refuse(f"open({path!r:.100}) is outside the scratch directory {SCRATCH}{_and_mounts()}: without the "
                      f"filesystem profile, open() reaches only that directory (the current one is {WORKDIR}; all "
                      "of it is gone when the run or its session ends): use a plain name such as 'notes.txt', or "
                      "switch on "
@@ -61,6 +108,10 @@ def scratch_open(refuse, file, mode="r", buffering=-1, encoding=None, errors=Non
         if exc.filename == real:   # the name as the snippet gave it, as open() reports it
             exc.filename = path
         raise
+
+
+def _and_mounts() -> str:
+    return f" and the mounts {', '.join(path for path, _ in _MOUNTS)}" if _MOUNTS else ""
 
 
 def no_open(*args, **kwargs):
@@ -82,12 +133,14 @@ def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
     if files is None:
         return {}, {}
 
-    def checked(path) -> str:
+    def checked(path, *, writes: bool = False) -> str:
         path = plain_path(path)
-        if files == SCRATCH_FILES and in_scratch(path) is None:
-            raise refuse(f"{path!r:.100} is outside the scratch directory {SCRATCH}: without the filesystem "
-                         "profile, files live only there (the current directory): use relative names, or "
-                         "switch on SANDBOX_ENABLE_FILESYSTEM=true for a workspace")
+        if files == SCRATCH_FILES and in_reach(path) is None:
+            raise refuse(f"{path!r:.100} is outside the scratch directory {SCRATCH}{_and_mounts()}: without the "
+                         "filesystem profile, files live only there (the current directory): use relative names, "
+                         "or switch on SANDBOX_ENABLE_FILESYSTEM=true for a workspace")
+        if writes:
+            refuse_read_only(path, os.path.realpath(path), refuse)
         return path
 
     def listdir(path="."):
@@ -97,22 +150,22 @@ def file_functions(files: str | None, refuse) -> tuple[dict, dict]:
         return os.scandir(checked(path))
 
     def makedirs(name, mode=0o777, exist_ok=False):
-        os.makedirs(checked(name), mode, exist_ok)
+        os.makedirs(checked(name, writes=True), mode, exist_ok)
 
     def mkdir(path, mode=0o777):
-        os.mkdir(checked(path), mode)
+        os.mkdir(checked(path, writes=True), mode)
 
     def remove(path):
-        os.remove(checked(path))
+        os.remove(checked(path, writes=True))
 
     def rmdir(path):
-        os.rmdir(checked(path))
+        os.rmdir(checked(path, writes=True))
 
     def rename(src, dst):
-        os.rename(checked(src), checked(dst))
+        os.rename(checked(src, writes=True), checked(dst, writes=True))
 
     def replace(src, dst):
-        os.replace(checked(src), checked(dst))
+        os.replace(checked(src, writes=True), checked(dst, writes=True))
 
     def stat(path):
         return os.stat(checked(path))

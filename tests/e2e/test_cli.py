@@ -106,6 +106,16 @@ def test_check_says_the_extra_imports_are_unaudited():
     assert "extra imports the operator added (packaging.*, pydantic): they are not audited" in claim, claim
 
 
+def test_check_lists_the_operators_mounts(tmp_path):
+    data = tmp_path.resolve()
+    done = cli("check", "--json", env={"SANDBOX_MOUNTS": f"{data}:/data"})
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["mounts"] == [{"host": str(data), "sandbox": "/data", "mode": "ro"}]
+    assert "SANDBOX_MOUNTS: /data (ro)" in report["layers"]["namespaces"]["detail"]
+    assert [w["value"] for w in report["weakened_by"]] == ["/data:ro"]
+
+
 def test_check_json_and_required_layers():
     done = cli("check", "--json")
     assert done.returncode == 0

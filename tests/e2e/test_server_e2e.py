@@ -166,6 +166,18 @@ def test_get_sandbox_info_answers_with_a_short_summary_and_the_detail_on_request
     assert json.loads(result_text(result)) == detailed
 
 
+def test_an_operator_mount_is_listed_and_read_through_the_server(tmp_path):
+    data_dir = tmp_path.resolve() / "data"
+    data_dir.mkdir(mode=0o755)   # readable by the sandbox's uid (unprivileged, as root)
+    (data_dir / "table.csv").write_text("a,b\n1,2\n")
+    with blocking_session({"SANDBOX_MOUNTS": f"{data_dir}:/data"}) as mounted:
+        info, result = mounted.call("get_sandbox_info")
+        assert info["mounts"] == [{"path": "/data", "mode": "ro"}]
+        assert "mounted host directories: /data (ro)" in result_text(result)
+        data, _ = mounted.call("execute_code", {"code": "result = open('/data/table.csv').read()"})
+        assert data["success"] and data["result"] == "a,b\n1,2\n", data.get("error")
+
+
 def test_a_cut_names_out_only_with_the_filesystem_profile(server):
     data = ok(server, "print('x' * 100000)")
     assert data["stdout_truncated"] and "left out here" in data["stdout"] and "out/" not in data["stdout"]

@@ -277,6 +277,8 @@ BAD_VALUES = {
     "SANDBOX_MAX_MEMORY_LIMIT": ["lots", "8m", "-1"],
     "SANDBOX_MAX_CODE_SIZE": ["big", "10", "1g"],
     "SANDBOX_ENABLE_NETWORK": ["maybe"],
+    "SANDBOX_MOUNTS": ["relative:/data", "/:/data", "/proc:/data", "/nonexistent-mount-source:/data",
+                       "/usr/share:/data:rw", "/usr/share:/data:xx", "/usr/share:/tmp/data", "/usr/share"],
     "SANDBOX_NETWORK_ALLOW": ["exa$mple.com", "example.com:0", "example.com:http", "[::1", "10.0.0.0/40",
                               "a..b", "host:1:2:x"],
     "SANDBOX_NETWORK_MAX_CONNECTIONS": ["0", "lots", "-3"],

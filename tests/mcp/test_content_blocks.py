@@ -185,3 +185,6 @@ def test_the_sandbox_summary_stays_within_1500_characters_whatever_the_configura
     small = info_summary.summary({**info, "allowed_modules": ["json", "math"], "module_subsets": {},
                                   "weakened_by": [], "tool_stubs": []})
     assert "importable: json, math\n" in small
+    mounted = info_summary.summary({**info, "allowed_modules": ["json"], "module_subsets": {}, "weakened_by": [],
+                                    "tool_stubs": [], "mounts": [{"path": "/data", "mode": "ro"}]})
+    assert "mounted host directories: /data (ro)\n" in mounted

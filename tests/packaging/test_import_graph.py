@@ -18,7 +18,7 @@ RANKS = {
 # top-level modules by part (a sub-package is a part of its own name)
 TOP_LEVEL = {
     "settings": ("config", "profiles", "limits_parse", "layer_names", "install_source", "env_file", "network_allow",
-                 "tool_servers"),
+                 "tool_servers", "host_mounts"),
     "kernel": ("libc", "namespaces", "mounts", "privileges", "rlimits", "landlock", "process_names", "seccomp"),
     "child": ("child", "artifacts"),
     "forkserver": ("layers",),

@@ -88,7 +88,7 @@ class ExecutionContext:
     def open(self, *args, **kwargs):
         """The open builtin, by profile (snippet_files)."""
         if self.files == snippet_files.WORKSPACE_FILES:
-            return snippet_files.path_open(*args, **kwargs)
+            return snippet_files.path_open(self.refuse_call, *args, **kwargs)
         if self.files == snippet_files.SCRATCH_FILES:
             return snippet_files.scratch_open(self.refuse_call, *args, **kwargs)
         return snippet_files.no_open()
