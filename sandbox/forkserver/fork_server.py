@@ -52,7 +52,8 @@ class ForkServer:
         self.ctl.setblocking(False)
         self.config = config
         self.selector = selectors.DefaultSelector()
-        self.ctl_reader = protocol.FrameReader(protocol.CONTROL_FRAME_CAP)
+        self.ctl_reader = protocol.FrameReader(
+            protocol.control_frame_cap(int(config.get("max_request", protocol.MAX_REQUEST))))
         self.ctl_out = bytearray()
         self.pool = ChildPool(self.selector, int(config.get("pool_size", 0)), on_exit=self.on_exit)
         self.max_output = int(config["max_output"])

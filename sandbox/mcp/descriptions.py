@@ -95,6 +95,12 @@ def files_note(s: Settings, scratch: bool) -> str:
     return "Files: open() is refused (no mount namespace here): keep data in memory (io.StringIO, io.BytesIO)."
 
 
+def files_parameter(s: Settings) -> str:
+    """The `files` parameter: its forms and its own limit, apart from the code's."""
+    return (f"files written into the workspace before the run, {format_size(s.max_input_size)} at most together "
+            '(SANDBOX_MAX_INPUT_SIZE): text, {"base64": ...}, or {"uri": ...} of a file an earlier run wrote')
+
+
 def network_note(s: Settings, proxy_url: str, *, short: bool = False) -> str:
     """What the network profile lets a snippet reach. `short`: for the description,
     where a long allow-list is named by its setting."""
