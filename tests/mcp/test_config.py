@@ -276,6 +276,7 @@ BAD_VALUES = {
     "SANDBOX_DEFAULT_MEMORY_LIMIT": ["lots", "1m", "2g"],
     "SANDBOX_MAX_MEMORY_LIMIT": ["lots", "8m", "-1"],
     "SANDBOX_MAX_CODE_SIZE": ["big", "10", "1g"],
+    "SANDBOX_MAX_INPUT_SIZE": ["big", "10", "1g"],
     "SANDBOX_ENABLE_NETWORK": ["maybe"],
     "SANDBOX_NETWORK_ALLOW": ["exa$mple.com", "example.com:0", "example.com:http", "[::1", "10.0.0.0/40",
                               "a..b", "host:1:2:x"],
