@@ -194,8 +194,7 @@ class InputFile(BaseModel):
 
 
 class InputURI(BaseModel):
-    uri: str = Field(max_length=200, description="a file an earlier run wrote: its uri in that answer's files, "
-                                                 "while resources/read still serves it")
+    uri: str = Field(max_length=200)   # a file an earlier run wrote, its uri in that answer's files
 
 
 def file_content(value):
