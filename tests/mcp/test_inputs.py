@@ -10,6 +10,7 @@ import secrets
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -19,6 +20,7 @@ from mcp_client import blocking_session  # noqa: E402
 from sandbox import config  # noqa: E402
 from sandbox.config import Settings  # noqa: E402
 from sandbox.mcp import file_store  # noqa: E402
+from sandbox.mcp.http_gate import HttpGate, allowed_hosts  # noqa: E402
 from sandbox.mcp.file_store import URI_PREFIX, FileExpired, FileStore, NotStoreURI  # noqa: E402
 from sandbox.mcp.request_checks import RequestRefused, check_input_files  # noqa: E402
 from sandbox.wire import protocol  # noqa: E402
@@ -160,3 +162,24 @@ def test_the_caps_grow_with_the_limits_and_never_shrink_below_the_defaults():
     assert protocol.request_frame_cap(16 * MB, 256 * MB) >= 6 * 16 * MB + 4 * 256 * MB // 3
     assert protocol.control_frame_cap(protocol.request_frame_cap(16 * MB, 256 * MB)) > \
         protocol.request_frame_cap(16 * MB, 256 * MB)
+
+
+def test_the_http_gate_lets_through_a_body_the_limits_allow_and_refuses_a_larger_one():
+    large = Settings(max_code_size=16 * MB, max_input_size=256 * MB)
+    token = "t" * 40
+    headers = [(b"host", b"127.0.0.1:8765"), (b"authorization", f"Bearer {token}".encode())]
+    body = config.MAX_MESSAGE_BYTES + MB   # over the default cap, within what these limits allow
+    for cap, reaches in ((config.message_cap(large), True), (None, False)):
+        reached, sent = [], []
+
+        async def app(scope, receive, send):
+            reached.append(scope["type"])
+
+        async def send(message):
+            sent.append(message)
+
+        gate = HttpGate(app, token, allowed_hosts("127.0.0.1", 8765), max_body=cap)
+        scope = {"type": "http", "path": "/mcp", "headers": [*headers, (b"content-length", str(body).encode())]}
+        anyio.run(gate, scope, None, send)
+        assert (reached == ["http"]) is reaches, (cap, sent)
+        assert reaches or sent[0]["status"] == 413, sent
