@@ -79,12 +79,15 @@ def check_input_files(files: dict | None, settings: Settings, store: FileStore) 
         if isinstance(content, str):
             data = content.encode("utf-8", "surrogatepass")
             size = len(data)
-        elif "uri" in content:
+        elif isinstance(content, dict) and "uri" in content:
             data = _stored(content["uri"], name, store)
             size = len(data)
-        else:
-            data = content.get("base64", "")
+        elif isinstance(content, dict) and isinstance(content.get("base64"), str):
+            data = content["base64"]
             size = len(data) * 3 // 4 - min(2, len(data) - len(data.rstrip("=")))   # what it decodes to
+        else:
+            raise RequestRefused("invalid_argument", f'files[{_shown(name)}]: give text, {{"base64": ...}} '
+                                                     'or {"uri": ...}')
         total += size
         measured[name] = data
     if total > limit:
