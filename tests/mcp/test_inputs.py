@@ -183,3 +183,15 @@ def test_the_http_gate_lets_through_a_body_the_limits_allow_and_refuses_a_larger
         anyio.run(gate, scope, None, send)
         assert (reached == ["http"]) is reaches, (cap, sent)
         assert reaches or sent[0]["status"] == 413, sent
+
+
+@pytest.mark.slow
+def test_inputs_at_the_default_limit_reach_the_snippet_within_the_default_memory_limit():
+    """32 MiB of files, one larger than the former 16 MiB write limit, with every setting
+    at its default (`make large-inputs`)."""
+    blob = base64.b64encode(b"\1" * (20 * MB)).decode()
+    files = {"one.bin": {"base64": blob}, "two.txt": "x" * (12 * MB)}
+    with blocking_session({"SANDBOX_ENABLE_FILESYSTEM": "true"}) as handle:
+        data, result = run(handle, "import os\nresult = [os.path.getsize(n) for n in ('one.bin', 'two.txt')]", files)
+    assert not result.is_error, data
+    assert data["result"] == [20 * MB, 12 * MB]
