@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install install-test install-datascience dev serve-http test test-loaded test-root test-pool-off test-user test-user-all test-long dist bench fuzz soak crawl clean
+.PHONY: install install-test install-datascience dev serve-http test test-loaded test-root test-pool-off test-user test-user-all test-long dist bench fuzz large-inputs soak crawl clean
 
 install: $(VENV)/.installed
 
@@ -76,6 +76,10 @@ bench: install-test
 
 fuzz: install-test
 	$(PY) -m pytest -q -m slow tests/mcp/test_fuzz.py tests/restricted/test_library_overrides_fuzz.py
+
+# execute_code's files at SANDBOX_MAX_INPUT_SIZE's default, every other setting at its own
+large-inputs: install-test
+	$(PY) -m pytest -q -m slow tests/mcp/test_inputs.py
 
 soak: install-test
 	$(PY) bench/soak.py

@@ -35,7 +35,7 @@ from sandbox.wire.messages import RESULT_FRAMES, ChildOrder, ExecuteResult, RunR
 from sandbox.restricted import run as restricted
 from sandbox.restricted import snippet_files
 from sandbox.codemode import tools_object
-from sandbox.wire.protocol import GO_FD, MAX_REQUEST, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, FORK_SERVER_FD
+from sandbox.wire.protocol import GO_FD, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, FORK_SERVER_FD
 
 SETUP_FAILED = 121  # exit status of a child that could not apply a layer
 SANDBOX_NICE = 10   # every sandbox process runs below the server and the fork server
@@ -64,6 +64,7 @@ class ChildSpec:
     readable: tuple            # mounts.readable_paths(), computed once by the fork server
     empty_network_shared: bool  # the fork server sits in an empty network namespace children may share
     host_mounts: tuple = ()     # mounts.PinnedMount of SANDBOX_MOUNTS, pinned by the fork server
+    max_request: int = protocol.MAX_REQUEST   # the request frame's cap (protocol.request_frame_cap)
 
     @property
     def namespaced(self) -> bool:
@@ -255,8 +256,7 @@ def _serve(spec: ChildSpec, baseline) -> None:
     while True:
         order = None
         try:
-            request = protocol.read_frame_fd(REQUEST_FD, MAX_REQUEST)   # the frame as read
-            order = ChildOrder.from_frame(request)
+            order = ChildOrder.from_frame(protocol.read_frame_fd(REQUEST_FD, spec.max_request))
             process_names.name(process_names.VALIDATION if order.op == "validate" else
                                process_names.execution(order.request.execution_id or "", order.session))
             if order.session:

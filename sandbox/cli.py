@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from sandbox import __version__, profiles
-from sandbox.config import MIN_TOKEN_LENGTH, ConfigError, Settings, load_settings
+from sandbox.config import MAX_MESSAGE_BYTES, MIN_TOKEN_LENGTH, ConfigError, Settings, load_settings, message_cap
 from sandbox.egress import proxy as egress_proxy
 from sandbox.forkserver.runner import LayerUnavailable, Runner, RunnerConfig
 from sandbox.mcp.http_gate import HttpGate, allowed_hosts, is_loopback
+from sandbox.wire import protocol
 from sandbox.wire.terminal_text import terminal_safe
 
 logger = logging.getLogger("sandbox")
@@ -81,6 +82,9 @@ def runner_config(settings: Settings) -> RunnerConfig:
         restricted_python=settings.restricted_python,
         session_max_lifetime=settings.session_max_lifetime,
         mounts=settings.mounts,
+        workspace_size=RunnerConfig.workspace_size + settings.max_input_size,   # the inputs, and room to work
+        max_request=protocol.request_frame_cap(settings.max_code_size, settings.max_input_size),
+        max_input=settings.max_input_size,
     )
 
 
@@ -150,13 +154,14 @@ def _serve_stdio(settings: Settings) -> int:
     # The transport points fd 0/1 away from the wire while serving, and the runner
     # starts inside it, so the fork server never inherits the wire.
     runner = Runner(runner_config(settings))
-    return _run_stdio(build_server(settings, runner, proxy_url=PROXY_URL), runner)
+    return _run_stdio(build_server(settings, runner, proxy_url=PROXY_URL), runner, message_cap(settings))
 
 
-def _run_stdio(server, runner=None) -> int:
+def _run_stdio(server, runner=None, max_line: int = MAX_MESSAGE_BYTES) -> int:
     """Serve `server` over stdio. With a `runner`, it starts first: a start that fails
     (SANDBOX_REQUIRE naming a layer the host lacks, a fork server that dies) is served
-    to the client as the problem, as a bad configuration is, and the exit status is 1."""
+    to the client as the problem, as a bad configuration is, and the exit status is 1.
+    `max_line`: the longest message read (config.message_cap)."""
     from sandbox.mcp import stdio
     from sandbox.mcp.config_failure import build_failed_server, start_problem
 
@@ -169,7 +174,7 @@ def _run_stdio(server, runner=None) -> int:
     failed = []
 
     async def serve() -> None:
-        async with stdio.stdio_transport() as (read_stream, write_stream):
+        async with stdio.stdio_transport(max_line) as (read_stream, write_stream):
             lowlevel = server._lowlevel_server
             try:
                 if runner is not None:
@@ -245,7 +250,7 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
 
     server = build_server(settings, Runner(runner_config(settings)), proxy_url=PROXY_URL)
     app = HttpGate(server.streamable_http_app(host=bind), settings.api_token,
-                   allowed_hosts(bind, port, settings.http_allowed_hosts))
+                   allowed_hosts(bind, port, settings.http_allowed_hosts), max_body=message_cap(settings))
     config = uvicorn.Config(app, host=bind, port=port, log_config=None, log_level=settings.log_level,
                             ws="none")  # (the gate refuses WebSockets too)
     logger.info("serving MCP over HTTP at http://%s:%d/mcp", bind, port)

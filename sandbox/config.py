@@ -23,9 +23,11 @@ from sandbox import env_file, host_mounts, install_source, network_allow, profil
 from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_bool, parse_seconds, parse_size
 
-# The largest MCP message either transport reads (a stdio line, an HTTP body): bigger
-# than any request within SANDBOX_MAX_CODE_SIZE's ceiling, JSON escaping included.
+# The largest MCP message either transport reads (a stdio line, an HTTP body), at
+# least: bigger than any request within SANDBOX_MAX_CODE_SIZE's and SANDBOX_MAX_INPUT_SIZE's
+# defaults, JSON escaping included; message_cap() raises it with those settings.
 MAX_MESSAGE_BYTES = 256 << 20
+JSON_ESCAPE_FACTOR = 6        # a control character is six characters of JSON (\u0001)
 
 # Names of the isolation layers, as the fork server reports them.
 LAYER_NAMES = ALL_LAYERS
@@ -123,6 +125,10 @@ VARIABLES = {v.name: v for v in (
     Variable("SANDBOX_MAX_CODE_SIZE", "max_code_size", "size", 1 << 20,
              "larger code is refused before any child is spawned", bounds=(1 << 10, 16 << 20),
              opens="larger snippets than the default ceiling", weaker=_above),
+    Variable("SANDBOX_MAX_INPUT_SIZE", "max_input_size", "size", 32 << 20,
+             "execute_code's files, all together (bytes, and files passed by URI count too); "
+             "larger inputs are refused before any child is spawned", bounds=(1 << 10, 256 << 20),
+             opens="larger inputs than the default ceiling", weaker=_above),
     Variable("SANDBOX_FILE_TTL", "file_ttl", "seconds", 600.0,
              "seconds a file a run left under out/ stays readable with resources/read", bounds=_SECONDS_MAX),
     Variable("SANDBOX_FILE_STORE_SIZE", "file_store_size", "size", 64 << 20,
@@ -230,6 +236,13 @@ class _SettingsViews:
 
     def allowed_modules(self) -> frozenset[str]:
         return frozenset(profiles.allowed_modules(self.enabled_profiles, self.extra_imports))
+
+
+def message_cap(settings) -> int:
+    """The largest MCP message the transports read with these settings: room for code and
+    files at their limits, each character JSON-escaped at worst, never below the default."""
+    largest = JSON_ESCAPE_FACTOR * (settings.max_code_size + settings.max_input_size) + (1 << 20)
+    return max(MAX_MESSAGE_BYTES, largest)
 
 
 def _default(v: Variable):

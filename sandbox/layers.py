@@ -16,6 +16,7 @@ from sandbox import host_mounts, landlock, mounts, namespaces, rlimits, seccomp
 from sandbox.forkserver import child_report
 from sandbox.layer_names import KERNEL_LAYERS
 from sandbox.wire.messages import RunRequest
+from sandbox.wire import protocol
 
 
 
@@ -27,7 +28,7 @@ def hard_limits(config: dict) -> rlimits.Limits:
         # a session's CPU adds up over its calls, each allowed its timeout on top (child.py)
         cpu_seconds=int(max(config["max_timeout"], config.get("session_max_lifetime", 0))) + 1,
         memory_bytes=int(config["max_memory"]),
-        file_size_bytes=rlimits.FILE_SIZE_BYTES,
+        file_size_bytes=max(rlimits.FILE_SIZE_BYTES, int(config.get("max_input", 0))),  # an input file fits
         open_files=rlimits.OPEN_FILES,
         processes=rlimits.PROCESSES,
         memlock_bytes=0,
@@ -109,6 +110,7 @@ def _spec(config: dict, layers, program, readable: tuple, empty_network_shared: 
         host_root=os.geteuid() == 0,
         filesystem=bool(config["filesystem"]),
         workspace_size=int(config["workspace_size"]),
+        max_request=int(config.get("max_request", protocol.MAX_REQUEST)),
         hard_limits=hard_limits(config),
         seccomp_program=program,
         readable=readable,

@@ -36,7 +36,7 @@ class Child:
     request: RunOrder | None = None  # the runner's order once assigned
     retries: int = 0                 # times its order went to a fresh child (killed before it ran)
     nonce: str = ""
-    pending: bytes = b""             # request bytes not yet written
+    pending: bytearray = field(default_factory=bytearray)   # request bytes not yet written
     deadline: float | None = None
     dispatched: float = 0.0
     frames: protocol.FrameReader = field(

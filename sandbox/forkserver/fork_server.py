@@ -52,7 +52,8 @@ class ForkServer:
         self.ctl.setblocking(False)
         self.config = config
         self.selector = selectors.DefaultSelector()
-        self.ctl_reader = protocol.FrameReader(protocol.CONTROL_FRAME_CAP)
+        self.ctl_reader = protocol.FrameReader(
+            protocol.control_frame_cap(int(config.get("max_request", protocol.MAX_REQUEST))))
         self.ctl_out = bytearray()
         self.pool = ChildPool(self.selector, int(config.get("pool_size", 0)), on_exit=self.on_exit)
         self.max_output = int(config["max_output"])
@@ -229,8 +230,8 @@ class ForkServer:
     def assign(self, child: Child, order: RunOrder, session: bool = False) -> None:
         child.request = order
         child.nonce = secrets.token_hex(16)
-        child.pending = protocol.encode(ChildOrder(op=order.op, nonce=child.nonce, session=session,
-                                                   request=order.run).to_frame())
+        child.pending = bytearray(protocol.encode(ChildOrder(op=order.op, nonce=child.nonce, session=session,
+                                                             request=order.run).to_frame()))
         child.dispatched = time.monotonic()
         if child.state == "ready":
             self.begin_running(child)
@@ -363,11 +364,11 @@ class ForkServer:
         try:
             while c.pending:
                 written = os.write(c.request_w, c.pending)
-                c.pending = c.pending[written:]
+                del c.pending[:written]   # a bytearray drops its head without copying the rest
         except BlockingIOError:
             pass
         except OSError:
-            c.pending = b""  # the child is gone; its exit will be reported
+            c.pending = bytearray()  # the child is gone; its exit will be reported
         registered = c.request_w in self.selector.get_map()
         if c.pending and not registered:
             self.selector.register(c.request_w, selectors.EVENT_WRITE, ("request", c))
@@ -519,7 +520,8 @@ class ForkServer:
         c.request = RunOrder(op="execute", id="probe", run=run)
         c.report = False
         c.nonce = secrets.token_hex(16)
-        c.pending = protocol.encode(ChildOrder(op="execute", nonce=c.nonce, session=False, request=run).to_frame())
+        c.pending = bytearray(protocol.encode(ChildOrder(op="execute", nonce=c.nonce, session=False,
+                                                         request=run).to_frame()))
         c.dispatched = time.monotonic()
         self.write_request(c)
         end = time.monotonic() + timeout

@@ -52,6 +52,8 @@ class RunnerConfig:
     disabled_layers: frozenset = frozenset()   # test/diagnostic switch: SANDBOX_UNSAFE_DISABLE_LAYERS
     restricted_python: bool = DEFAULTS.restricted_python   # what get_sandbox_info reports as the default
     workspace_size: int = 64 << 20             # the filesystem profile's /workspace
+    max_request: int = protocol.MAX_REQUEST    # protocol.request_frame_cap of the code and input limits
+    max_input: int = 0                         # input files' bytes together (their largest file)
     network_policy: policy.Policy = DEFAULTS.network_policy   # the network profile's allow-list
     network_limits: egress_proxy.Limits = egress_proxy.Limits()
     session_max_lifetime: float = DEFAULTS.session_max_lifetime   # bounds a session's CPU time (its rlimit)
@@ -131,6 +133,8 @@ class Runner:
             "pool_size": self.config.pool_size,
             "disabled_layers": sorted(self.config.disabled_layers),
             "workspace_size": self.config.workspace_size,
+            "max_request": self.config.max_request,
+            "max_input": self.config.max_input,
             "session_max_lifetime": self.config.session_max_lifetime,
             "host_mounts": [[m.host, m.sandbox, m.writable] for m in self.config.mounts],
         }

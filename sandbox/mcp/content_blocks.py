@@ -32,6 +32,9 @@ HINTS = {
     "isolation_unavailable": "call without use_container to run with the layers this host has",
     "session_not_found": "create a new session with create_session and run everything it needs again",
     "rate_limited": "wait the seconds the message gives, then call again",
+    "input_too_large": "send the data in parts over several calls of one session (create_session: its "
+                       "workspace keeps the files), each call within the limit",
+    "input_not_found": "run the code that wrote the file again and pass its new uri, or send the file's content",
 }
 SESSION_ENDED = ("the session ended with this error: its state (variables, imports, files) is gone; "
                  "create a new session with create_session to go on")

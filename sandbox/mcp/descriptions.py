@@ -88,11 +88,17 @@ def rules_detail() -> str:
 
 def files_note(s: Settings, scratch: bool) -> str:
     if s.enable_filesystem:
-        return "Files: a private workspace; `files` adds inputs; files written under out/ come back."
+        return "Files: a private workspace; `files` adds inputs; files under out/ come back."
     if scratch:
         return ("Files: open() reaches a scratch directory, gone after the call"
                 + (" (figures come back as images)." if s.enable_data_science else "."))
     return "Files: open() is refused (no mount namespace here): keep data in memory (io.StringIO, io.BytesIO)."
+
+
+def files_parameter(s: Settings) -> str:
+    """The `files` parameter: its forms and its own limit, apart from the code's."""
+    return (f'text, {{"base64"}} or {{"uri"}} of a run\'s out/ file; '
+            f"{format_size(s.max_input_size)} in all (SANDBOX_MAX_INPUT_SIZE)")
 
 
 def network_note(s: Settings, proxy_url: str, *, short: bool = False) -> str:

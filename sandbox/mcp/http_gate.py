@@ -65,8 +65,10 @@ def allowed_hosts(bind: str, port: int, extra: tuple[str, ...] = ()) -> frozense
 class HttpGate:
     """ASGI wrapper: Host and Origin checked (403), then `Authorization: Bearer <token>` (401)."""
 
-    def __init__(self, app, token: str, hosts: frozenset[str]):
+    def __init__(self, app, token: str, hosts: frozenset[str], max_body: int | None = None):
+        """`max_body`: config.message_cap(settings); the default cap when not given."""
         self.app = app
+        self.max_body = max_body
         self.expected = f"Bearer {token}".encode()
         self.hosts = hosts
         self.origins = frozenset(f"{scheme}://{h}" for h in hosts for scheme in ("http", "https"))
@@ -99,13 +101,15 @@ class HttpGate:
                 return await _refuse(send, 401, "unauthorized: send Authorization: Bearer <SANDBOX_API_TOKEN> "
                                                 "(the token the operator set; this server does not offer OAuth)",
                                      [(b"www-authenticate", b'Bearer realm="mcp-server-python-sandbox"')])
+            cap = self.max_body or MAX_MESSAGE_BYTES
             length = headers.get(b"content-length")
             if length is not None and not length.isdigit():
                 return await _refuse(send, 400, "Content-Length must be a number of bytes")
-            if length is not None and int(length) > MAX_MESSAGE_BYTES:
-                return await _refuse(send, 413, f"the request body is larger than {MAX_MESSAGE_BYTES} bytes: send "
-                                                "smaller code and files (SANDBOX_MAX_CODE_SIZE is the limit)")
-            receive = _capped(receive, MAX_MESSAGE_BYTES)   # a chunked body has no length to check first
+            if length is not None and int(length) > cap:
+                return await _refuse(send, 413, f"the request body is larger than {cap} bytes: send smaller code "
+                                                "and files (SANDBOX_MAX_CODE_SIZE and SANDBOX_MAX_INPUT_SIZE are "
+                                                "the limits)")
+            receive = _capped(receive, cap)   # a chunked body has no length to check first
         await self.app(scope, receive, send)
 
     def _log_refusal(self, scope, presented: bytes) -> None:
@@ -119,7 +123,7 @@ class HttpGate:
 
 
 class BodyTooLarge(Exception):
-    """A chunked request body went past MAX_MESSAGE_BYTES; the app's reading fails."""
+    """A chunked request body went past the gate's cap; the app's reading fails."""
 
 
 def _capped(receive, cap: int):

@@ -2,9 +2,12 @@
 ceilings, sizes measured (never parsed), imports only narrowed. A refusal says what is
 accepted and which setting the operator can change."""
 
+import base64
+
 from sandbox import profiles
 from sandbox.config import MIN_MEMORY_LIMIT, MODULE_NAME, PROFILE_SWITCHES, Settings
 from sandbox.limits_parse import SIZE_SYNTAX, format_size, parse_seconds, parse_size
+from sandbox.mcp.file_store import FileExpired, FileStore, NotStoreURI
 
 
 class RequestRefused(Exception):
@@ -58,9 +61,12 @@ def check_code_size(code: str, settings: Settings) -> None:
         )
 
 
-def check_input_files(files: dict | None, code: str, settings: Settings) -> dict | None:
-    """Input files need the filesystem profile and count toward SANDBOX_MAX_CODE_SIZE with the code.
-    Names and contents are only measured here; the child writes them (and refuses bad names)."""
+def check_input_files(files: dict | None, settings: Settings, store: FileStore) -> dict | None:
+    """Input files need the filesystem profile; their bytes together, those named by a
+    URI from `store` included, are held to SANDBOX_MAX_INPUT_SIZE. Returns every file as
+    {"base64": ...} of its bytes, the form the request frame's cap is computed for. Names
+    and contents are only measured and encoded here; the child writes them (and refuses
+    bad names and bad base64)."""
     if not files:
         return None
     if not settings.enable_filesystem:
@@ -68,17 +74,41 @@ def check_input_files(files: dict | None, code: str, settings: Settings) -> dict
             "invalid_argument",
             "files needs the filesystem profile, which is off; the operator can set SANDBOX_ENABLE_FILESYSTEM=true",
         )
-    total = len(code)
+    limit, total, measured = settings.max_input_size, 0, {}
     for name, content in files.items():
-        text = content if isinstance(content, str) else content.get("base64", "")
-        total += len(name) + len(text)
-    if total > settings.max_code_size:
+        if isinstance(content, str):
+            data = content.encode("utf-8", "surrogatepass")
+            size = len(data)
+        elif isinstance(content, dict) and "uri" in content:
+            data = _stored(content["uri"], name, store)
+            size = len(data)
+        elif isinstance(content, dict) and isinstance(content.get("base64"), str):
+            data = content["base64"]
+            size = len(data) * 3 // 4 - min(2, len(data) - len(data.rstrip("=")))   # what it decodes to
+        else:
+            raise RequestRefused("invalid_argument", f'files[{_shown(name)}]: give text, {{"base64": ...}} '
+                                                     'or {"uri": ...}')
+        total += size
+        measured[name] = data
+    if total > limit:
         raise RequestRefused(
-            "invalid_argument",
-            f"code and files together are {total} characters; the limit is {settings.max_code_size} "
-            "(SANDBOX_MAX_CODE_SIZE)",
+            "input_too_large",
+            f"files are {total} bytes together; the limit is {limit} bytes "
+            f"({format_size(limit)}, SANDBOX_MAX_INPUT_SIZE). Send the data in parts over several calls of one "
+            "session (create_session: its workspace keeps the files), each within the limit; a file an "
+            "earlier run wrote can be passed as {\"uri\": ...} without copying its bytes, but it counts too",
         )
-    return files
+    return {name: {"base64": data if isinstance(data, str) else base64.b64encode(data).decode("ascii")}
+            for name, data in measured.items()}
+
+
+def _stored(uri: str, name: str, store: FileStore) -> bytes:
+    try:
+        return store.resolve(uri).data
+    except NotStoreURI as exc:
+        raise RequestRefused("invalid_argument", f"files[{_shown(name)}]: {exc}") from None
+    except FileExpired as exc:
+        raise RequestRefused("input_not_found", f"files[{_shown(name)}]: {exc}") from None
 
 
 def narrow_imports(requested: list[str], allowed: frozenset[str], settings: Settings) -> frozenset[str]:

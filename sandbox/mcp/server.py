@@ -31,7 +31,7 @@ from sandbox.mcp import content_blocks, descriptions, info_summary, published_sc
 from sandbox.mcp.audit import AuditLog
 from sandbox.mcp.file_store import URI_PREFIX, FileExpired
 from sandbox.mcp.tool_handlers import SERVER_NAME, SandboxTools
-from sandbox.mcp.tool_models import (ExecutionResult, InputFile, SandboxInfo, SessionClosed, SessionCreated,
+from sandbox.mcp.tool_models import (ExecutionResult, InputFile, InputURI, SandboxInfo, SessionClosed, SessionCreated,
                                      ValidationResult, file_content)
 
 logger = logging.getLogger(__name__)
@@ -183,6 +183,11 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
     return server
 
 
+# The forms (text, {"base64"}, {"uri"}) are named in the parameter's description; the
+# arguments are still checked against the models.
+FILE_CONTENT_SCHEMA = {"type": ["string", "object"]}
+
+
 def sandbox_tools(tools: SandboxTools, connections: weakref.WeakKeyDictionary) -> list[Tool]:
     """The five tools: their signatures (the SDK builds the input schemas from them) over
     SandboxTools' methods. `connections`: where execute_code notes its caller's connection."""
@@ -213,8 +218,9 @@ def sandbox_tools(tools: SandboxTools, connections: weakref.WeakKeyDictionary) -
         memory_limit: Annotated[Any, WithJsonSchema(memory_schema)] = format_size(s.default_memory_limit),
         use_container: Annotated[bool, Field(description=descriptions.USE_CONTAINER)] = False,
         files: Annotated[
-            dict[Annotated[str, Field(max_length=255)], str | InputFile] | None,
-            Field(description="files written before the run"),
+            dict[Annotated[str, Field(max_length=255)],
+                 Annotated[str | InputFile | InputURI, WithJsonSchema(FILE_CONTENT_SCHEMA)]] | None,
+            Field(description=descriptions.files_parameter(s)),
         ] = None,
         session_id: Annotated[str | None, Field(max_length=100, description="from create_session")] = None,
         ctx: Context = None,

@@ -50,11 +50,12 @@ def _claim(fd: int, diversion: int) -> int:
 
 
 @asynccontextmanager
-async def stdio_transport():
+async def stdio_transport(max_line: int = MAX_LINE):
+    """`max_line`: config.message_cap(settings), the longest message read."""
     loop = asyncio.get_running_loop()
     wire_in = _claim(0, os.open(os.devnull, os.O_RDONLY))
     wire_out = _claim(1, os.dup(2))
-    reader = asyncio.StreamReader(limit=MAX_LINE, loop=loop)
+    reader = asyncio.StreamReader(limit=max_line, loop=loop)
     read_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(wire_in, "rb", buffering=0))
     write_transport, write_protocol = await loop.connect_write_pipe(
@@ -75,7 +76,7 @@ async def stdio_transport():
                     if not line:
                         return  # EOF: the client is gone
                 except asyncio.LimitOverrunError:
-                    await read_stream_writer.send(ValueError(f"message longer than {MAX_LINE} bytes"))
+                    await read_stream_writer.send(ValueError(f"message longer than {max_line} bytes"))
                     await _skip_line(reader)
                     continue
                 if not line.strip():

@@ -78,7 +78,7 @@ class SandboxTools:
             seconds = check_timeout(timeout, settings)
             memory = check_memory_limit(memory_limit, settings)
             check_code_size(code, settings)
-            files = check_input_files(files, code, settings)
+            files = check_input_files(files, settings, self.files)
             modules = narrow_imports(imports, self.allowed, settings)
             if use_container:
                 self._check_every_layer()
@@ -324,6 +324,7 @@ class SandboxTools:
                 ),
                 max_output_size=s.max_output_size,
                 max_code_size=s.max_code_size,
+                max_input_size=s.max_input_size,
                 max_concurrency=s.max_concurrency,
             ),
             mounts=[MountInfo(path=m.sandbox, mode=m.mode) for m in s.mounts],

@@ -159,6 +159,7 @@ class Limits(BaseModel):
     memory_limit: MemoryLimits
     max_output_size: int = Field(description="bytes kept of stdout and of stderr, each")
     max_code_size: int
+    max_input_size: int = Field(description="bytes of execute_code's files together (filesystem profile)")
     max_concurrency: int
 
 
@@ -192,9 +193,12 @@ class InputFile(BaseModel):
     base64: str
 
 
+class InputURI(BaseModel):
+    uri: str = Field(max_length=200)   # a file an earlier run wrote, its uri in that answer's files
+
 
 def file_content(value):
-    return value.model_dump() if isinstance(value, InputFile) else value
+    return value.model_dump() if isinstance(value, (InputFile, InputURI)) else value
 
 
 class WeakeningInfo(BaseModel):

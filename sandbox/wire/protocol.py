@@ -46,17 +46,20 @@ HEADER = struct.Struct(">I")
 # signal is armed for good); GO_FD and FORK_SERVER_FD close before the snippet runs.
 STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, FORK_SERVER_FD = 0, 1, 2, 3, 4, 5, 6
 
-MAX_REQUEST = 64 << 20              # a request to a child (code and input files)
-CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the fork server
+MAX_REQUEST = 64 << 20              # a request to a child (code and input files), at least
+CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the fork server, at least
+REQUEST_SLACK = 8 << 20             # a request's other fields: file names, modules, the tools listing
+JSON_ESCAPE_FACTOR = 6              # a control character is six characters of JSON (\u0001)
 
 # Every error_type an answer can carry: a child's result says one of the
-# first seven; the server alone says the last three, before any child runs
+# first seven; the server alone says the others, before any child runs
 # (invalid_argument: the request itself is malformed; isolation_unavailable:
 # use_container=true on a host that lacks a layer; session_not_found: the
-# session_id is unknown, closed or expired).
+# session_id is unknown, closed or expired; input_too_large: files beyond
+# SANDBOX_MAX_INPUT_SIZE; input_not_found: a file URI unknown or expired).
 ERROR_TYPES = ("syntax_error", "security_violation", "runtime_error", "timeout", "memory_limit",
                "output_limit", "internal_error", "invalid_argument", "isolation_unavailable",
-               "session_not_found", "rate_limited")
+               "session_not_found", "rate_limited", "input_too_large", "input_not_found")
 CHILD_ERROR_TYPES = frozenset(ERROR_TYPES[:7])
 
 # Caps of the child's result channel (the request's output cap adds to them).
@@ -80,6 +83,18 @@ def unsafe_name(text: str) -> bool:
     """A name with control, format (bidi override), surrogate, private or unassigned
     characters, or a backslash: never returned as a file name (checked on both sides)."""
     return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch == "\\" for ch in text)
+
+
+def request_frame_cap(max_code: int, max_input: int) -> int:
+    """The largest request frame for code of `max_code` bytes and input files of
+    `max_input` bytes together, which travel as base64; never below MAX_REQUEST."""
+    largest = HEADER.size + JSON_ESCAPE_FACTOR * max_code + 4 * -(-max_input // 3) + REQUEST_SLACK
+    return max(MAX_REQUEST, largest)
+
+
+def control_frame_cap(request_cap: int) -> int:
+    """A run order carries one request, with room for the order around it."""
+    return max(CONTROL_FRAME_CAP, request_cap + REQUEST_SLACK)
 
 
 def result_frame_cap(result_cap: int) -> int:

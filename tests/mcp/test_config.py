@@ -276,6 +276,7 @@ BAD_VALUES = {
     "SANDBOX_DEFAULT_MEMORY_LIMIT": ["lots", "1m", "2g"],
     "SANDBOX_MAX_MEMORY_LIMIT": ["lots", "8m", "-1"],
     "SANDBOX_MAX_CODE_SIZE": ["big", "10", "1g"],
+    "SANDBOX_MAX_INPUT_SIZE": ["big", "10", "1g"],
     "SANDBOX_ENABLE_NETWORK": ["maybe"],
     "SANDBOX_MOUNTS": ["relative:/data", "/:/data", "/proc:/data", "/nonexistent-mount-source:/data",
                        "/usr/share:/data:rw", "/usr/share:/data:xx", "/usr/share:/tmp/data", "/usr/share"],
