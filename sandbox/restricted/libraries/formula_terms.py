@@ -3,13 +3,15 @@
 patsy evaluates each term of a formula as Python, with eval() and the real builtins, in
 the namespace of the caller's frame: `__import__('os')` in a formula is the real import.
 A term is checked before it is evaluated: it is an expression built of names (columns or
-the snippet's variables, none private), numbers and strings, operators, and calls of the
-functions below only. What a term can then reach is values, which patsy turns into columns.
+the snippet's variables, none private, no builtin), numbers and strings, operators, and calls
+of the functions below only. What a term can then reach is the snippet's own values and
+the data's, which patsy turns into columns.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 
 # patsy's own formula functions, and numpy's element-wise functions as np.<name>
@@ -22,6 +24,9 @@ NUMPY_NAMES = frozenset({"np", "numpy"})
 # the names patsy gives the stateful transforms it rewrote (center(x) -> _patsy_stobj0__center__.transform(x))
 _STATEFUL = re.compile(r"_patsy_stobj\d+__[A-Za-z]\w*__\Z")
 _STATEFUL_METHODS = frozenset({"transform", "memorize_chunk", "memorize_finish"})
+# builtins a term may name when nothing of the snippet's has the name: eval() falls back on the
+# real builtins, and a term like C(eval) would hand the real eval to the snippet as a level
+_BUILTINS = frozenset(vars(builtins)) - {"abs"}
 _LITERALS = (int, float, complex, str, bool, type(None))
 _NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Tuple, ast.List, ast.Load,
           ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.keyword)
@@ -32,8 +37,9 @@ ADVICE = ("a formula term is a column or a variable, a number, operators, and ca
           "compute anything else into a column first, e.g. df['z'] = f(df['x']), then 'y ~ z'")
 
 
-def refusal(term) -> str | None:
-    """Why patsy may not evaluate `term`, or None."""
+def refusal(term, defined=None) -> str | None:
+    """Why patsy may not evaluate `term`, or None. `defined(name)`: does the namespace it is
+    evaluated in have `name` (else a builtin's name is refused)?"""
     if type(term) is not str:
         return f"a formula term is a plain str ({ADVICE})"
     if len(term) > MAX_TERM:
@@ -44,6 +50,8 @@ def refusal(term) -> str | None:
         return None  # (patsy's own error: it cannot compile it either)
     for node in ast.walk(tree):
         why = _node_refusal(node)
+        if why is None and isinstance(node, ast.Name) and node.id in _BUILTINS and not (defined and defined(node.id)):
+            why = f"the builtin {node.id}"
         if why is not None:
             return f"{why} in the formula term {term[:200]!r}: {ADVICE}"
     return None

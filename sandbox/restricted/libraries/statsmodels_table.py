@@ -28,6 +28,50 @@ def _patsy_only(self, engine=None, *args, **kwargs):
         "formulas are read with patsy in the sandbox: leave the engine out, or set it to 'patsy'")
 
 
+def _term_refusal(env, expr, source_name="<string>", inner_namespace=None, *args, **kwargs):
+    """patsy evaluates `expr` in `inner_namespace` and then `env`'s namespaces."""
+    namespaces = (inner_namespace, env.namespace) if inner_namespace is not None else (env.namespace,)
+
+    def defined(name):
+        return any(_has(namespace, name) for namespace in namespaces)
+    return formula_terms.refusal(expr, defined=defined)
+
+
+def _has(namespace, name) -> bool:
+    try:
+        return name in namespace
+    except Exception:  # noqa: BLE001 - a namespace that cannot answer has nothing of that name
+        return False
+
+
+def _is_sandbox_frame(frame) -> bool:
+    name = frame.f_globals.get("__name__")
+    return type(name) is str and (name == "sandbox" or name.startswith("sandbox."))
+
+
+def _snippets_frame(original, refuse):
+    """EvalEnvironment.capture(depth): the namespace `depth` frames above its caller, as in plain
+    Python: the sandbox's own frames (the guards' wrappers around the snippet's calls) are not
+    counted, and never captured (their modules' globals are the sandbox's)."""
+    def capture(eval_env=0, reference=0):
+        if not isinstance(eval_env, int) or isinstance(eval_env, bool):
+            return original(eval_env, reference)   # (an EvalEnvironment is its own; else patsy's TypeError)
+        frame = sys._getframe(1)
+        for _step in range(eval_env + reference):
+            frame = frame.f_back
+            while frame is not None and _is_sandbox_frame(frame):
+                frame = frame.f_back
+            if frame is None:
+                raise ValueError("call-stack is not that deep!")
+        while frame is not None and _is_sandbox_frame(frame):
+            frame = frame.f_back
+        if frame is None:
+            raise ValueError("call-stack is not that deep!")
+        future_flags = getattr(sys.modules["patsy.eval"], "_ALL_FUTURE_FLAGS", 0)
+        return original.__self__([frame.f_locals, frame.f_globals], frame.f_code.co_flags & future_flags)
+    return capture
+
+
 def table(policy) -> Table:
     return Table(
         refused_objects={
@@ -51,9 +95,10 @@ def table(policy) -> Table:
             "save": (_RESULTS, _NO_PICKLE),
             "load": (_RESULTS, _NO_PICKLE),
         },
+        wrapped_while_running={"patsy.eval.EvalEnvironment.capture": _snippets_frame},
         checked_calls={
             # every term of a formula reaches eval() here (statsmodels' formulas, patsy's dmatrices)
-            "patsy.eval.EvalEnvironment.eval": lambda self, expr, *args, **kwargs: formula_terms.refusal(expr),
+            "patsy.eval.EvalEnvironment.eval": _term_refusal,
             "formulaic.utils.stateful_transforms.stateful_eval": lambda expr, *args, **kwargs:
                 formula_terms.refusal(expr),
             "statsmodels.formula._manager.FormulaManager.__init__": _patsy_only,
