@@ -5,6 +5,8 @@ statsmodels_table), and statsmodels' formula terms checked before patsy evaluate
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 pytest.importorskip("sklearn")
@@ -133,3 +135,13 @@ def test_formulas_see_the_snippets_names_inside_its_functions(ds):
     r = ds.run(code, allowed=ALLOWED, timeout=120, memory=1024 * MiB)
     assert r["success"], r
     assert r["result"] == ["I(x * k)", "Intercept", "max"]
+
+
+def test_a_seaborn_plot_comes_back_as_png(ds):
+    code = ("import pandas as pd\nimport seaborn as sns\n"
+            "df = pd.DataFrame({'g': list('aabb'), 'y': [1.0, 2, 3, 5]})\n"
+            "ax = sns.barplot(data=df, x='g', y='y')\nresult = ax.get_ylabel()")
+    r = ds.run(code, allowed=ALLOWED, timeout=120, memory=1024 * MiB)
+    assert r["success"] and r["result"] == "y", r
+    assert len(r["images"]) == 1 and r["images"][0]["mime_type"] == "image/png", r["images"]
+    assert base64.b64decode(r["images"][0]["base64"]).startswith(b"\x89PNG\r\n\x1a\n")
