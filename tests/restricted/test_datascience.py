@@ -804,9 +804,9 @@ def test_safe_library_idioms_still_run(ds):
 @pytest.mark.parametrize("code,refusal", [
     ("import statsmodels.formula.api as smf\nimport pandas as pd\n"
      "smf.ols(\"y ~ I(print('ESCAPED') or x)\", data=pd.DataFrame({'x': [1.0, 2.0], 'y': [1.0, 2.0]}))",
-     "a call of print() in the formula term"),
+     "a call of print() in a formula term"),
     ("import statsmodels.api as sm\nsm.OLS.from_formula(\"y ~ I(print('ESCAPED') or x)\", {'x': [1.0], 'y': [1.0]})",
-     "a call of print() in the formula term"),
+     "a call of print() in a formula term"),
     ("import patsy\npatsy.dmatrix(\"I(print('ESCAPED') or 1)\", {})", "formula strings are Python code"),
 ])
 def test_statsmodels_formula_strings_never_run_their_python(code, refusal, ds):

@@ -53,7 +53,7 @@ def refusal(term, defined=None) -> str | None:
         if why is None and isinstance(node, ast.Name) and node.id in _BUILTINS and not (defined and defined(node.id)):
             why = f"the builtin {node.id}"
         if why is not None:
-            return f"{why} in the formula term {term[:200]!r}: {ADVICE}"
+            return f"{why} in a formula term: {ADVICE}"   # (the term is the snippet's own text: not echoed)
     return None
 
 
