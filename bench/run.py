@@ -323,9 +323,13 @@ async def wait_pool_full(root_pid: int, minimum: int, settle: float, timeout: fl
 # ----------------------------------------------------------------------------- MCP side
 
 
+# --profile-env NAME=VALUE settings every server of the run gets (a profile switched on)
+PROFILE_ENV: dict = {}
+
+
 def server_env(pool: int, concurrency: int = 16) -> dict:
     return {"SANDBOX_POOL_SIZE": str(pool), "SANDBOX_MAX_CONCURRENCY": str(concurrency),
-            "SANDBOX_LOG_LEVEL": "warning"}
+            "SANDBOX_LOG_LEVEL": "warning", **PROFILE_ENV}
 
 
 @contextlib.asynccontextmanager
@@ -1200,7 +1204,11 @@ def main(argv=None) -> int:
                              "below half the CPUs (the figures are only as good as the machine is quiet)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a sample count, e.g. --set lat_pool=1000 (see plan())")
+    parser.add_argument("--profile-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting every server of the run gets, e.g. SANDBOX_ENABLE_DATA_SCIENCE=true "
+                             "for start-up and idle memory with the data-science profile")
     args = parser.parse_args(argv)
+    PROFILE_ENV.update(item.partition("=")[::2] for item in args.profile_env)
     p = plan(args.quick)
     for item in args.set:
         key, _, value = item.partition("=")

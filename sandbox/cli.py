@@ -65,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
 def runner_config(settings: Settings) -> RunnerConfig:
     """What the fork server is started with, from the settings."""
     # Pre-importing the data-science stack in the fork server turns a 1-3 s import into a fork.
-    preload = profiles.profile_modules_available("data_science") if settings.enable_data_science else ()
+    # (but the libraries a snippet imports on demand, profiles.IMPORTED_ON_DEMAND)
+    preload = (tuple(m for m in profiles.profile_modules_available("data_science")
+                     if m.split(".")[0] not in profiles.IMPORTED_ON_DEMAND) if settings.enable_data_science else ())
     return RunnerConfig(
         max_timeout=settings.max_timeout,
         max_memory=settings.max_memory_limit,

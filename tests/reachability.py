@@ -179,7 +179,28 @@ import sympy
 import matplotlib.pyplot as plt
 ''',
 }
-PROFILE_NAMES = {"basic": ("basic",), "data_science": ("basic", "data_science")}
+# the data-science profile with scikit-learn, seaborn and statsmodels imported and used
+# (imported on demand in the sandbox; crawled by `make crawl`, not in make test)
+PRELUDE["analysis"] = PRELUDE["data_science"] + '''
+import sklearn.linear_model, sklearn.ensemble, sklearn.model_selection, sklearn.datasets, sklearn.utils.parallel
+import seaborn as sns
+import statsmodels.api as sm
+import statsmodels.formula.api as smf
+frame6 = pd.DataFrame({'x': [1.0, 2, 3, 4, 5, 6], 'y': [2.1, 3.9, 6.2, 8.1, 9.8, 12.0], 'g': list('ababab')})
+'''
+SAMPLES["analysis"] = {
+    **SAMPLES["data_science"],
+    "linear_regression": "sklearn.linear_model.LinearRegression().fit(np.arange(6.0).reshape(-1, 1), np.arange(6.0))",
+    "forest": "sklearn.ensemble.RandomForestRegressor(n_estimators=2).fit(np.arange(6.0).reshape(-1, 1), np.arange(6.0))",
+    "iris": "sklearn.datasets.load_iris()", "parallel": "sklearn.utils.parallel.Parallel(n_jobs=2)",
+    "ols_results": "sm.OLS(frame6['y'], sm.add_constant(frame6[['x']])).fit()",
+    "formula_model": "smf.ols('y ~ x + C(g)', data=frame6)",
+    "formula_results": "smf.ols('y ~ x + C(g)', data=frame6).fit()",
+    "seaborn_axes": "sns.barplot(data=frame6, x='g', y='y')",
+    "facet_grid": "sns.FacetGrid(frame6, col='g')",
+}
+PROFILE_NAMES = {"basic": ("basic",), "data_science": ("basic", "data_science"),
+                 "analysis": ("basic", "data_science")}
 
 
 def crawl_snippet(profile: str, modules, subsets) -> str:
@@ -565,9 +586,12 @@ if __name__ == "__main__":
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
     failed = False
-    for name in ("basic", "data_science"):
-        if name == "data_science" and importlib.util.find_spec("pandas") is None:
-            print("data_science: skipped (make install-datascience)")
+    for name in ("basic", "data_science", "analysis"):
+        if name != "basic" and importlib.util.find_spec("pandas") is None:
+            print(f"{name}: skipped (make install-datascience)")
+            continue
+        if name == "analysis" and importlib.util.find_spec("statsmodels") is None:
+            print("analysis: skipped (make install-datascience)")
             continue
         result = crawl(name, DEEP, timeout=3600.0)
         print(summary(name, result), flush=True)

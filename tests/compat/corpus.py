@@ -1454,6 +1454,46 @@ result = [str(M.inv()), str(M.eigenvals()), str(sp.nsimplify(0.5)), str(sp.nsimp
           str(sp.dsolve(sp.Function("f")(x).diff(x) - 2, sp.Function("f")(x)))]
 """, DATA)
 
+# scikit-learn, seaborn and statsmodels as agents use them (imported on demand, not warmed)
+snippet("analysis", """
+import numpy as np
+from sklearn.linear_model import LinearRegression
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import cross_val_score, train_test_split
+from sklearn.datasets import load_iris
+X = np.arange(20.0).reshape(-1, 1)
+lr = LinearRegression().fit(X, 3 * X[:, 0] - 2)
+Xi, yi = load_iris(return_X_y=True)
+X_train, X_test, y_train, y_test = train_test_split(Xi, yi, test_size=0.3, random_state=0)
+rf = RandomForestClassifier(n_estimators=20, random_state=0, n_jobs=-1).fit(X_train, y_train)
+scores = cross_val_score(RandomForestClassifier(n_estimators=10, random_state=0), Xi, yi, cv=3, n_jobs=-1)
+result = [round(float(lr.coef_[0]), 6), round(float(lr.intercept_), 6), len(scores), bool(rf.score(X_test, y_test) > 0.8)]
+""", DATA)
+snippet("analysis", """
+import pandas as pd
+import seaborn as sns
+import matplotlib.pyplot as plt
+df = pd.DataFrame({"day": ["mon", "tue", "wed", "mon", "tue", "wed"], "sales": [3, 5, 2, 4, 6, 1],
+                   "shop": ["a", "a", "a", "b", "b", "b"]})
+sns.set_theme(style="whitegrid")
+ax = sns.barplot(data=df, x="day", y="sales", hue="shop")
+ax.set_title("sales by day")
+plt.show()
+result = [ax.get_title(), len(ax.patches) >= 6]
+""", DATA)
+snippet("analysis", """
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+import statsmodels.formula.api as smf
+df = pd.DataFrame({"x": [1.0, 2, 3, 4, 5, 6, 7, 8], "y": [2.1, 3.9, 6.2, 8.1, 9.8, 12.2, 13.9, 16.1],
+                   "g": list("abababab")})
+res = smf.ols("y ~ x + C(g) + np.log(x)", data=df).fit()
+print(res.summary())
+direct = sm.OLS(df["y"], sm.add_constant(df[["x"]])).fit()
+result = [sorted(res.params.index), round(float(direct.params["x"]), 4), int(res.nobs)]
+""", DATA)
+
 
 # ---------------------------------------------------------------- filesystem profile
 snippet("files", """

@@ -21,7 +21,9 @@ ALLOWED = profiles.allowed_modules(["basic", "data_science"])
 
 @pytest.fixture(scope="module")
 def ds():
-    runner = SyncRunner(preload=tuple(profiles.profile_modules_available("data_science")), max_memory=1024 * MiB)
+    preload = tuple(m for m in profiles.profile_modules_available("data_science")
+                    if m.split(".")[0] not in profiles.IMPORTED_ON_DEMAND)   # (as the server warms them)
+    runner = SyncRunner(preload=preload, max_memory=1024 * MiB)
     yield runner
     runner.close()
 
@@ -605,7 +607,9 @@ def test_the_sparse_door_is_real_without_restricted_python(ds):
 @pytest.fixture(scope="module")
 def ds_io():
     allowed = profiles.allowed_modules(["basic", "data_science", "filesystem"])
-    runner = SyncRunner(preload=tuple(profiles.profile_modules_available("data_science")), max_memory=1024 * MiB)
+    preload = tuple(m for m in profiles.profile_modules_available("data_science")
+                    if m.split(".")[0] not in profiles.IMPORTED_ON_DEMAND)   # (as the server warms them)
+    runner = SyncRunner(preload=preload, max_memory=1024 * MiB)
     yield runner, allowed
     runner.close()
 
@@ -797,18 +801,21 @@ def test_safe_library_idioms_still_run(ds):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("statsmodels") is None, reason="statsmodels is not installed")
-@pytest.mark.parametrize("code", [
-    "import statsmodels.formula.api as smf\nimport pandas as pd\n"
-    "smf.ols(\"y ~ I(print('ESCAPED') or x)\", data=pd.DataFrame({'x': [1.0, 2.0], 'y': [1.0, 2.0]}))",
-    "import statsmodels.api as sm\nsm.OLS.from_formula(\"y ~ I(print('ESCAPED') or x)\", {'x': [1.0], 'y': [1.0]})",
-    "import patsy\npatsy.dmatrix(\"I(print('ESCAPED') or 1)\", {})",
+@pytest.mark.parametrize("code,refusal", [
+    ("import statsmodels.formula.api as smf\nimport pandas as pd\n"
+     "smf.ols(\"y ~ I(print('ESCAPED') or x)\", data=pd.DataFrame({'x': [1.0, 2.0], 'y': [1.0, 2.0]}))",
+     "a call of print() in a formula term"),
+    ("import statsmodels.api as sm\nsm.OLS.from_formula(\"y ~ I(print('ESCAPED') or x)\", {'x': [1.0], 'y': [1.0]})",
+     "a call of print() in a formula term"),
+    ("import patsy\npatsy.dmatrix(\"I(print('ESCAPED') or 1)\", {})", "formula strings are Python code"),
 ])
-def test_statsmodels_formula_strings_never_run(code, ds):
-    """Formula strings are Python that patsy or formulaic evaluate with the real builtins,
-    in the frame of the sandbox's call guard: statsmodels is refused whoever installed it."""
-    reply = ds.run(code, allowed=ALLOWED)
-    assert not reply["success"] and reply["error_type"] == "security_violation", reply
-    assert "ESCAPED" not in (reply.get("stdout") or "") and "formula strings are Python code" in reply["error"], reply
+def test_statsmodels_formula_strings_never_run_their_python(code, refusal, ds):
+    """Formula strings are Python that patsy or formulaic evaluate with the real builtins:
+    statsmodels' terms are checked before patsy evaluates them, and patsy is never imported."""
+    reply = ds.run(code, allowed=ALLOWED, timeout=120)
+    assert not reply["success"] and reply["error_type"] in ("security_violation", "runtime_error"), reply
+    assert "ESCAPED" not in (reply.get("stdout") or "") and refusal in reply["error"], reply
+    assert reply["security_events"], reply
 
 
 def test_mro_hands_out_no_class_a_library_keeps_behind_its_public_one(ds):

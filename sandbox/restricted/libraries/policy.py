@@ -3,14 +3,15 @@ library's), as tables the RestrictedPython layer applies: objects it refuses, ke
 values it refuses, attributes it refuses on the libraries' own types, and the functions it
 switches off or checks while a snippet runs.
 
-numpy, pandas, scipy, sympy and matplotlib evaluate strings, unpickle, import
+numpy, pandas, scipy, sympy, matplotlib, scikit-learn, seaborn and statsmodels evaluate strings, unpickle, import
 modules by name, hand out raw memory and write onto their own classes. These
 tables close the known doors; they cannot prove there is no other. With the
 data-science profile on, the kernel layers are the boundary and this layer is
 defence in depth (profiles.python_layer_claim says so wherever it is shown).
 
 One table module per library (numpy_table, pandas_table, scipy_table, sympy_table,
-matplotlib_table, stdlib_table, and compiled_inputs for the numbers compiled code
+matplotlib_table, sklearn_table, seaborn_table, statsmodels_table with formula_terms, stdlib_table,
+and compiled_inputs for the numbers compiled code
 trusts) says what to do about its doors (table.Table); a door is added to its library's
 table only. Every entry names what to do instead. POLICY, the one engine of the process,
 merges them and looks the entries up: `resolve()` runs in the fork server after the
@@ -29,12 +30,14 @@ import sys
 import types
 
 from sandbox.restricted.libraries import (class_rules, compiled_inputs, matplotlib_table, numpy_table, pandas_table,
-                                          scipy_table, stdlib_table, sympy_table)
+                                          scipy_table, seaborn_table, sklearn_table, statsmodels_table, stdlib_table,
+                                          sympy_table)
 from sandbox.restricted.libraries.lookup import lookup
 from sandbox.restricted.libraries.switched_off import SwitchedOff
 from sandbox.restricted.libraries.table import merged
 
-TABLE_MODULES = (numpy_table, pandas_table, scipy_table, sympy_table, matplotlib_table, stdlib_table, compiled_inputs)
+TABLE_MODULES = (numpy_table, pandas_table, scipy_table, sympy_table, matplotlib_table, sklearn_table, seaborn_table,
+                 statsmodels_table, stdlib_table, compiled_inputs)
 SETTLE_ROUNDS = 5                      # settle(): a lazy import rarely leads to a second
 
 
