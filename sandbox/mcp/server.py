@@ -155,9 +155,10 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
     async def start() -> None:
         await runner.start()
         if tools.registry is not None:
-            tools.registry.listeners.append(lambda stubs: publisher.changed())
             tools.registry.start()
             await tools.registry.wait_connected(UPSTREAM_WAIT)
+            # from here on a change is news: nobody could list the tools before (tools/list waits)
+            tools.registry.listeners.append(lambda stubs: publisher.changed())
         publisher.describe()
         log_layers(runner.layers())
         logger.info(
@@ -166,7 +167,6 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
             settings.max_concurrency,
         )
 
-    gate = StartGate(start, starting_what(settings), on_start_failure)
 
     @asynccontextmanager
     async def lifespan(_server):
@@ -185,7 +185,7 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
 
     server = MCPServer(SERVER_NAME, subscriptions=bus, version=__version__, instructions=INSTRUCTIONS,
                        lifespan=lifespan, log_level=settings.log_level.upper(), tools=listed)
-    gate.guard(server._lowlevel_server)
+    gate = StartGate(server, start, starting_what(settings), on_start_failure)
 
     @server.resource(URI_PREFIX + "{token}", name="run-file",
                      description=f"a file a run left under out/, kept {settings.file_ttl:g} s after the run")

@@ -6,7 +6,7 @@ pays for them). So the start runs as a task beside the transport, and the reques
 it (tools/list: the tools' descriptions follow the sandbox's layers; tools/call) wait for it,
 telling a client that sent a progressToken what they wait for. A start that fails leaves the
 answers a failed start always gives (config_failure): the tools carry the problem, every call
-answers with it.
+answers with it. The wait is a middleware, the SDK's public way to wrap a request.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from sandbox.forkserver.runner import LayerUnavailable
-from sandbox.mcp.config_failure import build_failed_server, start_problem
+from sandbox.mcp.config_failure import offer_the_problem, start_problem
 
 NOTICE_INTERVAL = 1.0                 # seconds between progress notifications while a request waits
 GATED_METHODS = ("tools/list", "tools/call")
@@ -32,17 +32,18 @@ def waited_for_start() -> float:
 
 
 class StartGate:
-    """`start`: the sandbox's start (the runner, the tool servers); `what`: what it does,
-    as a waiting request's progress says it; `on_failure(exc)`: told once, when it fails."""
+    """`server`: the MCPServer whose requests wait; `start`: the sandbox's start (the
+    runner, the tool servers); `what`: what it does, as a waiting request's progress says
+    it; `on_failure(exc)`: told once, when it fails."""
 
-    def __init__(self, start: Callable[[], Awaitable[None]], what: str,
+    def __init__(self, server, start: Callable[[], Awaitable[None]], what: str,
                  on_failure: Callable[[BaseException], None] | None = None):
+        self._server = server
         self._start = start
         self.what = what
         self._on_failure = on_failure
         self._task: asyncio.Task | None = None
-        self.failure: BaseException | None = None
-        self._failed_server = None     # the low-level server of the failed start's answers
+        server.middleware.append(self._wait_for_the_start)
 
     def begin(self) -> None:
         self._task = asyncio.ensure_future(self._run())
@@ -51,20 +52,15 @@ class StartGate:
         try:
             await self._start()
         except Exception as exc:  # noqa: BLE001 - every failed start is told to the client
-            self.failure = exc
-            self._failed_server = build_failed_server(start_failure_text(exc), start_problem)._lowlevel_server
+            offer_the_problem(self._server, start_problem(start_failure_text(exc)))
             if self._on_failure is not None:
                 self._on_failure(exc)
-
-    @property
-    def ready(self) -> bool:
-        return self._task is not None and self._task.done() and self.failure is None
 
     async def wait(self, report_progress=None) -> None:
         """Until the start has ended (either way); `report_progress(progress, total, message)`
         about once a second meanwhile."""
         began = time.monotonic()
-        while not self._task.done():
+        while self._task is not None and not self._task.done():
             await asyncio.wait({self._task}, timeout=NOTICE_INTERVAL)
             if not self._task.done() and report_progress is not None:
                 waited = time.monotonic() - began
@@ -82,21 +78,11 @@ class StartGate:
             self._task.cancel()
         await asyncio.wait({self._task})
 
-    def guard(self, lowlevel) -> None:
-        """Make the low-level server's tools/list and tools/call wait for the start, and
-        answer as the failed start's server does once it failed."""
-        for method in GATED_METHODS:
-            entry = lowlevel.get_request_handler(method)
-            lowlevel.add_request_handler(method, entry.params_type, self._gated(method, entry.handler))
-
-    def _gated(self, method: str, handler):
-        async def gated(ctx, params):
+    async def _wait_for_the_start(self, ctx, call_next):
+        """The middleware: a request that needs the sandbox waits for its start."""
+        if ctx.method in GATED_METHODS and ctx.request_id is not None:
             await self.wait(ctx.session.report_progress)
-            if self._failed_server is not None:
-                return await self._failed_server.get_request_handler(method).handler(ctx, params)
-            return await handler(ctx, params)
-
-        return gated
+        return await call_next(ctx)
 
 
 def start_failure_text(exc: BaseException) -> str:
