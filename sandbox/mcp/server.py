@@ -167,7 +167,6 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
             settings.max_concurrency,
         )
 
-
     @asynccontextmanager
     async def lifespan(_server):
         gate.begin()
