@@ -143,18 +143,15 @@ def _serve_config_failure(message: str) -> int:
 
 
 def _serve_stdio(settings: Settings) -> int:
-    # The fork server starts first (its stdin and stdout are /dev/null: it never holds
-    # the wire), so its start-up runs while this process imports the MCP SDK.
-    runner = Runner(runner_config(settings))
-    runner.spawn_early()
     from sandbox.mcp.server import build_server
     from sandbox.namespaces import PROXY_URL
 
-    # A start that fails (SANDBOX_REQUIRE naming a layer the host lacks, a fork server
-    # that dies) is served to the client as the problem, as a bad configuration is, and
-    # the exit status is 1.
+    # The transport points fd 0/1 away from the wire while serving, and the runner
+    # starts inside it, so the fork server never inherits the wire. A start that fails
+    # (SANDBOX_REQUIRE naming a layer the host lacks, a fork server that dies) is served
+    # to the client as the problem, as a bad configuration is, and the exit status is 1.
     failed = []
-    server = build_server(settings, runner, proxy_url=PROXY_URL,
+    server = build_server(settings, Runner(runner_config(settings)), proxy_url=PROXY_URL,
                           on_start_failure=lambda exc: failed.append(_startup_failure(exc)))
     status = _run_stdio(server)
     return status if status or not failed else failed[0]

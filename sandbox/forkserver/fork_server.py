@@ -43,7 +43,6 @@ EXIT_GRACE = 2.0          # after the child exited, wait at most this for pipe E
 MAX_RETRIES = 3           # a request whose child was killed from outside before it ran
 PROGRESS_INTERVAL = 1.0   # the last printed line goes to the server at most this often
 IDLE_CHECK = 1.0          # how often the CPU time of sessions between calls is looked at
-START_NICE = 10          # how far below the server the start's imports run
 IDLE_CPU_ALLOWANCE = 0.1  # seconds of it a session may use between calls (reading the next one)
 
 
@@ -541,15 +540,7 @@ def main() -> None:
     if os.getppid() != config["parent_pid"]:
         os._exit(1)  # the runner died before we were ready
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when we stop
-    # The imports yield the CPU to the server's own, which answers initialize meanwhile; only
-    # where the priority can be raised back (root), as the children's is relative to ours.
-    below = START_NICE if os.geteuid() == 0 else 0
-    os.nice(below)
     restricted.warm(config.get("preload", ()))  # children inherit the imports and pay nothing for them
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) - below)
-    except PermissionError:   # root without CAP_SYS_NICE: the sandbox runs lower still, never higher
-        log("could not raise the fork server's priority back after its start")
     fork_server = ForkServer(socket.socket(fileno=config["ctl_fd"]), config)
     fork_server.prepare()
     fork_server.run()

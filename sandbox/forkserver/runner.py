@@ -10,17 +10,20 @@ requests fail with internal_error and the next request starts a new one.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
+import subprocess
 import sys
 import time
 import uuid
 from dataclasses import dataclass, field
 
 from sandbox import network_allow as policy
+from sandbox import profiles
 from sandbox.config import DEFAULTS
 from sandbox.egress import proxy as egress_proxy
-from sandbox.forkserver import launch, outcome
+from sandbox.forkserver import outcome
 from sandbox.wire import protocol
 from sandbox.wire import messages
 from sandbox.wire.messages import RunOrder, RunRequest
@@ -29,6 +32,9 @@ from sandbox.layer_names import ALL_LAYERS, KERNEL_LAYERS
 
 HELLO_TIMEOUT = 120.0         # the fork server imports the profile's modules first
 VALIDATION_TIMEOUT = 30.0      # seconds: parsing takes milliseconds, but a loaded host may wait for a child
+FORK_SERVER_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **profiles.LIBRARY_ENV}
+BOOT = ("import sys, json; c = json.loads(sys.argv[1]); sys.path[:] = c['sys_path']; "
+        "from sandbox.forkserver.fork_server import main; main()")
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ class LayerUnavailable(RuntimeError):
 class ForkServerConnection:
     """The runner's handle on one fork server process: its control socket, the
     requests awaiting its answer, and the task that reads them."""
-    process: launch.ForkServerProcess
+    process: asyncio.subprocess.Process
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     pending: dict = field(default_factory=dict)
@@ -89,7 +95,6 @@ class Runner:
         self._connection: ForkServerConnection | None = None
         self._layers: dict | None = None
         self._start_lock = asyncio.Lock()
-        self._early: launch.Launched | None = None   # spawned by spawn_early, not yet connected
         self._closed = False
         self._egress: dict[str, egress_proxy.EgressSession] = {}   # by request id
         self._session_listeners: dict[str, socket.socket] = {}      # network profile, by session id
@@ -111,15 +116,14 @@ class Runner:
             self._connection = await self._spawn_fork_server()
         self._check_required(self.config.require)
 
-    def spawn_early(self) -> None:
-        """Spawn the fork server now, before an event loop runs; start() then connects
-        to it. Its start-up (the profile's imports) runs beside the caller's own."""
-        if self._early is None and self._connection is None:
-            self._early = self._launch()
-
-    def _launch(self) -> launch.Launched:
-        return launch.launch({
+    async def _spawn_fork_server(self) -> ForkServerConnection:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        fds_ours, fds_theirs = (socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                                if self.config.network else (None, None))
+        config = {
             "sys_path": _fork_server_sys_path(),
+            "parent_pid": os.getpid(),
+            "ctl_fd": theirs.fileno(),
             "max_timeout": self.config.max_timeout,
             "max_memory": self.config.max_memory,
             "max_output": self.config.max_output,
@@ -130,11 +134,19 @@ class Runner:
             "disabled_layers": sorted(self.config.disabled_layers),
             "workspace_size": self.config.workspace_size,
             "session_max_lifetime": self.config.session_max_lifetime,
-        }, network=self.config.network)
-
-    async def _spawn_fork_server(self) -> ForkServerConnection:
-        launched, self._early = self._early or self._launch(), None
-        process, ours, fds_ours = launched.process, launched.control, launched.fd_channel
+        }
+        passed = [theirs]
+        if fds_theirs is not None:
+            config["fd_channel"] = fds_theirs.fileno()
+            passed.append(fds_theirs)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=None,
+                pass_fds=[s.fileno() for s in passed], env=FORK_SERVER_ENV, cwd="/", close_fds=True)
+        finally:
+            for s in passed:
+                s.close()
         reader, writer = await asyncio.open_unix_connection(sock=ours)
         connection = ForkServerConnection(process=process, reader=reader, writer=writer, fd_channel=fds_ours)
         if fds_ours is not None:
@@ -161,10 +173,6 @@ class Runner:
 
     async def aclose(self) -> None:
         self._closed = True
-        if self._early is not None:
-            self._early.discard()
-            await self._early.process.wait()
-            self._early = None
         connection, self._connection = self._connection, None
         if connection is None:
             return

@@ -513,16 +513,3 @@ def test_a_package_wildcard_reaches_the_hardened_child():
         assert answer["error_type"] == "security_violation" and "'sys', which is not allowed" in answer["error"], answer
     finally:
         r.close()
-
-
-def test_the_fork_server_runs_at_the_servers_priority_and_its_children_below(pooled):
-    """The fork server's start yields to the server, but once it is ready it runs at the
-    server's priority again (an ordinary user's never left it), and every sandbox process
-    runs below both."""
-    kids = wait_for_pool(pooled, 3)
-    zygote = pooled.runner.fork_server_pid()
-    assert os.getpriority(os.PRIO_PROCESS, zygote) == os.getpriority(os.PRIO_PROCESS, 0)
-    pooled_children = [pid for pid in kids if b"pooled child" in open(f"/proc/{pid}/cmdline", "rb").read()]
-    assert pooled_children, kids
-    for pid in pooled_children:
-        assert os.getpriority(os.PRIO_PROCESS, pid) > os.getpriority(os.PRIO_PROCESS, zygote), pid
