@@ -808,13 +808,9 @@ def bench_steps(p: dict, log) -> dict:
     return res
 
 
-def bench_startup(p: dict, log) -> dict:
-    """Spawn bin/mcp-server-python-sandbox, send initialize at once, time until the response
-    line; then time until a first execute_code is answered."""
-    from mcp_client import server_env as clean_env
-    env = clean_env(server_env(POOL))
+def _startup_runs(env: dict, reps: int, log, label: str) -> dict:
     init_s, first_exec_s, errors = [], [], []
-    for i in range(p["startup_reps"]):
+    for i in range(reps):
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, str(LAUNCHER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, env=env, cwd="/tmp", bufsize=0)
@@ -837,12 +833,12 @@ def bench_startup(p: dict, log) -> dict:
         finally:
             proc.stdin.close()
             try:
-                proc.wait(15)
+                proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
             proc.stdout.close()
-        log(f"  start-up {i + 1}/{p['startup_reps']}: initialize answered after "
+        log(f"  {label}start-up {i + 1}/{reps}: initialize answered after "
             f"{init_s[-1] if init_s else float('nan'):.3f} s")
     out = {"n": len(init_s), "pool": POOL,
            "initialize_s": {"median": statistics.median(init_s) if init_s else None,
@@ -850,6 +846,26 @@ def bench_startup(p: dict, log) -> dict:
                             "all": init_s},
            "first_execute_s": {"median": statistics.median(first_exec_s) if first_exec_s else None,
                                "n": len(first_exec_s), "all": first_exec_s}}
+    if errors:
+        out["errors"] = errors[:3]
+    return out
+
+
+def bench_startup(p: dict, log) -> dict:
+    """Spawn bin/mcp-server-python-sandbox, send initialize at once, time until the response
+    line; then time until a first execute_code is answered. The basic profile, then the
+    data-science one (where its libraries are installed)."""
+    from mcp_client import server_env as clean_env
+    out = _startup_runs(clean_env(server_env(POOL)), p["startup_reps"], log, "")
+    if all(importlib.util.find_spec(name) for name in ("numpy", "pandas")):
+        env = clean_env({**server_env(POOL), "SANDBOX_ENABLE_DATA_SCIENCE": "true"})
+        out["data_science"] = _startup_runs(env, p["startup_reps"], log, "data science ")
+    bare = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=False, capture_output=True)
+        bare.append(time.perf_counter() - t0)
+    out["python_isolated_start_s"] = statistics.median(bare)
     # where the time goes: interpreter + the SDK import vs the fork server
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import sandbox.mcp.server"], cwd=str(ROOT), check=False,
@@ -858,8 +874,6 @@ def bench_startup(p: dict, log) -> dict:
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], check=False, capture_output=True)
     out["python_bare_start_s"] = time.perf_counter() - t0
-    if errors:
-        out["errors"] = errors[:3]
     return out
 
 
@@ -1141,6 +1155,13 @@ def render(results: dict) -> str:
         w(f"  to first answered execute_code: median {_f(st['first_execute_s']['median'], 3)} s "
           f"(n={st['first_execute_s']['n']}); for reference `python -c 'import sandbox.mcp.server'` took "
           f"{_f(st.get('import_sandbox_server_s'), 3)} s, `python -c pass` {_f(st.get('python_bare_start_s'), 3)} s")
+        bare = st.get("python_isolated_start_s")
+        for label, runs in (("basic", st), ("data science", st.get("data_science"))):
+            if runs and runs.get("initialize_s", {}).get("median") and bare:
+                init, first = runs["initialize_s"]["median"], runs["first_execute_s"]["median"]
+                w(f"  {label}: initialize {_f(init, 3)} s = {_f(init / bare, 0)} x, first execute_code "
+                  f"{_f(first, 3)} s = {_f(first / bare if first else None, 0)} x a bare `python -I -S -c pass` "
+                  f"({_f(bare * 1000, 1)} ms; n={runs['n']})" + (f"; errors: {runs['errors']}" if runs.get("errors") else ""))
     else:
         w("start-up: not measured")
     mem = results.get("memory") or {}

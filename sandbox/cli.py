@@ -154,18 +154,20 @@ def _serve_stdio(settings: Settings) -> int:
     from sandbox.namespaces import PROXY_URL
 
     # The transport points fd 0/1 away from the wire while serving, and the runner
-    # starts inside it, so the fork server never inherits the wire.
-    runner = Runner(runner_config(settings))
-    return _run_stdio(build_server(settings, runner, proxy_url=PROXY_URL), runner, message_cap(settings))
+    # starts inside it, so the fork server never inherits the wire. A start that fails
+    # (SANDBOX_REQUIRE naming a layer the host lacks, a fork server that dies) is served
+    # to the client as the problem, as a bad configuration is, and the exit status is 1.
+    failed = []
+    server = build_server(settings, Runner(runner_config(settings)), proxy_url=PROXY_URL,
+                          on_start_failure=lambda exc: failed.append(_startup_failure(exc)))
+    status = _run_stdio(server, message_cap(settings))
+    return status if status or not failed else failed[0]
 
 
-def _run_stdio(server, runner=None, max_line: int = MAX_MESSAGE_BYTES) -> int:
-    """Serve `server` over stdio. With a `runner`, it starts first: a start that fails
-    (SANDBOX_REQUIRE naming a layer the host lacks, a fork server that dies) is served
-    to the client as the problem, as a bad configuration is, and the exit status is 1.
+def _run_stdio(server, max_line: int = MAX_MESSAGE_BYTES) -> int:
+    """Serve `server` over stdio until the client leaves or a signal stops it.
     `max_line`: the longest message read (config.message_cap)."""
     from sandbox.mcp import stdio
-    from sandbox.mcp.config_failure import build_failed_server, start_problem
 
     if not stdio.usable():  # stdin or stdout is a regular file: the SDK's threaded transport
         try:
@@ -173,23 +175,15 @@ def _run_stdio(server, runner=None, max_line: int = MAX_MESSAGE_BYTES) -> int:
         except BaseException as exc:
             return _startup_failure(exc)
         return 0
-    failed = []
 
     async def serve() -> None:
         async with stdio.stdio_transport(max_line) as (read_stream, write_stream):
             lowlevel = server._lowlevel_server
-            try:
-                if runner is not None:
-                    await runner.start()
-            except Exception as exc:  # noqa: BLE001 - every failed start is told to the client
-                await runner.aclose()
-                failed.append(_startup_failure(exc))
-                lowlevel = build_failed_server(_start_failure_text(exc), start_problem)._lowlevel_server
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     try:
         signum = asyncio.run(_until_signalled(serve()))
-        return 128 + signum if signum else (failed[0] if failed else 0)
+        return 128 + signum if signum else 0
     except BaseException as exc:
         return _startup_failure(exc)
 
@@ -250,17 +244,25 @@ def _serve_http(settings: Settings, host: str | None, port: int | None) -> int:
         print(f"mcp-server-python-sandbox: --port {port} is invalid; accepted: 0 to 65535", file=sys.stderr)
         return 2
 
-    server = build_server(settings, Runner(runner_config(settings)), proxy_url=PROXY_URL)
+    failed = []
+
+    def start_failed(exc: BaseException) -> None:
+        failed.append(_startup_failure(exc))
+        served.should_exit = True   # over HTTP a failed start stops the server
+
+    server = build_server(settings, Runner(runner_config(settings)), proxy_url=PROXY_URL,
+                          on_start_failure=start_failed)
     app = HttpGate(server.streamable_http_app(host=bind), settings.api_token,
                    allowed_hosts(bind, port, settings.http_allowed_hosts), max_body=message_cap(settings))
     config = uvicorn.Config(app, host=bind, port=port, log_config=None, log_level=settings.log_level,
                             ws="none")  # (the gate refuses WebSockets too)
     logger.info("serving MCP over HTTP at http://%s:%d/mcp", bind, port)
+    served = uvicorn.Server(config)
     try:
-        anyio.run(uvicorn.Server(config).serve)
+        anyio.run(served.serve)
     except BaseException as exc:
         return _startup_failure(exc)
-    return 0
+    return failed[0] if failed else 0
 
 
 def _startup_failure(exc: BaseException) -> int:
@@ -278,18 +280,6 @@ def _startup_failure(exc: BaseException) -> int:
         logger.error("mcp-server-python-sandbox stopped: %s", exc)
         return 1
     raise exc
-
-
-def _start_failure_text(exc: Exception) -> str:
-    """What the client is told of a failed start."""
-    from sandbox.forkserver.runner import LayerUnavailable
-
-    found = _find(exc, LayerUnavailable)
-    if found is not None:
-        missing = "; ".join(f"{layer} ({reason})" for layer, reason in getattr(found, "missing", []))
-        return (f"SANDBOX_REQUIRE names isolation layers this host does not have: {missing}; run it on a host "
-                "that has them, or leave them out of SANDBOX_REQUIRE")
-    return str(exc) or type(exc).__name__
 
 
 def _find(exc: BaseException, kind: type) -> BaseException | None:

@@ -10,7 +10,10 @@ what to install, or what the host lacks. Nothing runs: no fork server, no sandbo
 
 from __future__ import annotations
 
+import contextlib
+
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
 from sandbox import __version__
@@ -35,10 +38,17 @@ def build_failed_server(message: str, explain=problem) -> MCPServer:
     """`explain`: problem (a setting was refused) or start_problem (the sandbox could not start)."""
     text = explain(message)
     server = MCPServer(SERVER_NAME, version=__version__, instructions=text)
+    offer_the_problem(server, text)
+    return server
+
+
+def offer_the_problem(server: MCPServer, text: str) -> None:
+    """The sandbox's tools on `server` become `text`: their description, and every call's answer."""
 
     async def unavailable() -> CallToolResult:
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
     for name in TOOL_NAMES:
+        with contextlib.suppress(ToolError):   # (a failed server has none yet)
+            server.remove_tool(name)
         server.add_tool(unavailable, name=name, description=text, structured_output=False)
-    return server

@@ -30,6 +30,7 @@ from sandbox.limits_parse import format_size
 from sandbox.mcp import content_blocks, descriptions, info_summary, published_schemas
 from sandbox.mcp.audit import AuditLog
 from sandbox.mcp.file_store import URI_PREFIX, FileExpired
+from sandbox.mcp.start_gate import StartGate, waited_for_start
 from sandbox.mcp.tool_handlers import SERVER_NAME, SandboxTools
 from sandbox.mcp.tool_models import (ExecutionResult, InputFile, InputURI, SandboxInfo, SessionClosed, SessionCreated,
                                      ValidationResult, file_content)
@@ -132,33 +133,49 @@ def log_layers(layers: dict) -> None:
             logger.warning("isolation layer %s INACTIVE: %s", name, layers[name].get("detail", ""))
 
 
-def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = None, *, proxy_url: str) -> MCPServer:
-    """An MCPServer whose lifespan starts the runner and always closes it (killing every child).
-    `proxy_url`: where a snippet finds the egress proxy (the kernel side decides it)."""
+def starting_what(settings: Settings) -> str:
+    """What the start does, as a request waiting for it is told."""
+    if settings.enable_data_science:
+        return "the data-science libraries are loaded once for every run"
+    return "the isolation layers are checked"
+
+
+def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = None, *, proxy_url: str,
+                 on_start_failure=None) -> MCPServer:
+    """An MCPServer that answers `initialize` at once, starts the runner behind it (tools/list
+    and tools/call wait for the start) and always closes it (killing every child).
+    `proxy_url`: where a snippet finds the egress proxy (the kernel side decides it);
+    `on_start_failure(exc)`: told when the start fails (the tools then answer with the problem)."""
     tools = SandboxTools(settings, runner, audit or AuditLog(settings.audit_log), proxy_url=proxy_url)
     bus = InMemorySubscriptionBus()   # subscriptions/listen: tools/list_changed reaches our clients
     connections: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     listed = [published(tool, settings) for tool in sandbox_tools(tools, connections)]
     publisher = ToolListPublisher(next(t for t in listed if t.name == "execute_code"), tools, bus, connections)
 
-    @asynccontextmanager
-    async def lifespan(_server):
+    async def start() -> None:
         await runner.start()
         if tools.registry is not None:
-            tools.registry.listeners.append(lambda stubs: publisher.changed())
             tools.registry.start()
             await tools.registry.wait_connected(UPSTREAM_WAIT)
+            # from here on a change is news: nobody could list the tools before (tools/list waits)
+            tools.registry.listeners.append(lambda stubs: publisher.changed())
         publisher.describe()
+        log_layers(runner.layers())
+        logger.info(
+            "ready: profiles %s, restricted python %s, concurrency %d",
+            ",".join(settings.enabled_profiles), "on" if settings.restricted_python else "OFF",
+            settings.max_concurrency,
+        )
+
+    @asynccontextmanager
+    async def lifespan(_server):
+        gate.begin()
         sweeper = asyncio.ensure_future(tools.sessions.run_sweeper())
         try:
-            log_layers(runner.layers())
-            logger.info(
-                "ready: profiles %s, restricted python %s, concurrency %d",
-                ",".join(settings.enabled_profiles), "on" if settings.restricted_python else "OFF",
-                settings.max_concurrency,
-            )
             yield {}
         finally:
+            # a client that left before the start ended still learns of its failure (the exit status)
+            await gate.end(wait=not asyncio.current_task().cancelling())
             sweeper.cancel()
             await tools.sessions.close_all()
             if tools.registry is not None:
@@ -167,6 +184,7 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
 
     server = MCPServer(SERVER_NAME, subscriptions=bus, version=__version__, instructions=INSTRUCTIONS,
                        lifespan=lifespan, log_level=settings.log_level.upper(), tools=listed)
+    gate = StartGate(server, start, starting_what(settings), on_start_failure)
 
     @server.resource(URI_PREFIX + "{token}", name="run-file",
                      description=f"a file a run left under out/, kept {settings.file_ttl:g} s after the run")
@@ -186,6 +204,19 @@ def build_server(settings: Settings, runner: Runner, audit: AuditLog | None = No
 # The forms (text, {"base64"}, {"uri"}) are named in the parameter's description; the
 # arguments are still checked against the models.
 FILE_CONTENT_SCHEMA = {"type": ["string", "object"]}
+
+
+def after_start_wait(report_progress):
+    """The run's progress counts on from the time the call waited for the start: a
+    client's progress only ever grows."""
+    waited = waited_for_start()
+    if not waited:
+        return report_progress
+
+    async def report(progress: float, total: float | None = None, message: str | None = None) -> None:
+        await report_progress(round(waited + progress, 1), None if total is None else round(waited + total, 1), message)
+
+    return report
 
 
 def sandbox_tools(tools: SandboxTools, connections: weakref.WeakKeyDictionary) -> list[Tool]:
@@ -230,7 +261,7 @@ def sandbox_tools(tools: SandboxTools, connections: weakref.WeakKeyDictionary) -
                 connections[connection_of(ctx)] = ctx.request_context.protocol_version
         return await tools.execute(code, timeout, capture_output, allowed_imports, memory_limit, use_container,
                                    files and {name: file_content(value) for name, value in files.items()},
-                                   report_progress=ctx.report_progress if ctx is not None else None,
+                                   report_progress=after_start_wait(ctx.report_progress) if ctx is not None else None,
                                    session_id=session_id)
 
     async def validate_code(
