@@ -309,7 +309,8 @@ ARG_RULES = {
 }
 # clone3 passes flags, openat2 the mode, inside a struct that BPF cannot read. ENOSYS
 # (not EPERM) makes glibc fall back to clone() and a caller of openat2 to openat, whose
-# arguments the filter checks (CPython and glibc never call openat2 themselves).
+# arguments the filter checks (CPython and glibc never call openat2 themselves; the
+# child's own libc.open_no_symlinks runs before the filter, and falls back on ENOSYS).
 FIXED_RULES = {"clone3": ENOSYS, "openat2": ENOSYS}
 
 
