@@ -316,7 +316,6 @@ def load_settings(environ=None, env_file: str | None = None) -> Settings:
     )
     read = _Reader(values, own_files=(env_path,))
     typed = {v.attribute: read.value(v) for v in SETTINGS}
-    warnings += host_mounts.warnings(typed["mounts"])
     settings = Settings(**typed, env_file=env_path or None, warnings=warnings, sources=sources)
     _check_extra_imports(settings)
     _check_libraries_installed(settings)

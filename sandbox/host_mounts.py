@@ -114,21 +114,6 @@ def homes() -> set[str]:
     return found
 
 
-def warnings(mounts) -> tuple[str, ...]:
-    """What an operator should know about a valid list: a snippet may chmod what it writes to
-    a rw mount set-user-id, and the host honours that where its filesystem is not nosuid."""
-    return tuple(f"SANDBOX_MOUNTS entry {m.describe()}: the host filesystem of {m.host} honours set-user-id "
-                 "files, and a snippet may leave one there; mount it from a nosuid filesystem, or keep other "
-                 "users out of the directory" for m in mounts if m.writable and not _nosuid(m.host))
-
-
-def _nosuid(path: str) -> bool:
-    try:
-        return bool(os.statvfs(path).f_flag & os.ST_NOSUID)
-    except OSError:
-        return False
-
-
 def _check_host(mount: Mount, protected: list[str]) -> None:
     host, entry = mount.host, mount.describe()
     if host == "/":

@@ -88,6 +88,9 @@ def establish(fork_server, config: dict):
                            "run where namespaces work (`check` shows why they do not)")
     for name in candidates:
         report[name] = {"active": True, "detail": _detail(name, config, abi, program, spec)}
+    if "seccomp" not in candidates and any(pin.mount.writable for pin in spec.host_mounts):
+        report["seccomp"]["detail"] += ("; without it a snippet may leave a set-user-id file in an rw SANDBOX_MOUNTS "
+                                        "directory, which the host honours unless that filesystem is nosuid")
     return spec, report
 
 
@@ -153,6 +156,7 @@ def _detail(name: str, config: dict, abi: int, program, spec: child_mod.ChildSpe
     if name == "seccomp":
         return (f"allow-list filter of {len(program) // 8} BPF instructions: foreign-architecture and x32 "
                 "calls kill, execve/fork/ptrace/mount/unshare/bpf/io_uring/keyctl and more refused, "
+                "no set-user-id or set-group-id file mode, "
                 "unknown calls ENOSYS, sockets " + ("AF_UNIX/INET/INET6" if inet else "AF_UNIX only"))
     return ""
 

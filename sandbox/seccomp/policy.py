@@ -6,7 +6,7 @@ never execs, so its syscall surface is small and fixed. Layout of the program:
 1. arch != target arch            -> KILL_PROCESS (i386/x32 numbers differ)
 2. x86_64: nr >= 0x40000000 (x32) -> KILL_PROCESS
 3. a binary search over the syscall number; every leaf is either a single
-   RET or an inline argument check (clone, socket, ioctl, prctl, ...)
+   RET or an inline argument check (clone, socket, ioctl, prctl, file modes, ...)
 4. unlisted numbers               -> ERRNO(ENOSYS), so new syscalls fail soft
 
 Argument checks load only the low 32 bits of an argument (offset 16 + 8*i on
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 
 from sandbox.seccomp import bpf
 from sandbox.seccomp.syscalls_aarch64 import SYSCALLS_AARCH64
@@ -79,6 +80,18 @@ SOL_SOCKET = 1
 # SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF, SO_ATTACH_REUSEPORT_EBPF
 SOCKET_FILTER_OPTIONS = (26, 50, 51, 52)
 
+# A file the snippet makes set-user-id or set-group-id keeps that mode on the host (an rw
+# SANDBOX_MOUNTS directory), where any user who runs it takes the sandbox's uid or gid. So
+# no mode argument may carry those bits, whatever the path. The calls that take a mode, by
+# the index of that argument. open/openat read the mode only with O_CREAT or O_TMPFILE,
+# and glibc passes 0 otherwise, so the bits are refused whatever the flags. creat, mknod
+# and mknodat stay unlisted (ENOSYS); openat2 hides its mode in a struct (FIXED_RULES).
+SET_ID_BITS = stat.S_ISUID | stat.S_ISGID
+MODE_ARGUMENT = {
+    "chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2,
+    "open": 2, "openat": 3, "mkdir": 1, "mkdirat": 2,
+}
+
 PRCTL_ALLOWED = (
     15,          # PR_SET_NAME (threading names threads)
     16,          # PR_GET_NAME
@@ -124,11 +137,11 @@ DENIED = """
 # nothing outside this list and the rules below was called).
 ALLOWED = """
     read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 lseek
-    close close_range openat openat2 open newfstatat fstat stat lstat statx
+    close close_range newfstatat fstat stat lstat statx
     readlink readlinkat getdents64 getcwd chdir fchdir dup dup2 dup3 pipe
     pipe2 umask access faccessat faccessat2 ftruncate truncate fsync fdatasync
-    fallocate unlink unlinkat mkdir mkdirat rmdir rename renameat renameat2 link
-    linkat symlink symlinkat chmod fchmod fchmodat fchmodat2 utimensat flock
+    fallocate unlink unlinkat rmdir rename renameat renameat2 link
+    linkat symlink symlinkat utimensat flock
     poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait
     epoll_pwait epoll_pwait2 eventfd eventfd2 copy_file_range
     sendfile splice tee
@@ -267,6 +280,20 @@ def _sendmsg_rule(label: bpf.LabelMaker, allow_inet: bool) -> list:
     return [bpf.ret(EPERM)]
 
 
+def _mode_rule(index: int):
+    """The rule of a call whose argument `index` is a file mode: no set-id bits."""
+    def rule(label: bpf.LabelMaker, allow_inet: bool) -> list:
+        deny = label("set_id_deny")
+        return [
+            bpf.ld_abs(arg_lo(index)),
+            bpf.jset(SET_ID_BITS, jt=deny),
+            bpf.ret(ALLOW),
+            bpf.Label(deny),
+            bpf.ret(EPERM),
+        ]
+    return rule
+
+
 ARG_RULES = {
     "clone": _clone_rule,
     "socket": _socket_rule,
@@ -278,10 +305,13 @@ ARG_RULES = {
     "setsockopt": _setsockopt_rule,
     "sendmsg": _sendmsg_rule,
     "sendmmsg": _sendmsg_rule,
+    **{name: _mode_rule(index) for name, index in MODE_ARGUMENT.items()},
 }
-# clone3 passes flags inside a struct that BPF cannot read. ENOSYS (not EPERM)
-# makes glibc fall back to clone(), whose flags we can check.
-FIXED_RULES = {"clone3": ENOSYS}
+# clone3 passes flags, openat2 the mode, inside a struct that BPF cannot read. ENOSYS
+# (not EPERM) makes glibc fall back to clone() and a caller of openat2 to openat, whose
+# arguments the filter checks (CPython and glibc never call openat2 themselves; the
+# child's own libc.open_no_symlinks runs before the filter, and falls back on ENOSYS).
+FIXED_RULES = {"clone3": ENOSYS, "openat2": ENOSYS}
 
 
 # --- compilation --------------------------------------------------------------
@@ -315,7 +345,8 @@ def actions(arch: str | None = None) -> dict[int, int | str]:
     for name, action in FIXED_RULES.items():
         out[table[name]] = action
     for name in ARG_RULES:
-        out[table[name]] = name
+        if name in table:  # open, chmod, mkdir: x86_64 only
+            out[table[name]] = name
     overlap = {n for n in DENIED if n in ALLOWED or n in ARG_RULES or n in FIXED_RULES}
     if overlap:  # a programming error in this file
         raise AssertionError(f"syscalls both denied and allowed: {sorted(overlap)}")

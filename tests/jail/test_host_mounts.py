@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 
 import pytest
@@ -114,14 +115,6 @@ def test_rw_on_a_read_only_filesystem_is_refused(data, monkeypatch):
     assert host_mounts.parse(f"{data}:/data:ro", filesystem=True)
 
 
-@pytest.mark.parametrize("nosuid", [True, False])
-def test_a_rw_mount_where_the_host_honours_set_user_id_is_warned_of(data, monkeypatch, nosuid):
-    monkeypatch.setattr(host_mounts, "_nosuid", lambda path: nosuid)
-    parsed = host_mounts.parse(f"{data}:/data:rw", filesystem=True) + (Mount("/x", "/ro-only"),)
-    said = host_mounts.warnings(parsed)
-    assert said == () if nosuid else len(said) == 1 and "set-user-id" in said[0] and str(data) in said[0]
-
-
 def test_a_sandbox_path_on_the_private_roots_own_paths_is_refused(data):
     readable = mounts.readable_paths(network=False)
     with pytest.raises(ValueError) as refused:
@@ -221,6 +214,72 @@ out["statvfs"] = attempt(lambda: os.statvfs("/mnt/scratch").f_flag)
     assert (tree / "scratch" / "made-inside.txt").read_text() == "x"
     flags = out["statvfs"][1]
     assert flags & os.ST_NOSUID and flags & os.ST_NODEV and flags & os.ST_NOEXEC
+
+
+SET_ID = r'''
+import shutil, tempfile
+SCRATCH = tempfile.mkdtemp(prefix="set-id-", dir="/mnt/scratch")
+out["scratch"] = os.path.basename(SCRATCH)
+def mode(path):
+    return oct(os.stat(path).st_mode & 0o7777)
+def fchmodat2(path, bits):   # 452 on x86_64 and aarch64; AT_FDCWD
+    long = ctypes.c_long
+    return c_call("syscall", long(452), long(-100), path.encode(), long(bits), long(0))
+write(SCRATCH + "/made")
+out["chmod"] = attempt(lambda: os.chmod(SCRATCH + "/made", 0o4755))
+out["chmod setgid"] = attempt(lambda: os.chmod(SCRATCH + "/made", 0o2755))
+out["fchmod"] = attempt(lambda: os.fchmod(os.open(SCRATCH + "/made", os.O_RDONLY), 0o6755))
+out["fchmodat2"] = attempt(lambda: fchmodat2(SCRATCH + "/made", 0o4755))
+out["os.open"] = attempt(lambda: os.close(os.open(SCRATCH + "/created", os.O_CREAT | os.O_WRONLY, 0o4755)))
+out["mkdir"] = attempt(lambda: os.mkdir(SCRATCH + "/dir", 0o2755))
+out["xattr"] = attempt(lambda: os.setxattr(SCRATCH + "/made", "security.capability",
+                                           b"\x00\x00\x00\x02" + b"\xff" * 16))
+out["copy"] = attempt(lambda: shutil.copy("/mnt/scratch/host-tool", SCRATCH + "/copied"))
+out["plain chmod"] = attempt(lambda: os.chmod(SCRATCH + "/made", 0o755))
+out["plain open"] = attempt(lambda: os.close(os.open(SCRATCH + "/plain", os.O_CREAT | os.O_WRONLY, 0o644)))
+out["plain mkdir"] = attempt(lambda: os.mkdir(SCRATCH + "/plain-dir", 0o700))
+out["modes"] = [mode(SCRATCH + "/made"), mode(SCRATCH + "/plain"), mode(SCRATCH + "/plain-dir")]
+out["setfcap_bounding"] = libc.prctl(23, 31, 0, 0, 0)   # PR_CAPBSET_READ, CAP_SETFCAP: 1 if held
+try:   # Landlock keeps /proc unreadable
+    for line in open("/proc/self/status"):
+        if line.startswith(("CapEff", "CapPrm", "CapBnd", "CapAmb")):
+            out[line.split(":")[0]] = int(line.split()[1], 16)
+except OSError:
+    pass
+'''
+
+
+def test_no_set_id_file_reaches_the_host_through_a_rw_mount(runner, tree):
+    """Seccomp refuses every set-user-id and set-group-id mode, whatever the path: the host
+    finds none in the rw mount. The sandbox holds no capability, so no file capability either."""
+    host_tool = tree / "scratch" / "host-tool"    # a set-user-id file the host put there
+    host_tool.write_text("#!/bin/sh\n")
+    host_tool.chmod(0o4755)
+    out = probe(runner, SET_ID)
+    for name in ("chmod", "chmod setgid", "fchmod", "fchmodat2", "os.open", "mkdir", "copy"):
+        assert out[name][0] == "EPERM", (name, out[name])
+    assert out["xattr"][0] in ("ENOSYS", "EPERM", "EACCES"), out["xattr"]
+    assert {out[name][0] for name in ("plain chmod", "plain open", "plain mkdir")} == {"ok"}
+    assert out["modes"] == ["0o755", "0o644", "0o700"]
+    assert out["setfcap_bounding"] == 0
+    assert out.get("CapEff", 0) == out.get("CapPrm", 0) == out.get("CapBnd", 0) == out.get("CapAmb", 0) == 0
+    set_id = [str(path) for path in (tree / "scratch").rglob("*")
+              if path != host_tool and path.lstat().st_mode & (stat.S_ISUID | stat.S_ISGID)]
+    assert set_id == []
+    assert (tree / "scratch" / out["scratch"] / "made").exists()
+
+
+def test_without_seccomp_the_report_says_what_a_rw_mount_opens(tmp_path):
+    scratch = tmp_path.resolve() / "scratch"
+    scratch.mkdir()
+    runner = SyncRunner(pool_size=0, filesystem=True, disabled_layers=frozenset({"seccomp"}),
+                        mounts=(Mount(str(scratch), "/scratch", True),))
+    try:
+        seccomp = runner.layers()["seccomp"]
+    finally:
+        runner.close()
+    assert not seccomp["active"]
+    assert "set-user-id file in an rw SANDBOX_MOUNTS directory" in seccomp["detail"]
 
 
 ESCAPES = ("/data/absolute", "/data/relative", "/data/../secret", "/data/etc/passwd", "/mnt/scratch/../../secret")
