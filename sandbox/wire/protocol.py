@@ -47,6 +47,9 @@ HEADER = struct.Struct(">I")
 STDIN, STDOUT, STDERR, REQUEST_FD, RESULT_FD, GO_FD, FORK_SERVER_FD = 0, 1, 2, 3, 4, 5, 6
 
 MAX_REQUEST = 64 << 20              # a request to a child (code and input files)
+# A session's call at its time limit gets SIGINT (KeyboardInterrupt in the snippet, as a
+# Jupyter interrupt) and keeps its state; code that has not stopped this much later is killed.
+INTERRUPT_GRACE = 2.0
 CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the fork server
 
 # Every error_type an answer can carry: a child's result says one of the
