@@ -65,12 +65,6 @@ class ImageInfo(BaseModel):
     mime_type: str
 
 
-class SessionMemory(BaseModel):
-    resident_bytes: int = Field(description="memory the session's process holds (its RSS, read by the server)")
-    headroom_bytes: int | None = Field(
-        None, description="bytes it may still allocate before its memory limit (none when no limit applies)")
-
-
 class ExecutionResult(BaseModel):
     success: bool
     execution_id: str
@@ -107,8 +101,8 @@ class ExecutionResult(BaseModel):
     session_id: str | None = Field(None, description="the session this call ran in")
     session_ended: bool = Field(False, description="the session ended with this call: its state is gone")
     session_end_reason: str | None = Field(None, description="why, when the call itself succeeded")
-    session_memory: SessionMemory | None = Field(
-        None, description="what the session holds after this call, to free what is no longer needed in time")
+    session_memory: dict | None = Field(
+        None, description="resident_bytes (its RSS) and headroom_bytes (left before its memory limit)")
     files_refused: list[RefusedFile] = Field(
         default_factory=list, description="entries under out/ not returned: symbolic links, FIFOs, devices, "
                                           "hard links, names with control characters")
