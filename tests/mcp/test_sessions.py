@@ -153,6 +153,20 @@ def test_a_snippet_that_swallows_the_interrupt_is_killed_after_the_grace_period(
     assert run(server, "x", session)[0]["error_type"] == "session_not_found"
 
 
+def test_a_snippets_own_sigint_handler_neither_outlives_its_call_nor_escapes_the_kill(server):
+    """With real Python the snippet may install its own SIGINT handler: the next call is
+    interrupted all the same, and a handler that ignores the interrupt is killed."""
+    if server.mode == "rp":
+        pytest.skip("with RestrictedPython on a snippet has no signal module")
+    session = create(server)
+    assert run(server, "import signal\nsignal.signal(signal.SIGINT, lambda *_: None)\nx = 1", session)[0]["success"]
+    data, _ = run(server, "while True:\n    pass", session, timeout=scaled(1))
+    assert data["error_type"] == "timeout" and data["session_ended"] is False, data
+    data, _ = run(server, "signal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", session,
+                  timeout=scaled(1))
+    assert data["error_type"] == "timeout" and data["session_ended"] is True and "did not stop" in data["error"], data
+
+
 def test_a_memory_error_is_an_ordinary_exception_in_a_session(server):
     """Python's MemoryError (an allocation refused, or a list grown to the limit) leaves
     the session as it was; the answer says what the session holds, read from /proc."""
