@@ -10,7 +10,9 @@ advance and waiting for their request.
 One event loop (selectors) watches the control socket to the runner, every
 child's pipes and a pidfd per child. Wall-clock timeouts, output caps and
 cancellation are enforced here: the child is SIGKILLed, and as PID 1 of its
-pid namespace its death takes everything inside with it.
+pid namespace its death takes everything inside with it. A session's call at
+its time limit is interrupted first (SIGINT: KeyboardInterrupt in the snippet)
+and killed only when it has not stopped within the grace period.
 """
 
 from __future__ import annotations
