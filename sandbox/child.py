@@ -33,7 +33,7 @@ from sandbox import libc
 from sandbox.wire import protocol
 from sandbox.wire.messages import RESULT_FRAMES, ChildOrder, ExecuteResult, RunRequest, ValidationResult
 from sandbox.restricted import run as restricted
-from sandbox.restricted import snippet_files
+from sandbox.restricted import interrupts, snippet_files
 from sandbox.codemode import tools_object
 from sandbox.wire.protocol import GO_FD, REQUEST_FD, RESULT_FD, STDERR, STDIN, STDOUT, FORK_SERVER_FD
 
@@ -250,13 +250,16 @@ def _prewarm() -> None:
 def _serve(spec: ChildSpec, baseline) -> None:
     """One request, or, when the first one opens a session, every request of
     that session in turn: the globals (and the workspace) stay, the limits are
-    the session's. Any failure ends the process, and with it the session."""
+    the session's. A snippet's exception (a MemoryError, the KeyboardInterrupt of
+    a timeout) is its call's answer; a failure of the child's own ends the
+    process, and with it the session."""
     session = None
     stdout, stderr = _stream(STDOUT), _stream(STDERR)
     while True:
         order = None
         try:
             order = ChildOrder.from_frame(protocol.read_frame_fd(REQUEST_FD, spec.max_request))
+            interrupts.new_call()
             process_names.name(process_names.VALIDATION if order.op == "validate" else
                                process_names.execution(order.request.execution_id or "", order.session))
             if order.session:
@@ -266,9 +269,8 @@ def _serve(spec: ChildSpec, baseline) -> None:
             if "rlimits" in spec.layers:
                 _lower_limits(spec, order.request, baseline, in_session=session is not None)
             sys.stdout, sys.stderr = stdout, stderr
-            frame, out_of_memory = _run_request(spec, order, stdout, stderr, session)
-            protocol.write_frame_fd(RESULT_FD, frame)
-            if session is None or out_of_memory:  # a session full up is over: the answer says so
+            protocol.write_frame_fd(RESULT_FD, _run_request(spec, order, stdout, stderr, session))
+            if session is None:
                 # EOF now, not after the kernel has torn down our address space at exit
                 libc.close_range_from(STDOUT)
                 break
@@ -284,8 +286,8 @@ def _serve(spec: ChildSpec, baseline) -> None:
     os._exit(0)
 
 
-def _run_request(spec: ChildSpec, order: ChildOrder, stdout, stderr, session) -> tuple[bytes, bool]:
-    """The result frame, and whether the run ran out of memory."""
+def _run_request(spec: ChildSpec, order: ChildOrder, stdout, stderr, session) -> bytes:
+    """The result frame."""
     request = order.request
     allowed = frozenset(request.allowed_modules)
     workspace = spec.filesystem and spec.namespaced
@@ -302,13 +304,13 @@ def _run_request(spec: ChildSpec, order: ChildOrder, stdout, stderr, session) ->
         except (artifacts.BadInputFile, OSError) as exc:
             failed = RESULT_FRAMES.get(order.op, ExecuteResult)(
                 nonce=order.nonce, success=False, error_type="runtime_error", error=f"invalid input file: {exc}"[:500])
-            return protocol.encode_sectioned(failed.to_frame()), False
+            return protocol.encode_sectioned(failed.to_frame())
     if order.op == "validate":
         reply = restricted.validate(request.code, restricted=request.restricted,
                                     allowed_modules=allowed, tools=request.tools, files=files)
         report = ValidationResult(nonce=order.nonce, validation=reply["validation"], analysis=reply["analysis"],
                                   recommendations=tuple(reply["recommendations"]))
-        return protocol.encode_sectioned(report.to_frame()), False
+        return protocol.encode_sectioned(report.to_frame())
     names = None
     tools_object.start_call(order.nonce if request.tools else None)
     if request.tools:  # code mode: answers to its calls come on the request channel
@@ -316,7 +318,7 @@ def _run_request(spec: ChildSpec, order: ChildOrder, stdout, stderr, session) ->
     collected = []
     reply = restricted.execute(request.code, restricted=request.restricted,
                                allowed_modules=allowed, stdout=stdout, stderr=stderr,
-                               files=files, session=session, names=names,
+                               files=files, session=session, names=names, interruptible=session is not None,
                                finish=lambda: collected.append(_artifacts(spec, remove_files=session is not None)))
     images, files, extra = collected[0] if collected else ([], [], {})
     for stream in (stdout, stderr):
@@ -324,12 +326,8 @@ def _run_request(spec: ChildSpec, order: ChildOrder, stdout, stderr, session) ->
             stream.flush()
         except BaseException:  # noqa: BLE001 - a closed or broken stream loses nothing else
             pass
-    out_of_memory = reply.get("error_type") == "memory_limit"
     reply.update(extra, nonce=order.nonce)
-    if session is not None and out_of_memory:
-        reply["session_over"] = True
-    return _result_frame(reply, images, files, request.max_output,
-                         out_dir=spec.filesystem and spec.namespaced), out_of_memory
+    return _result_frame(reply, images, files, request.max_output, out_dir=spec.filesystem and spec.namespaced)
 
 
 def _result_frame(reply: dict, images: list, files: list, max_result: int, out_dir: bool = False) -> bytes:
@@ -397,8 +395,8 @@ def _lower_limits(spec: ChildSpec, request: RunRequest, baseline, *, in_session:
     timeout = float(request.timeout)
     memory = int(request.memory_limit)
     cpu = math.ceil(timeout) + 1
-    if in_session:
-        rlimits.allow_more_cpu(cpu)
+    if in_session:  # (room for the interrupt's grace: the fork server's kill decides, not this limit)
+        rlimits.allow_more_cpu(cpu + math.ceil(protocol.INTERRUPT_GRACE))
         cpu = hard.cpu_seconds
     wanted = replace(hard, cpu_seconds=min(hard.cpu_seconds, cpu), memory_bytes=min(hard.memory_bytes, memory))
     rlimits.lower_limits(wanted, baseline_data=baseline[0], baseline_as=baseline[1])
@@ -446,7 +444,8 @@ def _reset_signals() -> None:
     # the fork server may have handlers installed; the snippet starts from defaults
     # (SIGPIPE and SIGXFSZ stay ignored, as CPython sets them: a write to a
     # closed pipe or past RLIMIT_FSIZE raises instead of killing silently)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
+    for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
+    interrupts.arm()  # SIGINT: the interrupt of a session's call at its time limit
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 

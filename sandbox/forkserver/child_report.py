@@ -47,6 +47,7 @@ class ChildOutcome:
     stdout: HeadTail | None = None      # what the snippet wrote, cut for the context window
     stderr: HeadTail | None = None
     timed_out: bool = False
+    interrupted: bool = False           # a session's call got KeyboardInterrupt at its time limit
     memory_at_timeout: tuple | None = None   # (data in use, its limit) in bytes, when killed for time
     output_flooded: bool = False
     cancelled: bool = False
@@ -84,6 +85,10 @@ def compose(o: ChildOutcome) -> dict:
             error = ("internal_error", checked)
         else:
             result.update(checked)
+            if o.interrupted and not checked["success"]:  # (the traceback shows where it stopped)
+                result["error_type"] = "timeout"
+                result["error"] = (f"execution exceeded the time limit of {o.timeout:g} s and was interrupted "
+                                   "(KeyboardInterrupt); the session kept its state")
             return sanitize(result)
     result["error_type"], result["error"] = error
     if error[0] == "security_violation" and o.status is not None and _signal(o.status) == signal.SIGSYS:
@@ -101,6 +106,10 @@ def _limit_or_failure(o: ChildOutcome):
         return ("internal_error", o.failure)
     if o.cancelled:
         return ("internal_error", "the execution was cancelled")
+    if o.timed_out and o.interrupted:
+        return ("timeout", f"execution exceeded the time limit of {o.timeout:g} s and did not stop within "
+                f"{protocol.INTERRUPT_GRACE:g} s of the interrupt (KeyboardInterrupt caught, or C code that "
+                "does not return to Python), so it was killed" + _at_memory_limit(o.memory_at_timeout))
     if o.timed_out:
         return ("timeout", f"execution exceeded the time limit of {o.timeout:g} s and was killed"
                 + _at_memory_limit(o.memory_at_timeout))

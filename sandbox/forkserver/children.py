@@ -58,6 +58,7 @@ class Child:
     rusage: object = None
     exited_at: float | None = None
     timed_out: bool = False
+    interrupted: bool = False            # a session's call got SIGINT at its time limit
     memory_at_timeout: tuple | None = None   # (bytes in use, limit) of data when it was killed for time
     flooded: bool = False
     cancelled: bool = False
@@ -106,6 +107,19 @@ def memory_in_use(pid: int) -> tuple[int, int] | None:
         return None
 
 
+def session_memory(pid: int) -> dict | None:
+    """What a session's process holds, read from its /proc entry (never from what it
+    says): resident bytes, and the bytes of data it may still allocate before its
+    memory limit (None without one); None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            resident = next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"VmRSS:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    data = memory_in_use(pid)
+    return {"resident_bytes": resident, "headroom_bytes": None if data is None else max(0, data[1] - data[0])}
+
+
 def unread_bytes(fd: int) -> int:
     """Bytes waiting in a pipe (FIONREAD works on either end)."""
     buf = bytearray(4)
@@ -122,6 +136,17 @@ def last_line(out: cutting.HeadTail) -> str:
     lines = [line for line in recent.decode("utf-8", "replace").splitlines() if line.strip()]
     # shown by the client as a status: no terminal escapes, no bidi overrides
     return "".join(ch if ch.isprintable() else "\ufffd" for ch in lines[-1][-MAX_PROGRESS_LINE:]) if lines else ""
+
+
+def interrupt(c: Child) -> None:
+    """SIGINT to a session's child at its call's time limit: KeyboardInterrupt in the
+    snippet (a handler the child installs while the snippet runs, the only way a
+    signal from outside reaches PID 1 of a namespace)."""
+    c.interrupted = True
+    try:
+        signal.pidfd_send_signal(c.pidfd, signal.SIGINT)
+    except ProcessLookupError:
+        pass  # already exited: its exit event is on its way
 
 
 def kill(c: Child) -> None:
@@ -165,6 +190,7 @@ def outcome_of(c: Child, idle: bool = False) -> child_report.ChildOutcome:
         stdout=c.out.get("stdout"),
         stderr=c.out.get("stderr"),
         timed_out=c.timed_out,
+        interrupted=c.interrupted,
         memory_at_timeout=c.memory_at_timeout,
         output_flooded=c.flooded,
         cancelled=c.cancelled,

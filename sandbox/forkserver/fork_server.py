@@ -10,7 +10,9 @@ advance and waiting for their request.
 One event loop (selectors) watches the control socket to the runner, every
 child's pipes and a pidfd per child. Wall-clock timeouts, output caps and
 cancellation are enforced here: the child is SIGKILLed, and as PID 1 of its
-pid namespace its death takes everything inside with it.
+pid namespace its death takes everything inside with it. A session's call at
+its time limit is interrupted first (SIGINT: KeyboardInterrupt in the snippet)
+and killed only when it has not stopped within the grace period.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ import time
 from sandbox import child as child_mod
 from sandbox import layers, libc, privileges, process_names
 from sandbox.forkserver import child_report, spawning
-from sandbox.forkserver.children import (Child, cpu_seconds, kill, killed_before_running, last_line, log,
-                                         memory_in_use, outcome_of, thread_count)
+from sandbox.forkserver.children import (Child, cpu_seconds, interrupt, kill, killed_before_running, last_line, log,
+                                         memory_in_use, outcome_of, session_memory, thread_count)
 from sandbox.forkserver.pool import ChildPool
 from sandbox.restricted import run as restricted
 from sandbox.wire import cutting
@@ -138,7 +140,12 @@ class ForkServer:
     def check_timers(self) -> None:
         now = time.monotonic()
         for c in list(self.pool.children.values()):
-            if c.deadline is not None and now >= c.deadline and c.status is None and not c.timed_out:
+            if (c.deadline is not None and now >= c.deadline and c.status is None and c.session is not None
+                    and not c.interrupted and not c.killed):
+                # a session keeps its state through a timeout when the snippet stops at the interrupt
+                interrupt(c)
+                c.deadline = now + protocol.INTERRUPT_GRACE
+            elif c.deadline is not None and now >= c.deadline and c.status is None and not c.timed_out:
                 c.timed_out = not c.killed  # not when the result was already in
                 c.deadline = None
                 c.memory_at_timeout = memory_in_use(c.pid)
@@ -260,7 +267,7 @@ class ForkServer:
                 execution_id=order.id, op=order.op, failure=f"the session cannot take this call: {why}"))
             self.send(messages.Answer(id=order.id, result=result, session_ended=child is None or child.killed))
             return
-        child.out, child.written_total, child.line_sent = {}, 0, 0.0
+        child.out, child.written_total, child.line_sent, child.interrupted = {}, 0, 0.0, False
         child.result_frame, child.result_payload, child.frame_error, child.tool_call = None, b"", None, None
         self.assign(child, order, session=True)
 
@@ -278,7 +285,8 @@ class ForkServer:
             kill(c)
             return
         result = child_report.compose(outcome_of(c))
-        self.send(messages.Answer(id=c.request.id, result=result, session_ended=False))
+        self.send(messages.Answer(id=c.request.id, result={**result, "session_memory": session_memory(c.pid)},
+                                  session_ended=False))
         c.request, c.deadline, c.state = None, None, "ready"
         c.idle_cpu = cpu_seconds(c.pid)
         c.result_frame, c.result_payload = None, b""  # an idle death must not be read as this call's
@@ -427,8 +435,7 @@ class ForkServer:
                 c.frame_error = "result frame does not carry this execution's nonce"
             else:
                 c.result_frame, c.result_payload = frame, bytes(payload)
-            over = isinstance(frame, messages.ExecuteResult) and frame.session_over
-            if c.session is not None and c.frame_error is None and not over:
+            if c.session is not None and c.frame_error is None:
                 self.end_session_call(c)
                 return
             # the answer goes out once the snippet's processes are gone,

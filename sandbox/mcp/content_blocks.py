@@ -38,6 +38,8 @@ HINTS = {
 }
 SESSION_ENDED = ("the session ended with this error: its state (variables, imports, files) is gone; "
                  "create a new session with create_session to go on")
+SESSION_KEPT = ("the session kept its state (variables, imports, files): go on from there; `del` what it no "
+                "longer needs to free memory")
 FRESH_CALL = ("each call starts fresh: names from earlier calls do not exist here; send everything this "
               "call needs, or keep state across calls with create_session")
 EXIT_STATUS = ("the snippet ended with a non-zero exit status, which is reported as a failure: sys.exit(0) or "
@@ -81,13 +83,25 @@ def execution_text(result: dict, result_repr: str | None = None, *, max_timeout:
                      "its state is gone; create a new session with create_session to go on")
     elif result.get("session_ended"):
         lines.append(SESSION_ENDED)
+    elif result.get("session_id") and error_type in ("timeout", "memory_limit"):
+        lines.append(SESSION_KEPT)
     elif str(result.get("error") or "").startswith("NameError") and not result.get("session_id"):
         lines.append("hint: " + FRESH_CALL)
     elif str(result.get("error") or "").startswith("SystemExit"):
         lines.append("hint: " + EXIT_STATUS)
+    if result.get("session_memory"):
+        lines.append(session_memory_line(result["session_memory"]))
     if not lines:
         lines.append("ok (no output and no result: set `result = ...` or end with an expression to return a value)")
     return "\n".join(lines)
+
+
+def session_memory_line(memory: dict) -> str:
+    """What the session holds, at a glance: `session memory: 212 MiB, 300 MiB left before its limit`."""
+    line = f"session memory: {memory['resident_bytes'] / 2**20:.0f} MiB"
+    if memory.get("headroom_bytes") is not None:
+        line += f", {memory['headroom_bytes'] / 2**20:.0f} MiB left before its limit"
+    return line
 
 
 MAX_NETWORK_LINES = 5

@@ -126,9 +126,9 @@ def code_mode_note(stubs: list) -> str:
 
 
 def session_description(s: Settings) -> str:
-    return (f"A process whose globals and files last across execute_code calls given its session_id, until "
-            f"{s.session_ttl:g} s idle, {s.session_max_lifetime:g} s old, close_session or a failure (session_ended). "
-            f"At most {s.max_sessions}; memory_limit covers it all.")
+    return (f"Keeps globals and files across execute_code calls given its session_id, until "
+            f"{s.session_ttl:g} s idle, {s.session_max_lifetime:g} s old, close_session or a crash. "
+            f"At most {s.max_sessions}; memory_limit covers all.")
 
 
 CLOSE_SESSION = "End a session and its state."

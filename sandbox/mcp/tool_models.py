@@ -101,6 +101,8 @@ class ExecutionResult(BaseModel):
     session_id: str | None = Field(None, description="the session this call ran in")
     session_ended: bool = Field(False, description="the session ended with this call: its state is gone")
     session_end_reason: str | None = Field(None, description="why, when the call itself succeeded")
+    session_memory: dict | None = Field(
+        None, description="resident_bytes (its RSS) and headroom_bytes (left before its memory limit)")
     files_refused: list[RefusedFile] = Field(
         default_factory=list, description="entries under out/ not returned: symbolic links, FIFOs, devices, "
                                           "hard links, names with control characters")

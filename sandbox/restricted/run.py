@@ -53,6 +53,7 @@ from sandbox.restricted.base import (
     SNIPPET_MODULE,
     LAST_VALUE,
 )
+from sandbox.restricted import interrupts
 from sandbox.restricted.compiler import CompileError, compile_snippet
 from sandbox.restricted.imports import Events, ModuleProxy, deny_types_of
 from sandbox.restricted.guards import ExecutionContext, restricted_globals
@@ -134,18 +135,20 @@ def _plain_module_globals() -> dict:
 
 def execute(code: str, *, restricted: bool, allowed_modules: frozenset[str], stdout, stderr,
             files: str | None = None, session: SessionState | None = None, names: dict | None = None,
-            finish: Callable[[], None] | None = None) -> dict:
+            finish: Callable[[], None] | None = None, interruptible: bool = False) -> dict:
     """Compile and run ``code``; return the result dict. Never raises. ``files`` says
     where the snippet's ``open`` reaches (snippet_files: the workspace, the scratch
     directory, or nowhere). With a
     ``session``, the globals of earlier calls are this call's. ``names`` are put in
     the globals (code mode's `tools` and `ToolError`). ``finish`` is the caller's work
     on what the snippet left (drawing its figures): it runs before the run's policy
-    and redirects end, because it may call the snippet's code (a tick formatter)."""
+    and redirects end, because it may call the snippet's code (a tick formatter).
+    ``interruptible``: SIGINT raises KeyboardInterrupt in the snippet while it runs
+    (a session's call at its time limit: interrupts.py)."""
     events = Events()
     try:
         return _execute(code, restricted, frozenset(allowed_modules or ()), stdout, stderr, events,
-                        files, session, names, finish)
+                        files, session, names, finish, interruptible)
     except BaseException as exc:  # noqa: BLE001 - last resort, e.g. MemoryError while reporting
         out = _base_result()
         out["error_type"] = "memory_limit" if isinstance(exc, MemoryError) else "runtime_error"
@@ -172,7 +175,7 @@ def _collected_only_while_running():
 
 
 def _execute(code, restricted, allowed, stdout, stderr, events, files=None, session=None,
-             names=None, finish=None) -> dict:
+             names=None, finish=None, interruptible=False) -> dict:
     out = _base_result()
     out["security_events"] = events.items
     try:
@@ -209,7 +212,8 @@ def _execute(code, restricted, allowed, stdout, stderr, events, files=None, sess
         glb.update(names or {})
         glb.pop(LAST_VALUE, None)
         try:
-            _run(code_obj, glb)
+            with interrupts.raising(interruptible):
+                _run(code_obj, glb)
         except SystemExit as exc:
             # sys.exit(0) / sys.exit() ends a script that went well, as in a terminal
             failure = None if exc.code in (None, 0) else exc

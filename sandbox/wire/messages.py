@@ -202,7 +202,6 @@ class ExecuteResult(Message):
     files_refused: tuple[dict, ...] = ()          # {path, reason}: out/ entries not returned
     figure_files: tuple[str, ...] = ()            # out/ PNGs matched to an open figure
     artifacts_error: str | None = None
-    session_over: bool = False                    # a session's call ran out of memory: it ends
     kind: str = "result"
 
     @classmethod

@@ -50,6 +50,9 @@ MAX_REQUEST = 64 << 20              # a request to a child (code and input files
 CONTROL_FRAME_CAP = 64 << 20        # a message between the runner and the fork server, at least
 REQUEST_SLACK = 8 << 20             # a request's other fields: file names, modules, the tools listing
 JSON_ESCAPE_FACTOR = 6              # a control character is six characters of JSON (\u0001)
+# A session's call at its time limit gets SIGINT (KeyboardInterrupt in the snippet, as a
+# Jupyter interrupt) and keeps its state; code that has not stopped this much later is killed.
+INTERRUPT_GRACE = 2.0
 
 # Every error_type an answer can carry: a child's result says one of the
 # first seven; the server alone says the others, before any child runs

@@ -110,7 +110,7 @@ def test_the_result_frame_is_a_declared_message():
     {"security_events": [["kind"]]},      # events are objects
     {"sections": "nope"},
     {"files_refused": ["out/a"]},
-    {"session_over": "yes"},
+    {"session_over": True},               # not a field of the frame
     {"nonce": "n" * 65},                  # longer than its cap
     {"error_type": "e" * 65},
     {"validation": {}},                   # a validation's field in an execution's frame

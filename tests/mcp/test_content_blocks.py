@@ -188,3 +188,17 @@ def test_the_sandbox_summary_stays_within_1500_characters_whatever_the_configura
     mounted = info_summary.summary({**info, "allowed_modules": ["json"], "module_subsets": {}, "weakened_by": [],
                                     "tool_stubs": [], "mounts": [{"path": "/data", "mode": "ro"}]})
     assert "mounted host directories: /data (ro)\n" in mounted
+
+
+def test_a_sessions_memory_and_kept_state_are_said_at_a_glance():
+    memory = {"resident_bytes": 160 << 20, "headroom_bytes": 120 << 20}
+    kept = {"success": False, "error_type": "timeout", "error": "interrupted", "session_id": "sess_x",
+            "session_memory": memory}
+    text = content_blocks.execution_text(kept, max_timeout=60, max_memory=1 << 30)
+    assert "session memory: 160 MiB, 120 MiB left before its limit" in text
+    assert content_blocks.SESSION_KEPT in text and content_blocks.SESSION_ENDED not in text
+    ended = {**kept, "session_ended": True, "session_memory": None}
+    text = content_blocks.execution_text(ended, max_timeout=60, max_memory=1 << 30)
+    assert content_blocks.SESSION_ENDED in text and "session memory" not in text
+    unlimited = content_blocks.session_memory_line({"resident_bytes": 5 << 20, "headroom_bytes": None})
+    assert unlimited == "session memory: 5 MiB"
