@@ -8,7 +8,9 @@ nothing to reap, and its death takes everything in the namespace with it.
 
 After fd and environment hygiene (start), HARDENING runs in order; a step
 that fails is fatal for this execution (fail closed) and the layer named in
-the table is reported. A layer the host does not offer is never silently
+the table is reported. Steps marked TEMPLATE run once in the cloner, before
+it clones anything, and are inherited; a child cloned without it (the
+start-up probe, or after the cloner is gone) runs them itself. A layer the host does not offer is never silently
 skipped: which layers apply was decided once by the fork server's probe and
 arrives as spec.layers. Then the child pre-warms, reports "ready", waits for
 one request, runs it, writes one result frame and exits.
