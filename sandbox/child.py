@@ -8,7 +8,9 @@ nothing to reap, and its death takes everything in the namespace with it.
 
 After fd and environment hygiene (start), HARDENING runs in order; a step
 that fails is fatal for this execution (fail closed) and the layer named in
-the table is reported. A layer the host does not offer is never silently
+the table is reported. Steps marked TEMPLATE run once in the cloner, before
+it clones anything, and are inherited; a child cloned without it (the
+start-up probe, or after the cloner is gone) runs them itself. A layer the host does not offer is never silently
 skipped: which layers apply was decided once by the fork server's probe and
 arrives as spec.layers. Then the child pre-warms, reports "ready", waits for
 one request, runs it, writes one result frame and exits.
@@ -139,10 +141,14 @@ def _drop_privileges(spec: ChildSpec) -> None:
     privileges.set_not_dumpable()
 
 
+def _limit_inherited_resources(spec: ChildSpec) -> None:
+    rlimits.apply_inherited_limits(spec.hard_limits)
+
+
 def _limit_resources(spec: ChildSpec) -> None:
     global _BASELINE
     _BASELINE = rlimits.memory_baseline()
-    rlimits.apply_hard_limits(spec.hard_limits, baseline_data=_BASELINE[0], baseline_as=_BASELINE[1])
+    rlimits.apply_own_limits(spec.hard_limits, baseline_data=_BASELINE[0], baseline_as=_BASELINE[1])
 
 
 def _restrict_paths(spec: ChildSpec) -> None:
@@ -161,27 +167,41 @@ def _filter_syscalls(spec: ChildSpec) -> None:
     seccomp.install_filter(spec.seccomp_program)
 
 
-# The hardening of one execution, in order. Each step takes the spec; the
-# name is the layer reported when the step fails.
+TEMPLATE = "template"   # once, in the process children are cloned from: inherited by each
+CHILD = "child"         # in every child, after the template's steps
+
+# The hardening of one execution, in order: (layer, where, step). Each step takes
+# the spec; the layer is the one reported when the step fails. A child cloned
+# from a process that did not run the template's steps (no cloner) runs them itself.
 HARDENING = (
-    ("namespaces", _enter_namespaces),
-    ("privilege_drop", _drop_privileges),
-    ("rlimits", _limit_resources),
-    ("landlock", _restrict_paths),
-    ("seccomp", _filter_syscalls),
+    ("rlimits", TEMPLATE, _limit_inherited_resources),
+    ("namespaces", CHILD, _enter_namespaces),
+    ("privilege_drop", CHILD, _drop_privileges),
+    ("rlimits", CHILD, _limit_resources),
+    ("landlock", CHILD, _restrict_paths),
+    ("seccomp", CHILD, _filter_syscalls),
 )
+
+
+def prepare_template(spec: ChildSpec) -> None:
+    """The template's steps, in the process children are cloned from. Raises
+    when one fails: that process must then not serve as a template."""
+    for layer, where, step in HARDENING:
+        if where == TEMPLATE and layer in spec.layers:
+            step(spec)
 
 _BASELINE = (0, 0)  # memory in use when the limits were set: they count from it
 
 
-def run(spec: ChildSpec, pipes: ChildPipes) -> None:
-    """Entry point in the freshly cloned child. Never returns."""
+def run(spec: ChildSpec, pipes: ChildPipes, *, from_template: bool = False) -> None:
+    """Entry point in the freshly cloned child; `from_template` when the process it
+    was cloned from ran prepare_template. Never returns."""
     try:
         _start(spec, pipes)
     except BaseException as exc:  # noqa: BLE001 - a child must never unwind into the fork server
         _setup_failed("startup", exc)
-    for layer, step in HARDENING:
-        if layer not in spec.layers:
+    for layer, where, step in HARDENING:
+        if layer not in spec.layers or (where == TEMPLATE and from_template):
             continue
         try:
             step(spec)

@@ -107,6 +107,11 @@ def _cap_last_cap() -> int:
         return int(f.read())
 
 
+# Read once, by the process children are cloned from: a child drops its bounding set
+# before its own /proc is mounted, and every child would read the same number.
+CAP_LAST_CAP = _cap_last_cap()
+
+
 def _lock_securebits() -> None:
     # Needs CAP_SETPCAP; a process that has no capability to drop may lack it.
     try:
@@ -127,10 +132,15 @@ def _clear_capsets() -> None:
 
 def drop_bounding_set() -> None:
     """Empty the capability bounding set (needs CAP_SETPCAP: as root, before
-    the uid changes)."""
-    for cap in range(_cap_last_cap() + 1):
-        if _prctl(PR_CAPBSET_READ, cap) == 1:
+    the uid changes). One prctl per capability: dropping one already gone is no
+    error. Without CAP_SETPCAP every drop is refused, which is no failure when the
+    set is empty already."""
+    try:
+        for cap in range(CAP_LAST_CAP + 1):
             _prctl(PR_CAPBSET_DROP, cap)
+    except PermissionError:
+        if capability_status()["CapBnd"]:
+            raise
 
 
 def drop_capabilities() -> None:

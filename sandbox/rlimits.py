@@ -3,7 +3,12 @@
 Two entry points:
 
 * ``apply_hard_limits`` sets the configured maximum once, as soft and hard
-  limits, while the child is still being set up.
+  limits, while the child is still being set up. It is made of two halves:
+  ``apply_inherited_limits``, the limits that are the same for every child and
+  harmless to the process children are cloned from (which applies them once:
+  fork inherits them), and ``apply_own_limits``, those a child must set itself
+  (its CPU time and memory count from its own start; the process count is
+  checked against the uid at every clone).
 * ``lower_limits`` applies one request's (smaller) limits later, even under
   seccomp, and can only ever go down.
 
@@ -171,13 +176,29 @@ def apply_hard_limits(limits: Limits, *, baseline_data: int = 0, baseline_as: in
     ``baseline_data``/``baseline_as`` come from ``memory_baseline()`` taken in
     the child; left at 0 the memory limit is absolute.
     """
+    apply_inherited_limits(limits)
+    apply_own_limits(limits, baseline_data=baseline_data, baseline_as=baseline_as)
+
+
+def apply_inherited_limits(limits: Limits) -> None:
+    """The limits a long-lived process can hold while it clones children that
+    inherit them: no core dumps, message queues, real-time priority or locked
+    memory, small thread stacks, at most `open_files` descriptors (the cloner
+    holds a handful)."""
     limit_threads()
     forbid_core_msgqueue_rtprio()
+    limit_memlock(limits.memlock_bytes)
+    limit_open_files(limits.open_files)
+
+
+def apply_own_limits(limits: Limits, *, baseline_data: int = 0, baseline_as: int = 0) -> None:
+    """The limits each child sets itself: CPU time (counted per process, and a
+    cloner would use it up), file size (the cloner's stderr may be a log file),
+    processes (as an ordinary user the cloner's clones count against it), the
+    main stack, and memory from the child's own baseline."""
     limit_cpu(limits.cpu_seconds)
     limit_file_size(limits.file_size_bytes)
-    limit_open_files(limits.open_files)
     limit_processes(limits.processes)
-    limit_memlock(limits.memlock_bytes)
     if limits.stack_bytes is not None:
         limit_stack(limits.stack_bytes)
     # Memory last, so that nothing above runs into it.

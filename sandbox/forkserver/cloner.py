@@ -28,6 +28,7 @@ import socket
 from sandbox import child as child_mod
 from sandbox import namespaces, privileges, process_names
 from sandbox import libc
+from sandbox.forkserver.children import log
 
 NAME = process_names.COMM[process_names.CLONER]   # /proc/<pid>/comm (each child renames itself)
 _SOCKET_FD, _FORK_SERVER_PIDFD = 3, 4   # the cloner's own fds (0-2 stay: its stderr is the log)
@@ -101,6 +102,11 @@ def _serve(spec: child_mod.ChildSpec, sock_fd: int, fork_server_pidfd: int) -> N
     libc.close_range_from(_FORK_SERVER_PIDFD + 1)   # the server's channels, the epoll fd, ...
     if select.select([_FORK_SERVER_PIDFD], [], [], 0)[0]:
         os._exit(0)  # the fork server died before the parent-death signal was armed
+    try:
+        child_mod.prepare_template(spec)
+    except BaseException as exc:  # noqa: BLE001 - the fork server then clones directly
+        log(f"the cloner could not apply the template's layers ({exc}): cloning directly")
+        os._exit(1)
     sock = socket.socket(fileno=_SOCKET_FD)
     flags = (namespaces.clone_flags(own_network=spec.own_network) if spec.namespaced else 0) | libc.CLONE_PARENT
     while True:
@@ -117,7 +123,8 @@ def _serve(spec: child_mod.ChildSpec, sock_fd: int, fork_server_pidfd: int) -> N
             if pid == 0:
                 request, result, stdout, stderr, go = ends
                 child_mod.run(spec, child_mod.ChildPipes(request=request, result=result, stdout=stdout,
-                                                         stderr=stderr, go=go, fork_server=_FORK_SERVER_PIDFD))
+                                                         stderr=stderr, go=go, fork_server=_FORK_SERVER_PIDFD),
+                              from_template=True)
                 os._exit(child_mod.SETUP_FAILED)  # run never returns
         for fd in ends:
             os.close(fd)

@@ -5,6 +5,7 @@ sandbox keeps working without it."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
@@ -17,7 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "redteam"))
 
 from mcp_client import CLONER, name_of, parent_of, state_of, wait_until  # noqa: E402
 from mcpsync import children_of  # noqa: E402
-from runner_harness import SyncRunner  # noqa: E402
+from runner_harness import BASIC, MiB, SyncRunner  # noqa: E402
+
+from sandbox.forkserver.runner import ExecRequest, Runner, RunnerConfig  # noqa: E402
 
 SNIPPET_PIDS = "import os\nresult = [os.getpid(), os.getppid()]"
 
@@ -175,6 +178,61 @@ def test_children_of_one_template_do_not_share_their_random_state(runner):
     reseeded in each (its at-fork hook), or one execution predicts the next."""
     values = [runner.run("import random\nresult = random.getrandbits(64)")["result"] for _ in range(6)]
     assert len(set(values)) == len(values), values
+
+
+SEES_OTHERS = """import os, resource
+mine = '/tmp/only-' + TAG
+with open(mine, 'w') as f:
+    f.write('secret')
+limits = {name: list(resource.getrlimit(getattr(resource, name)))
+          for name in ('RLIMIT_CORE', 'RLIMIT_MSGQUEUE', 'RLIMIT_RTPRIO', 'RLIMIT_MEMLOCK', 'RLIMIT_NOFILE')}
+def exists(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+result = {'tmp': sorted(os.listdir('/tmp')), 'pids': [p for p in range(1, 4096) if exists(p)],
+          'limits': limits}
+"""
+
+
+def test_two_children_of_one_template_reach_nothing_of_each_other():
+    """Two sessions' children alive at once, both cloned from the cloner: each writes its
+    /tmp, and neither sees the other's file nor its process; both hold the limits the
+    template applied for them."""
+    async def scenario():
+        runner = Runner(RunnerConfig(max_timeout=60, max_memory=512 * MiB, pool_size=2))
+        await runner.start()
+        try:
+            if not runner.layers()["namespaces"]["active"]:
+                pytest.skip("the namespaces layer is not active here")
+            seen = {}
+            for name in ("a", "b"):
+                assert (await runner.open_session(name))["ok"]
+                code = SEES_OTHERS.replace("TAG", repr(name))
+                answer = await runner.execute(ExecRequest(code=code, timeout=30, memory_limit=128 * MiB,
+                                                          allowed_modules=BASIC, restricted=False), session=name)
+                assert answer["success"], (answer.get("error_type"), answer.get("error"), answer.get("stderr"))
+                seen[name] = answer["result"]
+            again = await runner.execute(ExecRequest(code="import os\nresult = sorted(os.listdir('/tmp'))",
+                                                     timeout=30, memory_limit=128 * MiB, allowed_modules=BASIC,
+                                                     restricted=False), session="a")
+            return seen, again
+        finally:
+            await runner.aclose()
+
+    seen, again = asyncio.run(scenario())
+    assert "only-a" in seen["a"]["tmp"] and "only-b" not in seen["a"]["tmp"], seen
+    assert "only-b" in seen["b"]["tmp"] and "only-a" not in seen["b"]["tmp"], seen
+    assert again["success"] and "only-b" not in again["result"], again   # a is still alive, b too
+    assert seen["a"]["pids"] == seen["b"]["pids"] == [1], seen   # itself, nothing else
+    for name in ("a", "b"):
+        limits = seen[name]["limits"]
+        assert limits["RLIMIT_CORE"] == limits["RLIMIT_MSGQUEUE"] == limits["RLIMIT_RTPRIO"] == [0, 0], limits
+        assert limits["RLIMIT_MEMLOCK"] == [0, 0] and limits["RLIMIT_NOFILE"] == [64, 64], limits
 
 
 # ---- huge pages for what the children share (kernel.collapse_to_huge_pages) ----
