@@ -88,7 +88,7 @@ def rules_detail() -> str:
 
 def files_note(s: Settings, scratch: bool) -> str:
     if s.enable_filesystem:
-        return "Files: a private workspace; `files` adds inputs; files under out/ come back."
+        return "Files: a private workspace; `files` adds inputs; out/ files come back."
     if scratch:
         return ("Files: open() reaches a scratch directory, gone after the call"
                 + (" (figures come back as images)." if s.enable_data_science else "."))
@@ -108,7 +108,7 @@ def network_note(s: Settings, proxy_url: str, *, short: bool = False) -> str:
     if short and len(reach) > MAX_POLICY_IN_DESCRIPTION:
         reach = "the hosts in SANDBOX_NETWORK_ALLOW"
     if short:
-        return f"Network: HTTP(S) only, via the sandbox's proxy (urllib, requests), to {reach}."
+        return f"Network: HTTP(S) only, via the sandbox's proxy (urllib, requests) to {reach}."
     return (f"Network: HTTP and HTTPS only, through the sandbox's proxy ({proxy_url}, set in "
             "HTTP_PROXY/HTTPS_PROXY, so urllib.request and requests work unchanged; it speaks SOCKS5 too; "
             f"other sockets reach nothing), to {reach} (SANDBOX_NETWORK_ALLOW); at most "
@@ -116,8 +116,7 @@ def network_note(s: Settings, proxy_url: str, *, short: bool = False) -> str:
 
 
 def code_mode_note(stubs: list) -> str:
-    head = ("Code mode: tools.<server>.<tool>(**arguments) returns that MCP tool's result or raises ToolError; "
-            "calls per execution are budgeted.")
+    head = "Code mode: tools.<server>.<tool>(**arguments) returns that MCP tool's result or raises ToolError."
     if not stubs:
         return head + " No tool server connected yet."
     if len(stubs) > MAX_STUBS_IN_DESCRIPTION:
@@ -127,11 +126,12 @@ def code_mode_note(stubs: list) -> str:
 
 def session_description(s: Settings) -> str:
     return (f"Keeps globals and files across execute_code calls given its session_id, until "
-            f"{s.session_ttl:g} s idle, {s.session_max_lifetime:g} s old, close_session or a crash. "
+            f"{s.session_ttl:g} s idle, {s.session_max_lifetime:g} s old, close_session or a crash "
+            f"(its answer says session_ended). "
             f"At most {s.max_sessions}; memory_limit covers all.")
 
 
 CLOSE_SESSION = "End a session and its state."
 VALIDATE_CODE = "Check Python against the sandbox's rules without running it."
 SANDBOX_INFO = "This sandbox's profiles, modules, limits and active isolation layers."
-USE_CONTAINER = "compatibility name (no container runs): true needs every isolation layer active"
+USE_CONTAINER = "true: refuse to run unless every isolation layer is active"

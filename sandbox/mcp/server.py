@@ -275,7 +275,7 @@ def sandbox_tools(tools: SandboxTools, connections: weakref.WeakKeyDictionary) -
         return await tools.create_session(memory_limit)
 
     async def close_session(
-        session_id: Annotated[str, Field(max_length=100, description="the handle create_session returned")],
+        session_id: Annotated[str, Field(max_length=100, description="from create_session")],
     ) -> Annotated[CallToolResult, SessionClosed]:
         return await tools.close_session(session_id)
 
