@@ -180,6 +180,18 @@ def test_a_library_propertys_setter_is_not_handed_out(ds, code):
     assert not r["success"] and "a library property's" in r["error"], r
 
 
+@pytest.mark.parametrize("code", [
+    "import numpy as np\na = np.empty(1, dtype=object)\na[0] = ()\nnp.frompyfunc(getattr, 2, 1)(a, '__class__')",
+    "import numpy as np\nnp.vectorize(getattr, otypes=[object])(np.array([1], dtype=object), '__class__')",
+    "import pandas as pd\npd.Series([1]).apply(getattr, args=('__class__',))",
+    "import pandas as pd\npd.DataFrame({'a': [1]}).pipe(getattr, '__class__')",
+])
+def test_getattr_handed_to_a_library_mapper_is_still_the_guarded_one(ds, code):
+    """The libraries call back what the snippet gives them: getattr there is the sandbox's."""
+    r = ds.run(code, allowed=ALLOWED, timeout=30)
+    assert not r["success"] and r["error_type"] == "security_violation" and "__class__" in r["error"], r
+
+
 def test_a_table_as_markdown(ds):
     """df.to_markdown() is how a model shows a table, and what the DataFrame.style refusal
     advises: it needs tabulate, which the data-science extra installs."""

@@ -90,6 +90,9 @@ VARIANTS = {
     "collections_abc_sys": "from collections import abc\nabc.sys.modules",
     "str_subclass_attribute_name": "class S(str):\n    def startswith(self, prefix):\n        return False\ngetattr((), S('__class__'))",
     "str_subclass_hasattr": "class S(str):\n    pass\nif hasattr(1, S('__class__')):\n    print('ESCAPED')\nraise ValueError",
+    "name_that_hashes_and_compares_like_one": "class N:\n    def __eq__(self, other):\n        return True\n"
+                                              "    def __hash__(self):\n        return hash('__class__')\ngetattr((), N())",
+    "stringformatter_get_field_direct": "import string\nstring.Formatter().get_field('0.__class__', [()], {})",
     "generator_gi_frame_getattr": "def g():\n    yield 1\ngetattr(g(), 'gi_frame')",
     "generator_gi_code_getattr": "def g():\n    yield 1\ngetattr(g(), 'gi_code')",
     "vars_of_module": "import json\nvars(json)",
