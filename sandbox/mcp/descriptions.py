@@ -88,7 +88,7 @@ def rules_detail() -> str:
 
 def files_note(s: Settings, scratch: bool) -> str:
     if s.enable_filesystem:
-        return "Files: a private workspace; `files` adds inputs; out/ files come back."
+        return "Files: a private workspace; `files` adds inputs; files under out/ come back."
     if scratch:
         return ("Files: open() reaches a scratch directory, gone after the call"
                 + (" (figures come back as images)." if s.enable_data_science else "."))
@@ -98,7 +98,7 @@ def files_note(s: Settings, scratch: bool) -> str:
 def files_parameter(s: Settings) -> str:
     """The `files` parameter: its forms and its own limit, apart from the code's."""
     return (f'text, {{"base64"}} or {{"uri"}} of a run\'s out/ file; '
-            f"{format_size(s.max_input_size)} in all (SANDBOX_MAX_INPUT_SIZE)")
+            f"{format_size(s.max_input_size)} in all")
 
 
 def network_note(s: Settings, proxy_url: str, *, short: bool = False) -> str:
@@ -116,7 +116,7 @@ def network_note(s: Settings, proxy_url: str, *, short: bool = False) -> str:
 
 
 def code_mode_note(stubs: list) -> str:
-    head = "Code mode: tools.<server>.<tool>(**arguments) returns that MCP tool's result or raises ToolError."
+    head = "Code mode: tools.<server>.<tool>(**arguments) returns the tool's result or raises ToolError."
     if not stubs:
         return head + " No tool server connected yet."
     if len(stubs) > MAX_STUBS_IN_DESCRIPTION:
@@ -127,11 +127,11 @@ def code_mode_note(stubs: list) -> str:
 def session_description(s: Settings) -> str:
     return (f"Keeps globals and files across execute_code calls given its session_id, until "
             f"{s.session_ttl:g} s idle, {s.session_max_lifetime:g} s old, close_session or a crash "
-            f"(its answer says session_ended). "
+            f"(session_ended says so). "
             f"At most {s.max_sessions}; memory_limit covers all.")
 
 
 CLOSE_SESSION = "End a session and its state."
 VALIDATE_CODE = "Check Python against the sandbox's rules without running it."
 SANDBOX_INFO = "This sandbox's profiles, modules, limits and active isolation layers."
-USE_CONTAINER = "true: refuse to run unless every isolation layer is active"
+USE_CONTAINER = "compatibility name; no container runs: true needs every layer active"
