@@ -116,7 +116,7 @@ def test_a_uri_the_store_never_issued_is_refused_before_any_lookup(server, uri):
 def test_the_files_parameter_states_its_limit_and_its_forms(server):
     schema = server.tools["execute_code"].input_schema
     text = str(schema["properties"]["files"])
-    assert "SANDBOX_MAX_INPUT_SIZE" in text and "8m" in text.lower() and "uri" in text, text
+    assert "8m in all" in text.lower() and "base64" in text and "uri" in text, text
 
 
 # ---------------------------------------------------------------- without a server
