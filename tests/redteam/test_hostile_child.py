@@ -36,9 +36,8 @@ import sys, os, json, struct
 f = sys._getframe()
 nonce = None
 while f is not None and nonce is None:
-    req = f.f_locals.get("request")
-    if isinstance(req, dict) and "nonce" in req:
-        nonce = req["nonce"]
+    order = f.f_locals.get("order")       # the child's ChildOrder, read from its request
+    nonce = getattr(order, "nonce", None)
     f = f.f_back
 assert nonce, "no nonce found"
 def frame(header, sections=b""):
