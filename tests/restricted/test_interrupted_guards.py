@@ -5,12 +5,17 @@ process, so a half-made table would hold for every later call of that session.""
 
 from __future__ import annotations
 
+import io
 import os.path
 import pathlib
 
 import pytest
 
-from sandbox.restricted import imports
+from sandbox import profiles
+from sandbox.restricted import imports, module_policy
+from sandbox.restricted import run as restricted
+
+BASIC = profiles.allowed_modules(["basic"])
 
 
 class _CutAfterFirst(dict):
@@ -39,3 +44,24 @@ def test_the_subset_originals_table_cut_part_way_is_made_again(monkeypatch, cut)
     monkeypatch.setattr(imports.registry, "SUBSETS", subsets)
     assert imports.subset_original(pathlib.Path) == ("pathlib", "Path")
     assert imports.needs_vet(pathlib.Path)
+
+
+def test_an_import_interrupted_as_its_policy_begins_leaves_the_policy_pending(monkeypatch):
+    """An interrupt can land at any bytecode of an import, the first of the policy's
+    completion included: the next attribute read must still complete it (else what the
+    import loaded is handed out before the library tables know it)."""
+    real = module_policy.ModulePolicy.complete_policy
+    calls = []
+
+    def complete_policy(self):
+        calls.append("interrupted" if len(calls) == 1 else "completed")
+        if calls[-1] == "interrupted":
+            raise KeyboardInterrupt   # (as the call of complete_policy begins)
+        real(self)
+    monkeypatch.setattr(module_policy.ModulePolicy, "complete_policy", complete_policy)
+    code = ("import math\ntry:\n    import json\nexcept KeyboardInterrupt:\n    pass\n"
+            "result = math.floor(2.5)")
+    reply = restricted.execute(code, restricted=True, allowed_modules=BASIC, stdout=io.StringIO(),
+                               stderr=io.StringIO())
+    assert reply["success"] and reply["result"] == 2, reply
+    assert calls[:2] == ["completed", "interrupted"] and "completed" in calls[2:], calls
