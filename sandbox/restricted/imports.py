@@ -201,13 +201,15 @@ def subset_original(value) -> tuple[str, str] | None:
     """(module, name) when `value` is the real module's object behind a subset's name."""
     global _originals_made_with
     if len(sys.modules) != _originals_made_with:
-        _originals_made_with = len(sys.modules)
+        loaded = len(sys.modules)
         for name, attrs in registry.SUBSETS.items():
             module = sys.modules.get(name)
             for attr in attrs if module is not None else ():
                 original = getattr(module, attr, None)
                 if type(original) not in PLAIN_TYPES and not isinstance(original, types.ModuleType):
                     _SUBSET_ORIGINALS.setdefault(id(original), (name, attr))
+        # only now: a walk cut part way (a session's interrupt, a MemoryError) is done again
+        _originals_made_with = loaded
     return _SUBSET_ORIGINALS.get(id(value))
 
 

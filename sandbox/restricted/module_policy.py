@@ -58,6 +58,9 @@ class ModulePolicy:
 
     def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
         """__import__: the import policy, then the library tables for what it loaded."""
+        # pending from the start: an interrupt at any bytecode until the tables are applied
+        # (as complete_policy is entered, say) leaves them for the next attribute read
+        self.ctx.policy_pending = True
         try:
             return self._import(name, fromlist, level)
         finally:

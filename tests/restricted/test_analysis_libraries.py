@@ -83,9 +83,15 @@ import sklearn.datasets
 from sklearn.utils.parallel import Parallel, delayed
 df = pd.DataFrame({'x': [1.0, 2, 3, 4, 5, 6], 'y': [2.1, 3.9, 6.2, 8.1, 9.8, 12.0]})
 res = sm.OLS(df['y'], sm.add_constant(df[['x']])).fit()
+class Liar:   # data that claims every name, so that a builtin's name would pass as a column
+    def __contains__(self, name):
+        return True
+    def __getitem__(self, name):
+        return df[name]
 attempts = {
     'formula_import': lambda: smf.ols("y ~ I(__import__('os').getpid() + 0 * x)", data=df),
     'formula_builtin': lambda: smf.ols('y ~ x + C(eval)', data=df),
+    'formula_lying_data': lambda: smf.ols('y ~ x + C(eval)', data=Liar()),
     'formula_engine': lambda: setattr(statsmodels.formula.options, 'formula_engine', 'formulaic'),
     'results_save': lambda: res.save('r.pkl'),
     'load_pickle': lambda: sm.load_pickle('r.pkl'),
@@ -108,6 +114,7 @@ result['n_jobs'] = [pool.n_jobs, pool(delayed(abs)(-i) for i in range(3))]
 ADVICE = {
     "formula_import": "compute anything else into a column first",
     "formula_builtin": "the builtin eval",
+    "formula_lying_data": "the builtin eval",
     "formula_engine": "cannot set attribute",
     "results_save": "keep the results in the snippet",
     "load_pickle": "keep the results in the snippet",
