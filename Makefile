@@ -44,7 +44,7 @@ test-root: install-test
 
 test-pool-off: install-test
 	SANDBOX_TEST_POOL_SIZE=0 $(PY) -m pytest -q -m "not slow" tests/forkserver/test_runner.py \
-		tests/jail/test_profiles_kernel.py tests/redteam/test_corpus.py
+		tests/jail/test_profiles_kernel.py tests/redteam/test_corpus.py -k "not doors"
 
 # What an ordinary user's privileges change: which kernel layers apply (jail, fork server,
 # red team), the server, its upstreams and its proxy running as that user (e2e, codemode,
