@@ -34,16 +34,20 @@ serve-http: install
 # as an ordinary user created for it.
 test: test-root test-pool-off test-user
 
+# Most tests wait on servers and children, so each pass runs on a worker per CPU (at most 4;
+# tests/conftest.py keeps each file, and tests/redteam, on one worker). PARALLEL= runs serially.
+PARALLEL ?= -n auto --maxprocesses 4 --dist loadgroup
+
 # The same with both CPUs kept busy by two loops that each pass starts and ends
 # itself (tests/cpu_load.py): no verdict may depend on the machine's speed.
 test-loaded:
 	SANDBOX_TEST_CPU_LOAD=2 $(MAKE) test
 
 test-root: install-test
-	$(PY) -m pytest -q -m "not slow" tests
+	$(PY) -m pytest -q -m "not slow" $(PARALLEL) tests
 
 test-pool-off: install-test
-	SANDBOX_TEST_POOL_SIZE=0 $(PY) -m pytest -q -m "not slow" tests/forkserver/test_runner.py \
+	SANDBOX_TEST_POOL_SIZE=0 $(PY) -m pytest -q -m "not slow" $(PARALLEL) tests/forkserver/test_runner.py \
 		tests/jail/test_profiles_kernel.py tests/redteam/test_corpus.py -k "not doors"
 
 # What an ordinary user's privileges change: which kernel layers apply (jail, fork server,
@@ -56,14 +60,14 @@ USER_PASS := tests/jail tests/forkserver tests/redteam tests/e2e tests/codemode 
 	tests/packaging/test_readme_clients.py
 
 test-user: install-test
-	$(PY) tests/run_as_user.py $(USER_PASS)
+	$(PY) tests/run_as_user.py $(PARALLEL) $(USER_PASS)
 
 test-user-all: install-test
-	$(PY) tests/run_as_user.py tests
+	$(PY) tests/run_as_user.py $(PARALLEL) tests
 
 # The long runs left out of `make test`: fuzzing, the soak-length checks, a 70 s execution.
 test-long: install-test
-	$(PY) -m pytest -q -m slow tests
+	$(PY) -m pytest -q -m slow $(PARALLEL) tests
 
 # dist/mcp-server-python-sandbox.pyz, and the wheel beside it
 dist: install

@@ -2,6 +2,13 @@
 (tests/cpu_load.py), started before anything else and ended with the run, and
 the machine's slowness (tests/slowness.py), measured once under that load.
 
+With pytest-xdist (`make test` runs `-n auto --dist loadgroup`) both happen in the
+controlling process only: the workers inherit the slowness through the environment.
+Each worker's tests share the CPUs with the other workers', so the slowness is
+measured with one more busy loop per other worker. Each test file runs whole on
+one worker (its module fixtures start once), and tests/redteam runs whole on one
+worker: its last file checks the host canaries that its attacks were run against.
+
 Every test is marked with the part of the tree it tests, the name of its
 directory (`pytest -m restricted`, `pytest -m "not e2e"`); the helper modules
 stay here, at the top of tests/, importable from every directory."""
@@ -28,16 +35,36 @@ import slowness  # noqa: E402
 _loops: list = []
 
 
+# The parts whose files must all run on one worker, in collection order.
+ONE_WORKER_PARTS = ("redteam",)
+
+
+def workers(config) -> int:
+    """How many xdist workers this run has (1 without xdist)."""
+    if getattr(config.option, "dist", "no") == "no":
+        return 1
+    return max(1, len(getattr(config.option, "tx", None) or []))
+
+
 def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        return   # an xdist worker: the controller started the load and measured the slowness
     _loops.extend(cpu_load.start(cpu_load.requested()))
-    slowness.slowness()   # measured here, under the load
+    other_workers = cpu_load.start(workers(config) - 1)
+    try:
+        slowness.slowness()   # measured here, under the load
+    finally:
+        cpu_load.stop(other_workers)
 
 
 def pytest_collection_modifyitems(config, items):
+    import pytest
     for item in items:
-        part = os.path.relpath(str(item.path), HERE).split(os.sep)[0]
+        relative = os.path.relpath(str(item.path), HERE)
+        part = relative.split(os.sep)[0]
         if part in PARTS:
             item.add_marker(part)
+        item.add_marker(pytest.mark.xdist_group(part if part in ONE_WORKER_PARTS else relative))
 
 
 def pytest_report_header(config):

