@@ -35,8 +35,8 @@ serve-http: install
 test: test-root test-pool-off test-user
 
 # Most tests wait on servers and children, so each pass runs on a worker per CPU (at most 4;
-# tests/conftest.py keeps each file, and tests/redteam, on one worker). PARALLEL= runs serially.
-PARALLEL ?= -n auto --maxprocesses 4 --dist loadgroup
+# tests/worker_scopes.py keeps each file, and tests/redteam, on one worker). PARALLEL= runs serially.
+PARALLEL ?= -n auto --maxprocesses 4 --dist loadfile
 
 # The same with both CPUs kept busy by two loops that each pass starts and ends
 # itself (tests/cpu_load.py): no verdict may depend on the machine's speed.

@@ -2,12 +2,11 @@
 (tests/cpu_load.py), started before anything else and ended with the run, and
 the machine's slowness (tests/slowness.py), measured once under that load.
 
-With pytest-xdist (`make test` runs `-n auto --dist loadgroup`) both happen in the
+With pytest-xdist (`make test` runs `-n auto --dist loadfile`) both happen in the
 controlling process only: the workers inherit the slowness through the environment.
 Each worker's tests share the CPUs with the other workers', so the slowness is
-measured with one more busy loop per other worker. Each test file runs whole on
-one worker (its module fixtures start once), and tests/redteam runs whole on one
-worker: its last file checks the host canaries that its attacks were run against.
+measured with one more busy loop per other worker. tests/worker_scopes.py says
+which tests run together on one worker.
 
 Every test is marked with the part of the tree it tests, the name of its
 directory (`pytest -m restricted`, `pytest -m "not e2e"`); the helper modules
@@ -29,14 +28,12 @@ for path in (*(os.path.join(HERE, part) for part in reversed(PARTS) if part != "
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import pytest  # noqa: E402
+
 import cpu_load  # noqa: E402
 import slowness  # noqa: E402
 
 _loops: list = []
-
-
-# The parts whose files must all run on one worker, in collection order.
-ONE_WORKER_PARTS = ("redteam",)
 
 
 def workers(config) -> int:
@@ -58,13 +55,18 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    import pytest
     for item in items:
-        relative = os.path.relpath(str(item.path), HERE)
-        part = relative.split(os.sep)[0]
+        part = os.path.relpath(str(item.path), HERE).split(os.sep)[0]
         if part in PARTS:
             item.add_marker(part)
-        item.add_marker(pytest.mark.xdist_group(part if part in ONE_WORKER_PARTS else relative))
+
+
+@pytest.hookimpl(optionalhook=True)   # a hook of pytest-xdist's, which may be absent
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadfile":
+        import worker_scopes
+        return worker_scopes.FileScheduling(config, log)
+    return None
 
 
 def pytest_report_header(config):

@@ -1,9 +1,11 @@
 """npm packages the tests run (the MCP Inspector, the reference memory server),
 installed once into build/<name> (or a temporary directory when the checkout is
-read-only); a test is skipped only when npm itself is absent."""
+read-only); a test is skipped only when npm itself is absent. The test workers
+of a run share the directory: one installs while the others wait on its lock."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -39,11 +41,16 @@ def installed(directory: str, package: str, binary: str) -> str:
         prefix = Path(tempfile.gettempdir()) / f"mcp-server-python-sandbox-{directory}-{os.getuid()}"
         prefix.mkdir(parents=True, exist_ok=True)
     path = prefix / "node_modules" / ".bin" / binary
-    if not path.exists():
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(prefix), package],
-            capture_output=True, text=True, timeout=600, env=npm_env(prefix),
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm install {package} failed:\n{done.stderr[-3000:]}")
+    # written after a whole install: a binary alone may be from one cut short
+    stamp = prefix / f".installed-{package.replace('/', '+')}"
+    with open(prefix / ".install-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (stamp.exists() and path.exists()):
+            done = subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(prefix), package],
+                capture_output=True, text=True, timeout=600, env=npm_env(prefix),
+            )
+            if done.returncode != 0:
+                pytest.fail(f"npm install {package} failed:\n{done.stderr[-3000:]}")
+            stamp.touch()
     return str(path)
