@@ -5,20 +5,23 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import select
 import signal
 import time
 import traceback
 
 
-def run_in_child(fn, timeout: float = 30.0):
+def run_in_child(fn, timeout: float = 30.0, own_fds_only: bool = False):
     """Run fn() in a forked child. Returns (payload, wait_status); payload is
-    {'value': ...} or {'error': ..., 'tb': ...}, or None if the child sent nothing."""
-    payload, status, _cpu = run_in_child_with_cpu(fn, timeout)
+    {'value': ...} or {'error': ..., 'tb': ...}, or None if the child sent nothing.
+    With own_fds_only the child keeps only fds 0-2 and its pipe, as a sandbox child
+    does: a test that counts fds must not depend on what the test process holds."""
+    payload, status, _cpu = run_in_child_with_cpu(fn, timeout, own_fds_only)
     return payload, status
 
 
-def run_in_child_with_cpu(fn, timeout: float = 30.0):
+def run_in_child_with_cpu(fn, timeout: float = 30.0, own_fds_only: bool = False):
     """run_in_child, plus the CPU seconds the child used (user + system): what a CPU
     limit counts, whatever else the machine is doing."""
     r, w = os.pipe()
@@ -26,6 +29,9 @@ def run_in_child_with_cpu(fn, timeout: float = 30.0):
     if pid == 0:
         try:
             os.close(r)
+            if own_fds_only:
+                os.closerange(3, w)
+                os.closerange(w + 1, min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 1 << 20))
             try:
                 payload = {"value": fn()}
             except BaseException as e:  # report everything, the parent asserts

@@ -29,7 +29,7 @@ MiB = 2**20
 
 
 def child_value(fn, timeout: float = 30.0):
-    payload, status = run_in_child(fn, timeout)
+    payload, status = run_in_child(fn, timeout, own_fds_only=True)
     assert payload is not None, f"child sent nothing, wait status {status:#x}"
     assert "error" not in payload, payload.get("tb", payload)
     assert os.waitstatus_to_exitcode(status) == 0
@@ -160,14 +160,14 @@ def _busy(ignore_xcpu: bool):
 # (CPU seconds, not the wall clock: a loaded machine stretches the one, not the other)
 
 def test_cpu_limit_kills_busy_loop_with_sigxcpu():
-    payload, status, cpu = run_in_child_with_cpu(_busy(False), timeout=120)
+    payload, status, cpu = run_in_child_with_cpu(_busy(False), timeout=120, own_fds_only=True)
     assert payload is None
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU
     assert cpu < 1.5, cpu   # at the soft limit, 1 s
 
 
 def test_cpu_hard_limit_kills_code_that_ignores_sigxcpu():
-    payload, status, cpu = run_in_child_with_cpu(_busy(True), timeout=120)
+    payload, status, cpu = run_in_child_with_cpu(_busy(True), timeout=120, own_fds_only=True)
     assert payload is None
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     assert 1.5 < cpu < 3.0, cpu  # hard limit = soft + 1 s
@@ -208,7 +208,7 @@ def test_file_size_limit_kills_with_default_sigxfsz(tmp_path):
         apply(generous(file_size_bytes=MiB))
         return _write_2mib(path)
 
-    payload, status = run_in_child(child)
+    payload, status = run_in_child(child, own_fds_only=True)
     assert payload is None
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXFSZ
 
