@@ -2,7 +2,7 @@
 (tests/cpu_load.py), started before anything else and ended with the run, and
 the machine's slowness (tests/slowness.py), measured once under that load.
 
-With pytest-xdist (`make test` runs `-n auto --dist loadfile`) both happen in the
+With pytest-xdist (the Makefile's PARALLEL) both happen in the
 controlling process only: the workers inherit the slowness through the environment.
 Each worker's tests share the CPUs with the other workers', so the slowness is
 measured with one more busy loop per other worker. tests/worker_scopes.py says
